@@ -1,0 +1,278 @@
+/* ds.h: the library's internal interface.
+ *
+ * One graph representation (ds_graph: integer ids, CSR adjacency, a buffer
+ * table), one plan representation (ds_plan: order, offsets, spills), one
+ * replay (ds_replay) that checks a plan and measures it.  Every module that
+ * allocates does so through a ds_heap; there is no global mutable state.
+ *
+ * Status codes double as the CLI's exit codes: 0 ok, 1 invalid plan,
+ * 2 bad input or usage; DS_ENOMEM is reported as 2 by the CLI.
+ */
+#ifndef DS_H
+#define DS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define DS_VERSION "0.1.0"
+
+enum { DS_OK = 0, DS_EPLAN = 1, DS_EINPUT = 2, DS_ENOMEM = 3 };
+
+/* ---- errors: one line of text, the status it goes with ---- */
+
+typedef struct ds_err {
+	int code;
+	char msg[512];
+} ds_err;
+
+/* Records code and a printf-style message in e (which may be NULL) and
+ * returns code, so callers write `return ds_fail(e, DS_EINPUT, ...)`. */
+int ds_fail(ds_err *e, int code, const char *fmt, ...)
+#if defined(__GNUC__)
+	__attribute__((format(printf, 3, 4)))
+#endif
+	;
+
+/* ---- allocation: everything goes through one hook ---- */
+
+/* fn(ud, ptr, size): size == 0 frees ptr and returns NULL; otherwise it acts
+ * as realloc and returns NULL on failure, leaving ptr untouched. */
+typedef struct ds_heap {
+	void *(*fn)(void *ud, void *ptr, size_t size);
+	void *ud;
+} ds_heap;
+
+const ds_heap *ds_heap_std(void);
+void *ds_alloc(const ds_heap *h, size_t count, size_t size); /* zeroed */
+void *ds_grow(const ds_heap *h, void *p, size_t count, size_t size);
+void ds_free(const ds_heap *h, void *p);
+char *ds_strdup(const ds_heap *h, const char *s);
+
+/* A test heap whose allocation number fail_at (counting from 1) and all
+ * later ones fail; fail_at == 0 never fails.  Counts calls and live blocks. */
+typedef struct ds_faulty {
+	long fail_at;
+	long calls;
+	long live;
+} ds_faulty;
+ds_heap ds_heap_faulty(ds_faulty *state);
+
+/* Growable array helper: makes room for *cap >= need elements. */
+int ds_reserve(const ds_heap *h, void **p, int64_t *cap, int64_t need,
+	       size_t elem, ds_err *e);
+
+/* ---- memories ---- */
+
+enum ds_mem { DS_L1, DS_UB, DS_L0A, DS_L0B, DS_L0C, DS_NMEM };
+
+extern const char *const ds_mem_names[DS_NMEM];
+
+typedef struct ds_caps {
+	int64_t cap[DS_NMEM];
+} ds_caps;
+
+void ds_caps_default(ds_caps *c);
+/* Parses "L1=4096,UB=1024,..." over the current values. */
+int ds_caps_parse(ds_caps *c, const char *spec, ds_err *e);
+int ds_mem_from_name(const char *name); /* -1 when unknown */
+/* L1 and UB count towards peak_vstay; L0* fall under the one-live rule. */
+static inline bool ds_mem_stays(int m) { return m == DS_L1 || m == DS_UB; }
+
+/* Largest Size, Cycles, offset or Id value accepted anywhere: exact in a
+ * double (JSON) and leaves headroom so sums of many cannot overflow int64
+ * without the checks in ds_add. */
+#define DS_VALUE_MAX ((int64_t)1 << 53)
+#define DS_NODES_MAX ((int64_t)1 << 28)
+
+/* a + b into *r; false on overflow or a negative operand. */
+static inline bool ds_add(int64_t a, int64_t b, int64_t *r)
+{
+	if (a < 0 || b < 0 || a > INT64_MAX - b)
+		return false;
+	*r = a + b;
+	return true;
+}
+
+/* ---- the graph ---- */
+
+enum ds_kind { DS_OP = 0, DS_ALLOC = 1, DS_FREE = 2 };
+
+typedef struct ds_graph {
+	const ds_heap *heap;
+	char *source; /* file name, for messages */
+	int32_t n;    /* nodes 0..n-1 */
+	int32_t nbuf; /* buffers 0..nbuf-1, in increasing BufId */
+	int64_t nedge;
+
+	/* per node */
+	uint8_t *kind;	  /* enum ds_kind */
+	int32_t *op;	  /* index into ops[] (ALLOC and FREE included) */
+	int32_t *pipe;	  /* index into pipes[], -1 for ALLOC/FREE */
+	int64_t *cycles;  /* 0 for ALLOC/FREE */
+	int32_t *buf;	  /* ALLOC/FREE: buffer index; operations: -1 */
+	int32_t *use_off; /* [n+1] CSR: buffers an operation lists in Bufs */
+	int32_t *use;
+	int32_t *pred_off; /* [n+1] CSR of edges, by destination */
+	int32_t *pred;
+	int32_t *succ_off; /* [n+1] CSR of edges, by source */
+	int32_t *succ;
+	int32_t *esrc, *edst; /* edges in input order (for writing back) */
+	int32_t *topo;	      /* a topological order (Kahn, smallest Id first) */
+
+	/* per buffer */
+	int64_t *buf_id;
+	int64_t *buf_size;
+	uint8_t *buf_mem;     /* enum ds_mem */
+	int32_t *buf_alloc;   /* its ALLOC node */
+	int32_t *buf_free;    /* its FREE node */
+	uint8_t *buf_copyin;  /* a COPY_IN uses it: its data sits in DDR */
+	int32_t *user_off;    /* [nbuf+1] CSR: operations using it, by Id */
+	int32_t *user;
+
+	/* names */
+	int32_t nops, npipes;
+	char **ops;
+	char **pipes;
+
+	ds_caps caps;
+	int64_t critical_path; /* longest path in cycles */
+} ds_graph;
+
+void ds_graph_free(ds_graph *g);
+/* Buffer index of a BufId, -1 when there is none (binary search). */
+int32_t ds_graph_find_buf(const ds_graph *g, int64_t bufid);
+/* Index of a pipe name, -1 when no node runs on it. */
+int32_t ds_graph_find_pipe(const ds_graph *g, const char *name);
+
+/* Building a graph: add nodes and edges in any order, then finish, which
+ * validates everything and returns the graph or the first problem found.
+ * Messages name the source and the offending node, edge or buffer. */
+typedef struct ds_builder ds_builder;
+
+ds_builder *ds_builder_new(const ds_heap *h, const char *source);
+void ds_builder_free(ds_builder *b);
+/* is_free: false for ALLOC, true for FREE.  mem_name: L1, UB, L0A, ... */
+int ds_builder_buffer(ds_builder *b, int64_t id, bool is_free, int64_t bufid,
+		      int64_t size, const char *mem_name, ds_err *e);
+int ds_builder_op(ds_builder *b, int64_t id, const char *op, const char *pipe,
+		  int64_t cycles, const int64_t *bufs, int32_t nbufs, ds_err *e);
+int ds_builder_edge(ds_builder *b, int64_t src, int64_t dst, ds_err *e);
+/* On success *out owns a new graph; b is left empty either way. */
+int ds_builder_finish(ds_builder *b, const ds_caps *caps, ds_graph **out,
+		      ds_err *e);
+
+/* ---- graph files ---- */
+
+/* JSON (SPEC.md) or CSV (path ending in .csv: the nodes table; the edges
+ * table sits beside it, see ds_csv_edges_path). */
+int ds_load_graph(const ds_heap *h, const char *path, const ds_caps *caps,
+		  ds_graph **out, ds_err *e);
+int ds_load_json(const ds_heap *h, const char *path, const ds_caps *caps,
+		 ds_graph **out, ds_err *e);
+int ds_load_json_text(const ds_heap *h, const char *source, const char *text,
+		      size_t len, const ds_caps *caps, ds_graph **out,
+		      ds_err *e);
+int ds_write_json(const ds_graph *g, const char *path, ds_err *e);
+int ds_load_csv(const ds_heap *h, const char *nodes_path, const ds_caps *caps,
+		ds_graph **out, ds_err *e);
+int ds_write_csv(const ds_graph *g, const char *nodes_path, ds_err *e);
+/* "x/foo_nodes.csv" -> "x/foo_edges.csv"; caller frees with ds_free. */
+char *ds_csv_edges_path(const ds_heap *h, const char *nodes_path);
+/* The case name of a graph file: base name without extension (and
+ * without the _nodes suffix of a CSV nodes table). Caller frees. */
+char *ds_case_name(const ds_heap *h, const char *path);
+
+/* ---- files ---- */
+
+/* Whole file into memory, NUL-terminated. */
+int ds_read_file(const ds_heap *h, const char *path, char **text, size_t *len,
+		 ds_err *e);
+/* Writes via a temporary file in the same folder and rename(). */
+int ds_write_file_atomic(const ds_heap *h, const char *path, const char *data,
+			 size_t len, ds_err *e);
+/* All or nothing for several files: every temporary is written before the
+ * first rename, and on failure no temporary is left behind. */
+int ds_write_files_atomic(const ds_heap *h, int count,
+			  const char *const *paths, const char *const *data,
+			  const size_t *lens, ds_err *e);
+/* Byte offset of the first invalid UTF-8 sequence, or len when valid. */
+size_t ds_utf8_check(const char *s, size_t len);
+
+/* A growing text buffer for writers. */
+typedef struct ds_text {
+	const ds_heap *heap;
+	char *s;
+	int64_t len, cap;
+	bool failed; /* an allocation failed: the text is incomplete */
+} ds_text;
+void ds_text_init(ds_text *t, const ds_heap *h);
+void ds_text_printf(ds_text *t, const char *fmt, ...)
+#if defined(__GNUC__)
+	__attribute__((format(printf, 2, 3)))
+#endif
+	;
+void ds_text_free(ds_text *t);
+
+/* ---- plans ---- */
+
+typedef struct ds_spill {
+	int32_t buf;	/* buffer index */
+	int64_t offset; /* NewOffset at its SPILL_IN */
+} ds_spill;
+
+/* A plan: the order of all n + 2*nspill nodes (SPILL_OUT of spill k is node
+ * n+2k, its SPILL_IN n+2k+1), optionally an offset per buffer, and spills. */
+typedef struct ds_plan {
+	int32_t len;
+	int32_t *order;
+	int64_t *offset; /* [nbuf], NULL when no memory plan is given */
+	int32_t nspill;
+	ds_spill *spill;
+} ds_plan;
+
+void ds_plan_free(const ds_heap *h, ds_plan *p);
+/* Reads the benchmark's result files; mem_path and spill_path may be NULL.
+ * Syntax errors are DS_EINPUT, items naming unknown buffers DS_EPLAN. */
+int ds_plan_read(const ds_graph *g, const char *sched_path,
+		 const char *mem_path, const char *spill_path, ds_plan *out,
+		 ds_err *e);
+/* Writes DIR/<case>_schedule.txt, _memory.txt (when offsets are set) and
+ * _spill.txt, all or nothing. */
+int ds_plan_write(const ds_graph *g, const ds_plan *p, const char *dir,
+		  const char *case_name, ds_err *e);
+
+/* ---- replay: the evaluator ---- */
+
+typedef struct ds_figures {
+	int64_t nodes; /* graph nodes, spill nodes not included */
+	int64_t peak_vstay;
+	int64_t extra_ddr;
+	int64_t spills;
+	int64_t makespan;
+	int64_t lb_critical_path;
+	int64_t lb_pipe_load;
+	int64_t peak_mem[DS_NMEM]; /* peak occupied bytes per memory */
+	bool has_memory;	   /* offsets were checked, reuse edges used */
+} ds_figures;
+
+typedef struct ds_replay_opts {
+	bool q1; /* at most one live buffer in each of L0A, L0B, L0C */
+	/* optional outputs, each [plan->len] indexed by node id: */
+	int64_t *start;
+	int64_t *finish;
+} ds_replay_opts;
+
+/* Checks every rule of SPEC.md and measures the plan.  DS_EPLAN with a
+ * message naming the rule, the node and the buffer when a rule is broken. */
+int ds_replay(const ds_graph *g, const ds_plan *p, const ds_replay_opts *o,
+	      ds_figures *out, ds_err *e);
+
+/* Cycles and pipe of any node of a plan, spill nodes included. */
+int64_t ds_node_cycles(const ds_graph *g, const ds_plan *p, int32_t v);
+/* Human-readable name of node v ("17 (MOVE)", "4120 (SPILL_OUT of buffer
+ * 3)") into buf. */
+const char *ds_node_label(const ds_graph *g, const ds_plan *p, int32_t v,
+			  char *buf, size_t size);
+
+#endif

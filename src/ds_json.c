@@ -1,0 +1,518 @@
+/* ds_json.c: graph files in the benchmark's JSON format.
+ *
+ * Requires: cJSON.  cJSON allocates with malloc, not through the ds_heap:
+ * its allocator hooks are process-wide (cJSON_InitHooks) and the library
+ * keeps no global mutable state.  Every path frees the cJSON tree.
+ * Guarantees: a loaded graph has passed every check of ds_builder_finish;
+ * before that, every structural problem of the file (bad UTF-8, syntax,
+ * missing or duplicate keys, wrong JSON types, numbers that are not integers
+ * in 0..DS_VALUE_MAX) is refused with one line that starts with the file
+ * name and names the item.  ds_write_json writes the exact layout of the
+ * bundled data (tabs, CRLF, no final newline), so loading a bundled file and
+ * writing it back reproduces it byte for byte. */
+#include "ds.h"
+
+#include <cjson/cJSON.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- messages ---- */
+
+/* 1-based line and column (in characters) of byte offset off. */
+static void text_position(const char *text, size_t off, long *line, long *col)
+{
+	*line = 1;
+	*col = 1;
+	for (size_t i = 0; i < off; i++) {
+		unsigned char c = (unsigned char)text[i];
+		if (c == '\n') {
+			(*line)++;
+			*col = 1;
+		} else if ((c & 0xC0) != 0x80) {
+			(*col)++; /* continuation bytes are not characters */
+		}
+	}
+}
+
+/* Shortest "%g" form that reads back as d, so 2.5 prints as 2.5, not
+ * 2.50000000000000000. */
+static void format_double(double d, char *buf, size_t size)
+{
+	for (int p = 1; p <= 17; p++) {
+		snprintf(buf, size, "%.*g", p, d);
+		if (strtod(buf, NULL) == d)
+			return;
+	}
+}
+
+/* A short description of a JSON value for messages. */
+static const char *describe(const cJSON *v, char *buf, size_t size)
+{
+	if (cJSON_IsNumber(v)) {
+		format_double(v->valuedouble, buf, size);
+	} else if (cJSON_IsString(v)) {
+		/* at most 32 bytes, cut at a character boundary */
+		const char *s = v->valuestring;
+		size_t n = strlen(s), k = n > 32 ? 32 : n;
+		while (k < n && k > 0 && ((unsigned char)s[k] & 0xC0) == 0x80)
+			k--;
+		snprintf(buf, size, "the string \"%.*s\"%s", (int)k, s,
+			 k < n ? "..." : "");
+	} else if (cJSON_IsBool(v)) {
+		snprintf(buf, size, "%s", cJSON_IsTrue(v) ? "true" : "false");
+	} else if (cJSON_IsNull(v)) {
+		snprintf(buf, size, "null");
+	} else if (cJSON_IsArray(v)) {
+		snprintf(buf, size, "an array");
+	} else if (cJSON_IsObject(v)) {
+		snprintf(buf, size, "an object");
+	} else {
+		snprintf(buf, size, "an unknown value");
+	}
+	return buf;
+}
+
+/* ---- reading the tree ---- */
+
+typedef struct loader {
+	const ds_heap *heap;
+	const char *source;
+	char item[96];	/* "node at index 17 (Id 17)": prefixes messages */
+	int64_t *bufs;	/* scratch for one operation's Bufs */
+	int64_t cap;
+} loader;
+
+/* v (called what in messages) as an integer in 0..DS_VALUE_MAX.  Note a
+ * number above 2^53 may already have been rounded to 2^53 by cJSON; that is
+ * the one value the check cannot see through. */
+static int as_int(const loader *L, const cJSON *v, const char *what,
+		  int64_t *out, ds_err *e)
+{
+	char got[80];
+	if (!cJSON_IsNumber(v))
+		return ds_fail(e, DS_EINPUT,
+			       "%s: %s: %s must be a non-negative integer, got "
+			       "%s",
+			       L->source, L->item, what,
+			       describe(v, got, sizeof got));
+	double d = v->valuedouble;
+	if (d > (double)DS_VALUE_MAX)
+		return ds_fail(e, DS_EINPUT,
+			       "%s: %s: %s is too large (at most %lld), got %s",
+			       L->source, L->item, what,
+			       (long long)DS_VALUE_MAX,
+			       describe(v, got, sizeof got));
+	/* in range, so the cast is defined; it drops any fraction */
+	if (!(d >= 0) || (double)(int64_t)d != d)
+		return ds_fail(e, DS_EINPUT,
+			       "%s: %s: %s must be a non-negative integer, got "
+			       "%s",
+			       L->source, L->item, what,
+			       describe(v, got, sizeof got));
+	*out = (int64_t)d;
+	return DS_OK;
+}
+
+/* The member key of obj; a missing key is an error.  Keys are
+ * case-sensitive, so a near miss ("id") is pointed out. */
+static int member(const loader *L, const cJSON *obj, const char *key,
+		  const cJSON **out, ds_err *e)
+{
+	*out = cJSON_GetObjectItemCaseSensitive(obj, key);
+	if (*out)
+		return DS_OK;
+	const cJSON *near = cJSON_GetObjectItem(obj, key);
+	if (near)
+		return ds_fail(e, DS_EINPUT,
+			       "%s: %s: missing key \"%s\" (keys are "
+			       "case-sensitive; found \"%s\")",
+			       L->source, L->item, key, near->string);
+	return ds_fail(e, DS_EINPUT, "%s: %s: missing key \"%s\"", L->source,
+		       L->item, key);
+}
+
+static int int_member(const loader *L, const cJSON *obj, const char *key,
+		      int64_t *out, ds_err *e)
+{
+	const cJSON *v;
+	int rc = member(L, obj, key, &v, e);
+	if (rc)
+		return rc;
+	char what[32];
+	snprintf(what, sizeof what, "\"%s\"", key);
+	return as_int(L, v, what, out, e);
+}
+
+static int str_member(const loader *L, const cJSON *obj, const char *key,
+		      const char **out, ds_err *e)
+{
+	const cJSON *v;
+	int rc = member(L, obj, key, &v, e);
+	if (rc)
+		return rc;
+	char got[80];
+	if (!cJSON_IsString(v) || !v->valuestring)
+		return ds_fail(e, DS_EINPUT,
+			       "%s: %s: \"%s\" must be a string, got %s",
+			       L->source, L->item, key,
+			       describe(v, got, sizeof got));
+	*out = v->valuestring;
+	return DS_OK;
+}
+
+/* cJSON keeps duplicate keys and returns the first; refuse them instead of
+ * silently ignoring the second value.  Only the keys we read are checked,
+ * so the cost stays linear in the object's size. */
+static int no_duplicates(const loader *L, const cJSON *obj,
+			 const char *const *keys, size_t nkeys, ds_err *e)
+{
+	for (size_t k = 0; k < nkeys; k++) {
+		int seen = 0;
+		const cJSON *c;
+		cJSON_ArrayForEach(c, obj)
+		{
+			if (c->string && strcmp(c->string, keys[k]) == 0)
+				seen++;
+		}
+		if (seen > 1)
+			return ds_fail(e, DS_EINPUT,
+				       "%s: %s: key \"%s\" appears %d times",
+				       L->source, L->item, keys[k], seen);
+	}
+	return DS_OK;
+}
+
+static int load_node(loader *L, ds_builder *b, const cJSON *node,
+		     long long index, ds_err *e)
+{
+	static const char *const keys[] = {"Id",   "Op",   "BufId",
+					   "Size", "Type", "Pipe",
+					   "Cycles", "Bufs"};
+	char got[80];
+	int rc;
+	snprintf(L->item, sizeof L->item, "node at index %lld", index);
+	if (!cJSON_IsObject(node))
+		return ds_fail(e, DS_EINPUT, "%s: %s: must be an object, got %s",
+			       L->source, L->item,
+			       describe(node, got, sizeof got));
+	if ((rc = no_duplicates(L, node, keys, sizeof keys / sizeof keys[0],
+				e)))
+		return rc;
+	int64_t id;
+	if ((rc = int_member(L, node, "Id", &id, e)))
+		return rc;
+	snprintf(L->item, sizeof L->item, "node at index %lld (Id %lld)",
+		 index, (long long)id);
+	const char *op;
+	if ((rc = str_member(L, node, "Op", &op, e)))
+		return rc;
+
+	bool is_alloc = strcmp(op, "ALLOC") == 0;
+	if (is_alloc || strcmp(op, "FREE") == 0) {
+		int64_t bufid, size;
+		const char *type;
+		if ((rc = int_member(L, node, "BufId", &bufid, e)) ||
+		    (rc = int_member(L, node, "Size", &size, e)) ||
+		    (rc = str_member(L, node, "Type", &type, e)))
+			return rc;
+		return ds_builder_buffer(b, id, !is_alloc, bufid, size, type,
+					 e);
+	}
+
+	const char *pipe;
+	int64_t cycles;
+	const cJSON *bufs;
+	if ((rc = str_member(L, node, "Pipe", &pipe, e)) ||
+	    (rc = int_member(L, node, "Cycles", &cycles, e)) ||
+	    (rc = member(L, node, "Bufs", &bufs, e)))
+		return rc;
+	if (!cJSON_IsArray(bufs))
+		return ds_fail(e, DS_EINPUT,
+			       "%s: %s: \"Bufs\" must be an array of BufIds, "
+			       "got %s",
+			       L->source, L->item,
+			       describe(bufs, got, sizeof got));
+	int32_t nbufs = 0;
+	const cJSON *x;
+	cJSON_ArrayForEach(x, bufs)
+	{
+		char what[48];
+		snprintf(what, sizeof what, "element %d of \"Bufs\"", nbufs);
+		if ((rc = ds_reserve(L->heap, (void **)&L->bufs, &L->cap,
+				     (int64_t)nbufs + 1, sizeof *L->bufs, e)))
+			return ds_fail(e, rc, "%s: out of memory", L->source);
+		if ((rc = as_int(L, x, what, &L->bufs[nbufs], e)))
+			return rc;
+		if (nbufs == INT32_MAX)
+			return ds_fail(e, DS_EINPUT, "%s: %s: too many Bufs",
+				       L->source, L->item);
+		nbufs++;
+	}
+	return ds_builder_op(b, id, op, pipe, cycles, L->bufs, nbufs, e);
+}
+
+static int load_edge(loader *L, ds_builder *b, const cJSON *edge,
+		     long long index, ds_err *e)
+{
+	char got[80];
+	int rc;
+	snprintf(L->item, sizeof L->item, "edge at index %lld", index);
+	if (!cJSON_IsArray(edge) || cJSON_GetArraySize(edge) != 2)
+		return ds_fail(e, DS_EINPUT,
+			       "%s: %s: must be an array [src, dst] of two "
+			       "node Ids, got %s%s",
+			       L->source, L->item,
+			       describe(edge, got, sizeof got),
+			       cJSON_IsArray(edge) ? " of another length" : "");
+	int64_t src, dst;
+	if ((rc = as_int(L, edge->child, "its source", &src, e)) ||
+	    (rc = as_int(L, edge->child->next, "its destination", &dst, e)))
+		return rc;
+	return ds_builder_edge(b, src, dst, e);
+}
+
+/* Feeds every node, then every edge of the document to b. */
+static int load_tree(loader *L, ds_builder *b, const cJSON *root, ds_err *e)
+{
+	static const char *const keys[] = {"Nodes", "Edges"};
+	char got[80];
+	int rc;
+	snprintf(L->item, sizeof L->item, "the top level");
+	if (!cJSON_IsObject(root))
+		return ds_fail(e, DS_EINPUT,
+			       "%s: the top level must be an object {\"Nodes\": "
+			       "[...], \"Edges\": [...]}, got %s",
+			       L->source, describe(root, got, sizeof got));
+	const cJSON *nodes, *edges;
+	if ((rc = no_duplicates(L, root, keys, 2, e)) ||
+	    (rc = member(L, root, "Nodes", &nodes, e)) ||
+	    (rc = member(L, root, "Edges", &edges, e)))
+		return rc;
+	if (!cJSON_IsArray(nodes))
+		return ds_fail(e, DS_EINPUT,
+			       "%s: \"Nodes\" must be an array, got %s",
+			       L->source, describe(nodes, got, sizeof got));
+	if (!cJSON_IsArray(edges))
+		return ds_fail(e, DS_EINPUT,
+			       "%s: \"Edges\" must be an array, got %s",
+			       L->source, describe(edges, got, sizeof got));
+
+	long long index = 0;
+	const cJSON *v;
+	cJSON_ArrayForEach(v, nodes)
+	{
+		if ((rc = load_node(L, b, v, index++, e)))
+			return rc;
+	}
+	index = 0;
+	cJSON_ArrayForEach(v, edges)
+	{
+		if ((rc = load_edge(L, b, v, index++, e)))
+			return rc;
+	}
+	return DS_OK;
+}
+
+static bool json_space(char c)
+{
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r';
+}
+
+int ds_load_json_text(const ds_heap *h, const char *source, const char *text,
+		      size_t len, const ds_caps *caps, ds_graph **out,
+		      ds_err *e)
+{
+	*out = NULL;
+	if (!source)
+		source = "graph"; /* the builder's name for a nameless text */
+	long line, col;
+
+	/* a UTF-8 byte order mark is not JSON, but editors write one */
+	size_t start = 0;
+	if (len >= 3 && memcmp(text, "\xEF\xBB\xBF", 3) == 0)
+		start = 3;
+	size_t bad = ds_utf8_check(text, len);
+	if (bad < len) {
+		text_position(text, bad, &line, &col);
+		return ds_fail(e, DS_EINPUT,
+			       "%s:%ld:%ld: not valid UTF-8 (byte offset %zu)",
+			       source, line, col, bad);
+	}
+	/* cJSON works on C strings: a NUL byte would end the text early */
+	const char *nul = memchr(text, 0, len);
+	if (nul) {
+		text_position(text, (size_t)(nul - text), &line, &col);
+		return ds_fail(e, DS_EINPUT, "%s:%ld:%ld: NUL byte in the text",
+			       source, line, col);
+	}
+	size_t first = start;
+	while (first < len && json_space(text[first]))
+		first++;
+	if (first == len)
+		return ds_fail(e, DS_EINPUT, "%s: the file is empty", source);
+
+	/* Trailing text is checked below rather than by cJSON, whose check
+	 * wants a NUL inside the given length. */
+	const char *end = NULL;
+	cJSON *root = cJSON_ParseWithLengthOpts(text + start, len - start, &end,
+						false);
+	size_t at = end ? (size_t)(end - text) : start;
+	if (!root) {
+		/* cJSON gives only a position (the last byte when the text
+		 * ends early); show what stands there */
+		size_t last = len;
+		while (last > start && json_space(text[last - 1]))
+			last--;
+		if (at >= last) {
+			text_position(text, last, &line, &col);
+			return ds_fail(e, DS_EINPUT,
+				       "%s:%ld:%ld: JSON syntax error: the text "
+				       "ends before the value is complete",
+				       source, line, col);
+		}
+		text_position(text, at, &line, &col);
+		size_t n = 0;
+		while (at + n < len && n < 24 && text[at + n] != '\n' &&
+		       text[at + n] != '\r')
+			n++;
+		while (n > 0 && at + n < len &&
+		       ((unsigned char)text[at + n] & 0xC0) == 0x80)
+			n--; /* do not cut a character in two */
+		return ds_fail(e, DS_EINPUT,
+			       "%s:%ld:%ld: JSON syntax error at '%.*s'",
+			       source, line, col, (int)n, text + at);
+	}
+	while (at < len && json_space(text[at]))
+		at++;
+	if (at < len) {
+		cJSON_Delete(root);
+		text_position(text, at, &line, &col);
+		return ds_fail(e, DS_EINPUT,
+			       "%s:%ld:%ld: unexpected text after the JSON "
+			       "value",
+			       source, line, col);
+	}
+
+	ds_builder *b = ds_builder_new(h, source);
+	if (!b) {
+		cJSON_Delete(root);
+		return ds_fail(e, DS_ENOMEM, "%s: out of memory", source);
+	}
+	loader L = {.heap = h, .source = source};
+	int rc = load_tree(&L, b, root, e);
+	/* the builder has copied all it needs */
+	cJSON_Delete(root);
+	ds_free(h, L.bufs);
+	if (rc == DS_OK)
+		rc = ds_builder_finish(b, caps, out, e);
+	ds_builder_free(b);
+	return rc;
+}
+
+int ds_load_json(const ds_heap *h, const char *path, const ds_caps *caps,
+		 ds_graph **out, ds_err *e)
+{
+	char *text;
+	size_t len;
+	*out = NULL;
+	int rc = ds_read_file(h, path, &text, &len, e);
+	if (rc)
+		return rc;
+	rc = ds_load_json_text(h, path, text, len, caps, out, e);
+	ds_free(h, text);
+	return rc;
+}
+
+static bool ends_with_ci(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), k = strlen(suffix);
+	if (k > n)
+		return false;
+	for (size_t i = 0; i < k; i++) {
+		char a = s[n - k + i], c = suffix[i];
+		if (a >= 'A' && a <= 'Z')
+			a = (char)(a - 'A' + 'a');
+		if (a != c)
+			return false;
+	}
+	return true;
+}
+
+int ds_load_graph(const ds_heap *h, const char *path, const ds_caps *caps,
+		  ds_graph **out, ds_err *e)
+{
+	if (ends_with_ci(path, ".csv"))
+		return ds_load_csv(h, path, caps, out, e);
+	return ds_load_json(h, path, caps, out, e);
+}
+
+/* ---- writing ---- */
+
+/* s as a JSON string literal.  Names came from valid UTF-8, so only
+ * quotes, backslashes and control characters need escapes. */
+static void put_string(ds_text *t, const char *s)
+{
+	ds_text_printf(t, "\"");
+	for (const char *p = s; *p; p++) {
+		unsigned char c = (unsigned char)*p;
+		if (c == '"' || c == '\\')
+			ds_text_printf(t, "\\%c", c);
+		else if (c < 0x20)
+			ds_text_printf(t, "\\u%04x", c);
+		else
+			ds_text_printf(t, "%c", c);
+	}
+	ds_text_printf(t, "\"");
+}
+
+int ds_write_json(const ds_graph *g, const char *path, ds_err *e)
+{
+	/* the bundled files' layout: CRLF line ends, tabs, no final newline */
+	const char *nl = "\r\n";
+	ds_text t;
+	ds_text_init(&t, g->heap);
+	ds_text_printf(&t, "{%s\t\"Nodes\": [%s", nl, nl);
+	for (int32_t v = 0; v < g->n; v++) {
+		ds_text_printf(&t, "\t\t{%s\t\t\t\"Id\": %d,%s\t\t\t\"Op\": ", nl,
+			       v, nl);
+		put_string(&t, g->ops[g->op[v]]);
+		ds_text_printf(&t, ",%s", nl);
+		if (g->kind[v] != DS_OP) {
+			int32_t x = g->buf[v];
+			ds_text_printf(&t,
+				       "\t\t\t\"BufId\": %lld,%s"
+				       "\t\t\t\"Size\": %lld,%s"
+				       "\t\t\t\"Type\": \"%s\"%s",
+				       (long long)g->buf_id[x], nl,
+				       (long long)g->buf_size[x], nl,
+				       ds_mem_names[g->buf_mem[x]], nl);
+		} else {
+			ds_text_printf(&t, "\t\t\t\"Pipe\": ");
+			put_string(&t, g->pipes[g->pipe[v]]);
+			ds_text_printf(&t, ",%s\t\t\t\"Cycles\": %lld,%s",
+				       nl, (long long)g->cycles[v], nl);
+			ds_text_printf(&t, "\t\t\t\"Bufs\": [");
+			for (int32_t k = g->use_off[v]; k < g->use_off[v + 1];
+			     k++)
+				ds_text_printf(&t, "%s%lld",
+					       k > g->use_off[v] ? ", " : "",
+					       (long long)g->buf_id[g->use[k]]);
+			ds_text_printf(&t, "]%s", nl);
+		}
+		ds_text_printf(&t, "\t\t}%s%s", v + 1 < g->n ? "," : "", nl);
+	}
+	ds_text_printf(&t, "\t],%s\t\"Edges\": [%s", nl, nl);
+	for (int64_t k = 0; k < g->nedge; k++)
+		ds_text_printf(&t, "\t\t[%d,%d]%s%s", g->esrc[k], g->edst[k],
+			       k + 1 < g->nedge ? "," : "", nl);
+	ds_text_printf(&t, "\t]%s}", nl);
+	if (t.failed) {
+		ds_text_free(&t);
+		return ds_fail(e, DS_ENOMEM, "%s: out of memory", path);
+	}
+	int rc = ds_write_file_atomic(g->heap, path, t.s, (size_t)t.len, e);
+	ds_text_free(&t);
+	return rc;
+}

@@ -1,0 +1,400 @@
+/* ds_place.c: placement and spilling over a fixed order (the allocator
+ * shared by the baselines and stage 2).
+ *
+ * Requires: a topological order of the graph's n nodes, and a graph whose
+ * every operation's buffers fit together in each memory (checked here).
+ * Guarantees: a plan (order with spill nodes inserted, one offset per
+ * buffer, spills with their new offsets) that ds_replay accepts: buffers
+ * never overlap while resident, every buffer is resident when an operation
+ * uses it and at its FREE.  SPILL_OUT nodes stand right before the node that
+ * needed the space, SPILL_IN right before the node that needs the buffer.
+ *
+ * Each memory's resident buffers sit in a plain array sorted by offset: a
+ * memory holds at most capacity/min-size buffers (a few hundred here), and a
+ * scan of that array is both the simplest and, at this size, the fastest
+ * way to find a hole or a window of victims.
+ *
+ * Cost: O(N + E) to prepare, then O(R) per placement and O(R^2) per spill
+ * decision, R the number of resident buffers in that memory. */
+#include "ds_stage.h"
+
+#include <string.h>
+
+enum { ST_NONE, ST_RESIDENT, ST_SPILLED, ST_FREED };
+
+typedef struct slot {
+	int64_t lo;
+	int32_t buf;
+} slot;
+
+typedef struct placer {
+	const ds_graph *g;
+	const ds_place_opts *o;
+	const ds_heap *h;
+	ds_err *e;
+	/* per buffer */
+	uint8_t *state;
+	int64_t *off;
+	int32_t *use_off, *use_pos, *use_ptr; /* positions of uses + FREE */
+	int32_t *mark;			     /* protection stamp */
+	/* per memory: resident buffers sorted by offset */
+	slot *res[DS_NMEM];
+	int32_t nres[DS_NMEM];
+	/* output */
+	ds_plan *p;
+	int64_t cap_order, cap_spill;
+	int32_t *open_spill; /* per buffer: spill index awaiting SPILL_IN */
+	int32_t now;	     /* position in the input order */
+} placer;
+
+static int emit(placer *s, int32_t v)
+{
+	ds_plan *p = s->p;
+	if (ds_reserve(s->h, (void **)&p->order, &s->cap_order,
+		       (int64_t)p->len + 1, sizeof *p->order, s->e))
+		return DS_ENOMEM;
+	p->order[p->len++] = v;
+	return DS_OK;
+}
+
+/* Position of b's next use (an operation or its FREE) at or after now. */
+static int32_t next_use(placer *s, int32_t b)
+{
+	int32_t k = s->use_ptr[b];
+	while (k < s->use_off[b + 1] && s->use_pos[k] < s->now)
+		k++;
+	s->use_ptr[b] = k;
+	return k < s->use_off[b + 1] ? s->use_pos[k] : INT32_MAX;
+}
+
+static int64_t traffic(const ds_graph *g, int32_t b)
+{
+	return g->buf_size[b] * (g->buf_copyin[b] ? 1 : 2);
+}
+
+static void res_insert(placer *s, int m, int32_t b, int64_t lo)
+{
+	slot *r = s->res[m];
+	int32_t i = s->nres[m];
+	while (i > 0 && r[i - 1].lo > lo) {
+		r[i] = r[i - 1];
+		i--;
+	}
+	r[i] = (slot){lo, b};
+	s->nres[m]++;
+	s->state[b] = ST_RESIDENT;
+	s->off[b] = lo;
+}
+
+static void res_remove(placer *s, int m, int32_t b)
+{
+	slot *r = s->res[m];
+	int32_t i = 0;
+	while (r[i].buf != b)
+		i++;
+	memmove(r + i, r + i + 1, (size_t)(s->nres[m] - i - 1) * sizeof *r);
+	s->nres[m]--;
+}
+
+/* A hole of at least size bytes by the fit policy, or -1. */
+static int64_t find_hole(placer *s, int m, int64_t size)
+{
+	const slot *r = s->res[m];
+	int64_t cap = s->g->caps.cap[m], best = -1, best_len = INT64_MAX;
+	int64_t at = 0;
+	for (int32_t i = 0; i <= s->nres[m]; i++) {
+		int64_t end = i < s->nres[m] ? r[i].lo : cap;
+		int64_t len = end - at;
+		if (len >= size) {
+			if (s->o->fit == DS_FIRST_FIT)
+				return at;
+			if (len < best_len)
+				best = at, best_len = len;
+		}
+		if (i < s->nres[m])
+			at = r[i].lo + s->g->buf_size[r[i].buf];
+	}
+	return best;
+}
+
+static int spill_out(placer *s, int m, int32_t b)
+{
+	ds_plan *p = s->p;
+	if (ds_reserve(s->h, (void **)&p->spill, &s->cap_spill,
+		       (int64_t)p->nspill + 1, sizeof *p->spill, s->e))
+		return DS_ENOMEM;
+	int32_t k = p->nspill++;
+	p->spill[k] = (ds_spill){b, -1};
+	s->open_spill[b] = k;
+	res_remove(s, m, b);
+	s->state[b] = ST_SPILLED;
+	return emit(s, s->g->n + 2 * k);
+}
+
+/* Score of spilling the buffers overlapping [x, x+size): lower is better;
+ * -1 when a protected buffer is in the way.  *bytes gets the bytes
+ * they hold, the tie-break. */
+static double window_cost(placer *s, int m, int64_t x, int64_t size,
+			  int64_t *bytes)
+{
+	const ds_graph *g = s->g;
+	const slot *r = s->res[m];
+	double cost = 0, nearest = INT32_MAX;
+	*bytes = 0;
+	for (int32_t i = 0; i < s->nres[m]; i++) {
+		int32_t b = r[i].buf;
+		int64_t lo = r[i].lo, hi = lo + g->buf_size[b];
+		if (hi <= x)
+			continue;
+		if (lo >= x + size)
+			break;
+		if (s->mark[b] == s->now)
+			return -1;
+		int32_t nu = next_use(s, b);
+		double dist = (double)nu - s->now + 1;
+		*bytes += g->buf_size[b];
+		if (s->o->victim == DS_VICTIM_FURTHEST) {
+			if (dist < nearest)
+				nearest = dist;
+		} else {
+			cost += (double)traffic(g, b) / dist;
+		}
+	}
+	if (s->o->victim == DS_VICTIM_FURTHEST)
+		return 1.0 / nearest; /* furthest nearest use first */
+	return cost;
+}
+
+static int place(placer *s, int32_t b, int64_t *at);
+
+/* No window avoids the protected buffers: spill everything in m and bring
+ * the protected ones back packed from offset 0.  They fit, since every
+ * operation's buffers fit together (checked up front). */
+static int repack(placer *s, int m, int32_t except)
+{
+	int rc;
+	while (s->nres[m] > 0)
+		if ((rc = spill_out(s, m, s->res[m][0].buf)))
+			return rc;
+	for (int32_t b = 0; b < s->g->nbuf; b++) {
+		if (b == except || s->mark[b] != s->now ||
+		    s->g->buf_mem[b] != m || s->state[b] != ST_SPILLED)
+			continue;
+		int64_t at;
+		if ((rc = place(s, b, &at)))
+			return rc;
+		int32_t k = s->open_spill[b];
+		s->p->spill[k].offset = at;
+		s->open_spill[b] = -1;
+		if ((rc = emit(s, s->g->n + 2 * k + 1)))
+			return rc;
+	}
+	return DS_OK;
+}
+
+/* Finds room for b in its memory, spilling victims when needed; b becomes
+ * resident at *at.  Buffers marked with the current stamp are never
+ * victims. */
+static int place(placer *s, int32_t b, int64_t *at)
+{
+	const ds_graph *g = s->g;
+	int m = g->buf_mem[b];
+	int64_t size = g->buf_size[b], cap = g->caps.cap[m];
+	int64_t x = find_hole(s, m, size);
+	if (x < 0) {
+		/* candidate windows start at 0 or a buffer's end, or end at
+		 * a buffer's start or the capacity */
+		double best = -1;
+		int64_t best_bytes = 0;
+		int32_t nr = s->nres[m];
+		for (int32_t i = -1; i < 2 * nr + 1; i++) {
+			int64_t cand;
+			if (i < 0)
+				cand = 0;
+			else if (i < nr)
+				cand = s->res[m][i].lo +
+				       g->buf_size[s->res[m][i].buf];
+			else if (i < 2 * nr)
+				cand = s->res[m][i - nr].lo - size;
+			else
+				cand = cap - size;
+			if (cand < 0 || cand + size > cap)
+				continue;
+			int64_t bytes;
+			double c = window_cost(s, m, cand, size, &bytes);
+			if (c < 0)
+				continue;
+			if (best < 0 || c < best ||
+			    (c == best && (bytes < best_bytes ||
+					   (bytes == best_bytes && cand < x)))) {
+				best = c;
+				best_bytes = bytes;
+				x = cand;
+			}
+		}
+		int rc;
+		if (x < 0) {
+			s->mark[b] = s->now;
+			if ((rc = repack(s, m, b)))
+				return rc;
+			x = find_hole(s, m, size);
+		} else {
+			/* spill the victims in the chosen window */
+			for (int32_t i = 0; i < s->nres[m];) {
+				int32_t v = s->res[m][i].buf;
+				int64_t lo = s->res[m][i].lo;
+				if (lo < x + size && lo + g->buf_size[v] > x) {
+					if ((rc = spill_out(s, m, v)))
+						return rc;
+				} else {
+					i++;
+				}
+			}
+		}
+		DS_ASSERT(x >= 0 && find_hole(s, m, size) >= 0);
+	}
+	res_insert(s, m, b, x);
+	*at = x;
+	return DS_OK;
+}
+
+/* Makes every buffer of node v resident (SPILL_IN what was spilled). */
+static int reload(placer *s, int32_t v, const int32_t *bufs, int32_t nb)
+{
+	(void)v;
+	for (int32_t k = 0; k < nb; k++)
+		s->mark[bufs[k]] = s->now;
+	for (int32_t k = 0; k < nb; k++) {
+		int32_t b = bufs[k];
+		if (s->state[b] != ST_SPILLED)
+			continue;
+		int64_t at;
+		int rc = place(s, b, &at);
+		if (rc)
+			return rc;
+		int32_t sk = s->open_spill[b];
+		s->p->spill[sk].offset = at;
+		s->open_spill[b] = -1;
+		if ((rc = emit(s, s->g->n + 2 * sk + 1)))
+			return rc;
+	}
+	return DS_OK;
+}
+
+int ds_check_fits(const ds_graph *g, ds_err *e)
+{
+	for (int32_t v = 0; v < g->n; v++) {
+		int64_t need[DS_NMEM] = {0};
+		for (int32_t k = g->use_off[v]; k < g->use_off[v + 1]; k++) {
+			int32_t b = g->use[k];
+			int m = g->buf_mem[b];
+			need[m] += g->buf_size[b];
+			if (need[m] > g->caps.cap[m])
+				return ds_fail(e, DS_EINPUT,
+					       "%s: node %d (%s) needs %lld "
+					       "bytes of %s at once, more than "
+					       "its capacity %lld",
+					       g->source, v, g->ops[g->op[v]],
+					       (long long)need[m],
+					       ds_mem_names[m],
+					       (long long)g->caps.cap[m]);
+		}
+	}
+	return DS_OK;
+}
+
+int ds_place(const ds_graph *g, const int32_t *order,
+	     const ds_place_opts *o, ds_plan *out, ds_err *e)
+{
+	const ds_heap *h = g->heap;
+	memset(out, 0, sizeof *out);
+	int rc = ds_check_fits(g, e);
+	if (rc)
+		return rc;
+	placer s;
+	memset(&s, 0, sizeof s);
+	s.g = g;
+	s.o = o;
+	s.h = h;
+	s.e = e;
+	s.p = out;
+	const int32_t n = g->n, nb = g->nbuf;
+	s.state = ds_alloc(h, (size_t)nb, 1);
+	s.off = ds_alloc(h, (size_t)nb, sizeof *s.off);
+	s.use_off = ds_alloc(h, (size_t)nb + 1, sizeof *s.use_off);
+	s.use_ptr = ds_alloc(h, (size_t)nb, sizeof *s.use_ptr);
+	s.mark = ds_alloc(h, (size_t)nb, sizeof *s.mark);
+	s.open_spill = ds_alloc(h, (size_t)nb, sizeof *s.open_spill);
+	s.use_pos = ds_alloc(h, (size_t)g->use_off[n] + (size_t)nb,
+			     sizeof *s.use_pos);
+	out->offset = ds_alloc(h, (size_t)nb, sizeof *out->offset);
+	bool ok = s.state && s.off && s.use_off && s.use_ptr && s.mark &&
+		  s.open_spill && s.use_pos && out->offset;
+	for (int m = 0; ok && m < DS_NMEM; m++) {
+		s.res[m] = ds_alloc(h, (size_t)nb, sizeof *s.res[m]);
+		ok = s.res[m] != NULL;
+	}
+	if (!ok) {
+		rc = ds_fail(e, DS_ENOMEM, "out of memory");
+		goto out;
+	}
+	/* positions of each buffer's uses and FREE, in order */
+	for (int32_t i = 0; i < n; i++) {
+		int32_t v = order[i];
+		if (g->kind[v] == DS_FREE)
+			s.use_off[g->buf[v] + 1]++;
+		for (int32_t k = g->use_off[v]; k < g->use_off[v + 1]; k++)
+			s.use_off[g->use[k] + 1]++;
+	}
+	for (int32_t b = 0; b < nb; b++) {
+		s.use_off[b + 1] += s.use_off[b];
+		s.use_ptr[b] = s.use_off[b];
+		s.mark[b] = -1;
+		s.open_spill[b] = -1;
+	}
+	for (int32_t i = 0; i < n; i++) {
+		int32_t v = order[i];
+		if (g->kind[v] == DS_FREE)
+			s.use_pos[s.use_ptr[g->buf[v]]++] = i;
+		for (int32_t k = g->use_off[v]; k < g->use_off[v + 1]; k++)
+			s.use_pos[s.use_ptr[g->use[k]]++] = i;
+	}
+	for (int32_t b = 0; b < nb; b++)
+		s.use_ptr[b] = s.use_off[b];
+
+	for (int32_t i = 0; i < n && rc == DS_OK; i++) {
+		int32_t v = order[i];
+		s.now = i;
+		if (g->kind[v] == DS_ALLOC) {
+			int32_t b = g->buf[v];
+			s.mark[b] = i;
+			rc = place(&s, b, &out->offset[b]);
+		} else if (g->kind[v] == DS_FREE) {
+			int32_t b = g->buf[v];
+			/* a spilled buffer must be back before its FREE */
+			rc = reload(&s, v, &b, 1);
+			if (rc == DS_OK) {
+				res_remove(&s, g->buf_mem[b], b);
+				s.state[b] = ST_FREED;
+			}
+		} else {
+			rc = reload(&s, v, g->use + g->use_off[v],
+				    g->use_off[v + 1] - g->use_off[v]);
+		}
+		if (rc == DS_OK)
+			rc = emit(&s, v);
+	}
+out:
+	ds_free(h, s.state);
+	ds_free(h, s.off);
+	ds_free(h, s.use_off);
+	ds_free(h, s.use_ptr);
+	ds_free(h, s.mark);
+	ds_free(h, s.open_spill);
+	ds_free(h, s.use_pos);
+	for (int m = 0; m < DS_NMEM; m++)
+		ds_free(h, s.res[m]);
+	if (rc)
+		ds_plan_free(h, out);
+	return rc;
+}

@@ -1,0 +1,233 @@
+/* ds_plan.c: the benchmark's three result files.
+ *
+ * Requires: a valid graph.  Reading guarantees a plan whose numbers are in
+ * range (node Ids >= 0, known buffers, offsets >= 0 or -1 for "not given");
+ * it does not check the rules, ds_replay does.  Writing is all or nothing. */
+#include "ds.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <string.h>
+
+void ds_plan_free(const ds_heap *h, ds_plan *p)
+{
+	ds_free(h, p->order);
+	ds_free(h, p->offset);
+	ds_free(h, p->spill);
+	memset(p, 0, sizeof *p);
+}
+
+/* Reads a decimal integer (optional sign) at *s, skipping blanks first;
+ * false when there is none or it does not fit DS_VALUE_MAX. */
+static bool read_int(const char **s, int64_t *out)
+{
+	const char *p = *s;
+	while (*p == ' ' || *p == '\t')
+		p++;
+	bool neg = false;
+	if (*p == '+' || *p == '-')
+		neg = *p++ == '-';
+	if (!isdigit((unsigned char)*p))
+		return false;
+	int64_t v = 0;
+	for (; isdigit((unsigned char)*p); p++) {
+		v = v * 10 + (*p - '0');
+		if (v > DS_VALUE_MAX)
+			return false;
+	}
+	while (*p == ' ' || *p == '\t')
+		p++;
+	*s = p;
+	*out = neg ? -v : v;
+	return true;
+}
+
+/* Calls fn for each non-blank line of a text file: either one integer or a
+ * pair "a:b".  Syntax errors are DS_EINPUT naming file and line. */
+typedef int (*line_fn)(void *ctx, int64_t a, int64_t b, const char *path,
+		       int line, ds_err *e);
+
+static int read_lines(const ds_heap *h, const char *path, bool pairs,
+		      line_fn fn, void *ctx, ds_err *e)
+{
+	char *text;
+	size_t len;
+	int rc = ds_read_file(h, path, &text, &len, e);
+	if (rc)
+		return rc;
+	if (ds_utf8_check(text, len) != len || strlen(text) != len) {
+		ds_free(h, text);
+		return ds_fail(e, DS_EINPUT, "%s: not a text file", path);
+	}
+	int line = 0;
+	for (char *p = text; *p && rc == DS_OK;) {
+		char *eol = strchr(p, '\n');
+		if (eol)
+			*eol = 0;
+		line++;
+		size_t l = strlen(p);
+		while (l && (p[l - 1] == '\r' || p[l - 1] == ' ' ||
+			     p[l - 1] == '\t'))
+			p[--l] = 0;
+		const char *q = p;
+		while (*q == ' ' || *q == '\t')
+			q++;
+		if (*q) {
+			int64_t a, b = 0;
+			bool ok = read_int(&q, &a);
+			if (ok && pairs)
+				ok = *q++ == ':' && read_int(&q, &b);
+			if (!ok || *q)
+				rc = ds_fail(e, DS_EINPUT,
+					     "%s:%d: expected %s, got '%.40s'",
+					     path, line,
+					     pairs ? "BufId:Offset"
+						   : "a node Id",
+					     p);
+			else
+				rc = fn(ctx, a, b, path, line, e);
+		}
+		if (!eol)
+			break;
+		p = eol + 1;
+	}
+	ds_free(h, text);
+	return rc;
+}
+
+typedef struct reader {
+	const ds_graph *g;
+	ds_plan *p;
+	int64_t cap;
+} reader;
+
+static int on_spill(void *ctx, int64_t bufid, int64_t off, const char *path,
+		    int line, ds_err *e)
+{
+	reader *r = ctx;
+	int32_t b = ds_graph_find_buf(r->g, bufid);
+	if (b < 0)
+		return ds_fail(e, DS_EPLAN, "%s:%d: spill of unknown buffer %lld",
+			       path, line, (long long)bufid);
+	if (off < 0)
+		return ds_fail(e, DS_EPLAN, "%s:%d: negative offset %lld",
+			       path, line, (long long)off);
+	if (r->p->nspill >= (INT32_MAX - r->g->n) / 2)
+		return ds_fail(e, DS_EPLAN, "%s:%d: too many spills", path,
+			       line);
+	if (ds_reserve(r->g->heap, (void **)&r->p->spill, &r->cap,
+		       r->p->nspill + 1, sizeof(ds_spill), e))
+		return DS_ENOMEM;
+	r->p->spill[r->p->nspill++] = (ds_spill){b, off};
+	return DS_OK;
+}
+
+static int on_offset(void *ctx, int64_t bufid, int64_t off, const char *path,
+		     int line, ds_err *e)
+{
+	reader *r = ctx;
+	int32_t b = ds_graph_find_buf(r->g, bufid);
+	if (b < 0)
+		return ds_fail(e, DS_EPLAN,
+			       "%s:%d: offset for unknown buffer %lld", path,
+			       line, (long long)bufid);
+	if (off < 0)
+		return ds_fail(e, DS_EPLAN, "%s:%d: negative offset %lld",
+			       path, line, (long long)off);
+	if (r->p->offset[b] >= 0)
+		return ds_fail(e, DS_EPLAN, "%s:%d: buffer %lld given twice",
+			       path, line, (long long)bufid);
+	r->p->offset[b] = off;
+	return DS_OK;
+}
+
+static int on_node(void *ctx, int64_t v, int64_t unused, const char *path,
+		   int line, ds_err *e)
+{
+	(void)unused;
+	reader *r = ctx;
+	if (v < 0 || v >= INT32_MAX)
+		return ds_fail(e, DS_EPLAN, "%s:%d: node %lld does not exist",
+			       path, line, (long long)v);
+	if (ds_reserve(r->g->heap, (void **)&r->p->order, &r->cap,
+		       (int64_t)r->p->len + 1, sizeof(int32_t), e))
+		return DS_ENOMEM;
+	r->p->order[r->p->len++] = (int32_t)v;
+	return DS_OK;
+}
+
+int ds_plan_read(const ds_graph *g, const char *sched_path,
+		 const char *mem_path, const char *spill_path, ds_plan *out,
+		 ds_err *e)
+{
+	const ds_heap *h = g->heap;
+	memset(out, 0, sizeof *out);
+	reader r = {g, out, 0};
+	int rc = DS_OK;
+	if (spill_path)
+		rc = read_lines(h, spill_path, true, on_spill, &r, e);
+	if (rc == DS_OK && mem_path) {
+		out->offset = ds_alloc(h, (size_t)g->nbuf, sizeof *out->offset);
+		if (!out->offset)
+			rc = ds_fail(e, DS_ENOMEM, "out of memory");
+		for (int32_t b = 0; rc == DS_OK && b < g->nbuf; b++)
+			out->offset[b] = -1;
+		if (rc == DS_OK)
+			rc = read_lines(h, mem_path, true, on_offset, &r, e);
+	}
+	r.cap = 0;
+	if (rc == DS_OK)
+		rc = read_lines(h, sched_path, false, on_node, &r, e);
+	if (rc)
+		ds_plan_free(h, out);
+	return rc;
+}
+
+int ds_plan_write(const ds_graph *g, const ds_plan *p, const char *dir,
+		  const char *case_name, ds_err *e)
+{
+	const ds_heap *h = g->heap;
+	ds_text t[3];
+	char *paths[3] = {NULL, NULL, NULL};
+	const char *suffix[3] = {"schedule", "memory", "spill"};
+	int count = p->offset ? 3 : 1;
+	int rc = DS_OK;
+	for (int i = 0; i < 3; i++)
+		ds_text_init(&t[i], h);
+	for (int32_t i = 0; i < p->len; i++)
+		ds_text_printf(&t[0], "%d\n", p->order[i]);
+	if (p->offset) {
+		for (int32_t b = 0; b < g->nbuf; b++)
+			ds_text_printf(&t[1], "%lld:%lld\n",
+				       (long long)g->buf_id[b],
+				       (long long)p->offset[b]);
+		for (int32_t k = 0; k < p->nspill; k++)
+			ds_text_printf(&t[2], "%lld:%lld\n",
+				       (long long)g->buf_id[p->spill[k].buf],
+				       (long long)p->spill[k].offset);
+	}
+	for (int i = 0; i < count; i++) {
+		size_t l = strlen(dir) + strlen(case_name) + 32;
+		paths[i] = ds_alloc(h, l, 1);
+		if (!paths[i] || t[i].failed) {
+			rc = ds_fail(e, DS_ENOMEM, "out of memory");
+			goto out;
+		}
+		snprintf(paths[i], l, "%s/%s_%s.txt", dir, case_name,
+			 suffix[i]);
+	}
+	const char *data[3];
+	size_t lens[3];
+	for (int i = 0; i < count; i++) {
+		data[i] = t[i].s ? t[i].s : "";
+		lens[i] = (size_t)t[i].len;
+	}
+	rc = ds_write_files_atomic(h, count, (const char *const *)paths, data,
+				   lens, e);
+out:
+	for (int i = 0; i < 3; i++) {
+		ds_text_free(&t[i]);
+		ds_free(h, paths[i]);
+	}
+	return rc;
+}

@@ -1,0 +1,593 @@
+/* ds_replay.c: the evaluator ("generalized NPU execution model").
+ *
+ * Requires: a graph that passed ds_builder_finish, and any plan at all.
+ * Guarantees: DS_OK only when the plan obeys every rule of SPEC.md, and then
+ * the figures are those SPEC.md defines; DS_EPLAN with one line naming the
+ * rule, the node and the buffer otherwise.
+ *
+ * The final graph is the graph's edges plus spill edges plus address-reuse
+ * edges.  Spill edges are kept in a transitively reduced form: for each
+ * buffer its spill pairs are chained in schedule order (SPILL_IN of one pair
+ * -> SPILL_OUT of the next) and each user is tied to the nearest pair on
+ * each side.  SPEC.md's full set (every earlier user -> SPILL_OUT, SPILL_IN
+ * -> every later user) is implied by that chain once residency holds, which
+ * the memory walk checks, so finish times, and hence the makespan, are the
+ * same; the reduction keeps the work linear when a buffer spills often. */
+#include "ds.h"
+
+#include <stdio.h>
+#include <string.h>
+
+int64_t ds_node_cycles(const ds_graph *g, const ds_plan *p, int32_t v)
+{
+	if (v < g->n)
+		return g->cycles[v];
+	int32_t k = (v - g->n) / 2;
+	int32_t b = p->spill[k].buf;
+	bool out = (v - g->n) % 2 == 0;
+	if (out && g->buf_copyin[b])
+		return 0; /* the data still sits in DDR: nothing to write */
+	return 2 * g->buf_size[b] + 150;
+}
+
+const char *ds_node_label(const ds_graph *g, const ds_plan *p, int32_t v,
+			  char *buf, size_t size)
+{
+	if (v < 0 || (v >= g->n && (!p || v >= g->n + 2 * p->nspill))) {
+		snprintf(buf, size, "%d", v);
+	} else if (v >= g->n) {
+		int32_t k = (v - g->n) / 2;
+		snprintf(buf, size, "%d (%s of buffer %lld)", v,
+			 (v - g->n) % 2 ? "SPILL_IN" : "SPILL_OUT",
+			 (long long)g->buf_id[p->spill[k].buf]);
+	} else if (g->kind[v] != DS_OP) {
+		snprintf(buf, size, "%d (%s of buffer %lld)", v,
+			 g->kind[v] == DS_ALLOC ? "ALLOC" : "FREE",
+			 (long long)g->buf_id[g->buf[v]]);
+	} else {
+		snprintf(buf, size, "%d (%s)", v, g->ops[g->op[v]]);
+	}
+	return buf;
+}
+
+/* An edge list that grows; later turned into CSR by destination. */
+typedef struct edges {
+	int32_t *src, *dst;
+	int64_t n, cap;
+} edges;
+
+/* Working state of one replay. */
+typedef struct replay {
+	const ds_graph *g;
+	const ds_plan *p;
+	const ds_heap *h;
+	ds_err *e;
+	int32_t total;
+	int32_t *pos;
+	edges extra;
+	/* address map per memory: segment s covers [lo[s], lo[s+1]) and was
+	 * last occupied by occupancy occ[s] (-1: never) */
+	int64_t *seg_lo[DS_NMEM];
+	int32_t *seg_occ[DS_NMEM];
+	int64_t nseg[DS_NMEM], segcap[DS_NMEM];
+	/* occupancies: one per ALLOC or SPILL_IN when offsets are given */
+	int32_t *occ_buf, *occ_end, *occ_mark;
+	int64_t *occ_lo;
+	int32_t nocc;
+	int32_t *cur_occ; /* per buffer */
+} replay;
+
+static int add_edge(replay *r, int32_t s, int32_t d)
+{
+	edges *x = &r->extra;
+	if (x->n == x->cap) {
+		int64_t nc = x->cap ? 2 * x->cap : 1024;
+		int32_t *a = ds_grow(r->h, x->src, (size_t)nc, sizeof *a);
+		if (!a)
+			return ds_fail(r->e, DS_ENOMEM, "out of memory");
+		x->src = a;
+		int32_t *b = ds_grow(r->h, x->dst, (size_t)nc, sizeof *b);
+		if (!b)
+			return ds_fail(r->e, DS_ENOMEM, "out of memory");
+		x->dst = b;
+		x->cap = nc;
+	}
+	x->src[x->n] = s;
+	x->dst[x->n] = d;
+	x->n++;
+	return DS_OK;
+}
+
+static int order_violation(replay *r, int32_t s, int32_t d)
+{
+	char a[96], b[96];
+	return ds_fail(r->e, DS_EPLAN,
+		       "order: node %s must come before node %s (schedule "
+		       "lines %d and %d)",
+		       ds_node_label(r->g, r->p, s, a, sizeof a),
+		       ds_node_label(r->g, r->p, d, b, sizeof b),
+		       r->pos[s] + 1, r->pos[d] + 1);
+}
+
+/* The schedule is a permutation of all n + 2*nspill nodes. */
+static int check_permutation(replay *r)
+{
+	const ds_plan *p = r->p;
+	if (p->len != r->total)
+		return ds_fail(r->e, DS_EPLAN,
+			       "schedule: %d entries, expected %d (%d nodes + "
+			       "2 x %d spills)",
+			       p->len, r->total, r->g->n, p->nspill);
+	for (int32_t v = 0; v < r->total; v++)
+		r->pos[v] = -1;
+	for (int32_t i = 0; i < p->len; i++) {
+		int32_t v = p->order[i];
+		if (v < 0 || v >= r->total)
+			return ds_fail(r->e, DS_EPLAN,
+				       "schedule line %d: node %d does not "
+				       "exist",
+				       i + 1, v);
+		if (r->pos[v] >= 0)
+			return ds_fail(r->e, DS_EPLAN,
+				       "schedule line %d: node %d appears twice "
+				       "(first on line %d)",
+				       i + 1, v, r->pos[v] + 1);
+		r->pos[v] = i;
+	}
+	return DS_OK;
+}
+
+/* Graph edges and (reduced) spill edges, each checked against the order. */
+static int spill_edges(replay *r)
+{
+	const ds_graph *g = r->g;
+	const ds_plan *p = r->p;
+	const int32_t n = g->n, S = p->nspill;
+	int rc = DS_OK;
+	for (int64_t k = 0; k < g->nedge; k++)
+		if (r->pos[g->esrc[k]] > r->pos[g->edst[k]])
+			return order_violation(r, g->esrc[k], g->edst[k]);
+	if (S == 0)
+		return DS_OK;
+	/* spills of each buffer, in schedule order of their SPILL_OUT */
+	int32_t *off = ds_alloc(r->h, (size_t)g->nbuf + 1, sizeof *off);
+	int32_t *list = ds_alloc(r->h, (size_t)S, sizeof *list);
+	int32_t *fill = ds_alloc(r->h, (size_t)g->nbuf, sizeof *fill);
+	if (!off || !list || !fill) {
+		rc = ds_fail(r->e, DS_ENOMEM, "out of memory");
+		goto out;
+	}
+	for (int32_t k = 0; k < S; k++)
+		off[p->spill[k].buf + 1]++;
+	for (int32_t b = 0; b < g->nbuf; b++)
+		off[b + 1] += off[b];
+	for (int32_t i = 0; i < p->len; i++) {
+		int32_t v = p->order[i];
+		if (v >= n && (v - n) % 2 == 0) {
+			int32_t b = p->spill[(v - n) / 2].buf;
+			list[off[b] + fill[b]++] = (v - n) / 2;
+		}
+	}
+	for (int32_t b = 0; b < g->nbuf && rc == DS_OK; b++) {
+		int32_t lo = off[b], hi = off[b + 1];
+		if (lo == hi)
+			continue;
+		for (int32_t j = lo; j < hi && rc == DS_OK; j++) {
+			int32_t so = n + 2 * list[j], si = so + 1;
+			if ((rc = add_edge(r, g->buf_alloc[b], so)) ||
+			    (rc = add_edge(r, so, si)) ||
+			    (rc = add_edge(r, si, g->buf_free[b])))
+				break;
+			if (j > lo)
+				rc = add_edge(r, n + 2 * list[j - 1] + 1, so);
+		}
+		for (int32_t k = g->user_off[b];
+		     k < g->user_off[b + 1] && rc == DS_OK; k++) {
+			int32_t u = g->user[k];
+			/* first pair whose SPILL_OUT stands after u */
+			int32_t a = lo, z = hi;
+			while (a < z) {
+				int32_t mid = a + (z - a) / 2;
+				if (r->pos[n + 2 * list[mid]] < r->pos[u])
+					a = mid + 1;
+				else
+					z = mid;
+			}
+			if (a < hi)
+				rc = add_edge(r, u, n + 2 * list[a]);
+			if (rc == DS_OK && a > lo)
+				rc = add_edge(r, n + 2 * list[a - 1] + 1, u);
+		}
+	}
+	for (int64_t k = 0; k < r->extra.n && rc == DS_OK; k++)
+		if (r->pos[r->extra.src[k]] > r->pos[r->extra.dst[k]])
+			rc = order_violation(r, r->extra.src[k],
+					     r->extra.dst[k]);
+out:
+	ds_free(r->h, off);
+	ds_free(r->h, list);
+	ds_free(r->h, fill);
+	return rc;
+}
+
+/* Buffer b starts an occupancy at offset off with node v: check capacity and
+ * overlap with live buffers, and tie v to the end of each earlier occupant
+ * of these addresses (the address-reuse edges). */
+static int occupy(replay *r, int32_t b, int64_t off, int32_t v)
+{
+	const ds_graph *g = r->g;
+	int m = g->buf_mem[b];
+	int64_t size = g->buf_size[b], cap = g->caps.cap[m];
+	char lv[96];
+	if (off < 0)
+		return ds_fail(r->e, DS_EPLAN,
+			       "memory: buffer %lld has no offset (node %s)",
+			       (long long)g->buf_id[b],
+			       ds_node_label(g, r->p, v, lv, sizeof lv));
+	if (off > cap - size)
+		return ds_fail(r->e, DS_EPLAN,
+			       "capacity: buffer %lld at [%lld, %lld) exceeds "
+			       "%s capacity %lld (node %s)",
+			       (long long)g->buf_id[b], (long long)off,
+			       (long long)(off + size), ds_mem_names[m],
+			       (long long)cap,
+			       ds_node_label(g, r->p, v, lv, sizeof lv));
+	int64_t *lo = r->seg_lo[m];
+	int32_t *occ = r->seg_occ[m];
+	int64_t ns = r->nseg[m], end = off + size;
+	/* i0: the segment holding off */
+	int64_t a = 0, z = ns - 1;
+	while (a < z) {
+		int64_t mid = a + (z - a + 1) / 2;
+		if (lo[mid] <= off)
+			a = mid;
+		else
+			z = mid - 1;
+	}
+	int64_t i0 = a, i1 = a;
+	for (int64_t i = i0; i < ns && lo[i] < end; i++) {
+		i1 = i;
+		int32_t o = occ[i];
+		if (o < 0 || r->occ_mark[o] == v)
+			continue;
+		if (r->occ_end[o] < 0) {
+			int32_t ob = r->occ_buf[o];
+			return ds_fail(r->e, DS_EPLAN,
+				       "overlap: buffer %lld [%lld, %lld) "
+				       "overlaps live buffer %lld [%lld, %lld) "
+				       "in %s (node %s)",
+				       (long long)g->buf_id[b], (long long)off,
+				       (long long)end, (long long)g->buf_id[ob],
+				       (long long)r->occ_lo[o],
+				       (long long)(r->occ_lo[o] + g->buf_size[ob]),
+				       ds_mem_names[m],
+				       ds_node_label(g, r->p, v, lv, sizeof lv));
+		}
+		r->occ_mark[o] = v;
+		int rc = add_edge(r, r->occ_end[o], v);
+		if (rc)
+			return rc;
+	}
+	/* replace segments i0..i1 by: the head of i0 before off (if any), the
+	 * new occupancy, the tail of i1 after end (if any) */
+	int32_t o = r->nocc++;
+	r->occ_buf[o] = b;
+	r->occ_end[o] = -1;
+	r->occ_lo[o] = off;
+	r->occ_mark[o] = -1;
+	r->cur_occ[b] = o;
+	int64_t pl[3];
+	int32_t po[3];
+	int np = 0;
+	if (lo[i0] < off)
+		pl[np] = lo[i0], po[np++] = occ[i0];
+	pl[np] = off, po[np++] = o;
+	int64_t next = i1 + 1 < ns ? lo[i1 + 1] : cap;
+	if (end < next)
+		pl[np] = end, po[np++] = occ[i1];
+	int64_t nn = ns - (i1 - i0 + 1) + np;
+	if (nn > r->segcap[m]) {
+		int64_t nc = 2 * nn;
+		int64_t *nl = ds_grow(r->h, r->seg_lo[m], (size_t)nc, sizeof *nl);
+		if (!nl)
+			return ds_fail(r->e, DS_ENOMEM, "out of memory");
+		r->seg_lo[m] = nl;
+		int32_t *no = ds_grow(r->h, r->seg_occ[m], (size_t)nc, sizeof *no);
+		if (!no)
+			return ds_fail(r->e, DS_ENOMEM, "out of memory");
+		r->seg_occ[m] = no;
+		r->segcap[m] = nc;
+	}
+	lo = r->seg_lo[m];
+	occ = r->seg_occ[m];
+	memmove(lo + i0 + np, lo + i1 + 1, (size_t)(ns - i1 - 1) * sizeof *lo);
+	memmove(occ + i0 + np, occ + i1 + 1,
+		(size_t)(ns - i1 - 1) * sizeof *occ);
+	for (int k = 0; k < np; k++)
+		lo[i0 + k] = pl[k], occ[i0 + k] = po[k];
+	r->nseg[m] = nn;
+	return DS_OK;
+}
+
+/* Walks the schedule: residency, the one-live rule, peak_vstay and
+ * per-memory occupancy, and (with offsets) capacity, overlap, reuse edges. */
+static int walk_memory(replay *r, bool q1, ds_figures *f)
+{
+	const ds_graph *g = r->g;
+	const ds_plan *p = r->p;
+	const int32_t n = g->n;
+	const bool mem = p->offset != NULL;
+	uint8_t *res = ds_alloc(r->h, (size_t)g->nbuf, 1);
+	if (!res)
+		return ds_fail(r->e, DS_ENOMEM, "out of memory");
+	int64_t vstay = 0, used[DS_NMEM] = {0};
+	int32_t l0[DS_NMEM] = {0};
+	int rc = DS_OK;
+	char lv[96];
+	for (int32_t i = 0; i < p->len && rc == DS_OK; i++) {
+		int32_t v = p->order[i];
+		int32_t b;
+		bool starts = false, ends = false;
+		int64_t off = -1;
+		if (v < n && g->kind[v] == DS_OP) {
+			for (int32_t k = g->use_off[v]; k < g->use_off[v + 1];
+			     k++)
+				if (!res[g->use[k]]) {
+					rc = ds_fail(
+						r->e, DS_EPLAN,
+						"residency: node %s uses buffer "
+						"%lld while it is not resident",
+						ds_node_label(g, p, v, lv,
+							      sizeof lv),
+						(long long)g->buf_id[g->use[k]]);
+					break;
+				}
+			continue;
+		}
+		if (v < n) {
+			b = g->buf[v];
+			int m = g->buf_mem[b];
+			int64_t sz = g->buf_size[b];
+			if (g->kind[v] == DS_ALLOC) {
+				if (ds_mem_stays(m)) {
+					vstay += sz;
+					if (vstay > f->peak_vstay)
+						f->peak_vstay = vstay;
+				} else if (++l0[m] > 1 && q1) {
+					rc = ds_fail(r->e, DS_EPLAN,
+						     "one-live (--q1): buffer "
+						     "%lld is the second live "
+						     "buffer in %s (node %s)",
+						     (long long)g->buf_id[b],
+						     ds_mem_names[m],
+						     ds_node_label(g, p, v, lv,
+								   sizeof lv));
+					break;
+				}
+				starts = true;
+				off = mem ? p->offset[b] : 0;
+			} else {
+				if (ds_mem_stays(m))
+					vstay -= sz;
+				else
+					l0[m]--;
+				if (!res[b]) {
+					rc = ds_fail(r->e, DS_EPLAN,
+						     "residency: FREE %s of a "
+						     "buffer that is not "
+						     "resident",
+						     ds_node_label(g, p, v, lv,
+								   sizeof lv));
+					break;
+				}
+				ends = true;
+			}
+		} else {
+			const ds_spill *s = &p->spill[(v - n) / 2];
+			b = s->buf;
+			if ((v - n) % 2 == 0) {
+				if (!res[b]) {
+					rc = ds_fail(r->e, DS_EPLAN,
+						     "residency: %s while the "
+						     "buffer is not resident",
+						     ds_node_label(g, p, v, lv,
+								   sizeof lv));
+					break;
+				}
+				ends = true;
+			} else {
+				if (res[b]) {
+					rc = ds_fail(r->e, DS_EPLAN,
+						     "residency: %s while the "
+						     "buffer is still resident",
+						     ds_node_label(g, p, v, lv,
+								   sizeof lv));
+					break;
+				}
+				starts = true;
+				off = s->offset;
+			}
+		}
+		int m = g->buf_mem[b];
+		if (starts) {
+			if (mem && (rc = occupy(r, b, off, v)))
+				break;
+			res[b] = 1;
+			used[m] += g->buf_size[b];
+			if (used[m] > f->peak_mem[m])
+				f->peak_mem[m] = used[m];
+		} else if (ends) {
+			if (mem)
+				r->occ_end[r->cur_occ[b]] = v;
+			res[b] = 0;
+			used[m] -= g->buf_size[b];
+		}
+	}
+	ds_free(r->h, res);
+	return rc;
+}
+
+/* Finish times in schedule order over graph + extra edges and pipes. */
+static int walk_time(replay *r, const ds_replay_opts *o, ds_figures *f)
+{
+	const ds_graph *g = r->g;
+	const ds_plan *p = r->p;
+	const int32_t n = g->n, total = r->total;
+	int rc = DS_OK;
+	int32_t pmte3 = ds_graph_find_pipe(g, "MTE3");
+	int32_t pmte2 = ds_graph_find_pipe(g, "MTE2");
+	int32_t np = g->npipes;
+	if (pmte3 < 0)
+		pmte3 = np++;
+	if (pmte2 < 0)
+		pmte2 = np++;
+	int64_t *fin = o && o->finish ? o->finish
+				      : ds_alloc(r->h, (size_t)total, sizeof *fin);
+	int64_t *pfree = ds_alloc(r->h, (size_t)np, sizeof *pfree);
+	int64_t *busy = ds_alloc(r->h, (size_t)np, sizeof *busy);
+	int32_t *xoff = ds_alloc(r->h, (size_t)total + 1, sizeof *xoff);
+	int32_t *xadj = ds_alloc(r->h, (size_t)(r->extra.n ? r->extra.n : 1),
+				 sizeof *xadj);
+	if (!fin || !pfree || !busy || !xoff || !xadj) {
+		rc = ds_fail(r->e, DS_ENOMEM, "out of memory");
+		goto out;
+	}
+	for (int64_t k = 0; k < r->extra.n; k++)
+		xoff[r->extra.dst[k] + 1]++;
+	for (int32_t v = 0; v < total; v++)
+		xoff[v + 1] += xoff[v];
+	for (int64_t k = 0; k < r->extra.n; k++)
+		xadj[xoff[r->extra.dst[k]]++] = r->extra.src[k];
+	for (int32_t v = total; v > 0; v--)
+		xoff[v] = xoff[v - 1];
+	xoff[0] = 0;
+
+	for (int32_t i = 0; i < p->len; i++) {
+		int32_t v = p->order[i];
+		int64_t s = 0;
+		if (v < n)
+			for (int32_t k = g->pred_off[v]; k < g->pred_off[v + 1];
+			     k++)
+				if (fin[g->pred[k]] > s)
+					s = fin[g->pred[k]];
+		for (int32_t k = xoff[v]; k < xoff[v + 1]; k++)
+			if (fin[xadj[k]] > s)
+				s = fin[xadj[k]];
+		int32_t pp = v < n ? g->pipe[v]
+				   : ((v - n) % 2 == 0 ? pmte3 : pmte2);
+		int64_t c = ds_node_cycles(g, p, v);
+		if (pp >= 0 && pfree[pp] > s)
+			s = pfree[pp];
+		if (o && o->start)
+			o->start[v] = s;
+		if (!ds_add(s, c, &fin[v]) ||
+		    (pp >= 0 && !ds_add(busy[pp], c, &busy[pp]))) {
+			rc = ds_fail(r->e, DS_EINPUT,
+				     "%s: the makespan overflows 64 bits",
+				     g->source);
+			goto out;
+		}
+		if (pp >= 0)
+			pfree[pp] = fin[v];
+		if (fin[v] > f->makespan)
+			f->makespan = fin[v];
+	}
+	for (int32_t q = 0; q < np; q++)
+		if (busy[q] > f->lb_pipe_load)
+			f->lb_pipe_load = busy[q];
+out:
+	if (!(o && o->finish))
+		ds_free(r->h, fin);
+	ds_free(r->h, pfree);
+	ds_free(r->h, busy);
+	ds_free(r->h, xoff);
+	ds_free(r->h, xadj);
+	return rc;
+}
+
+int ds_replay(const ds_graph *g, const ds_plan *p, const ds_replay_opts *o,
+	      ds_figures *out, ds_err *e)
+{
+	ds_figures f;
+	memset(&f, 0, sizeof f);
+	memset(out, 0, sizeof *out);
+	if (p->nspill < 0 || (int64_t)g->n + 2 * (int64_t)p->nspill > INT32_MAX)
+		return ds_fail(e, DS_EPLAN, "spills: too many (%d)",
+			       p->nspill);
+	for (int32_t k = 0; k < p->nspill; k++)
+		if (p->spill[k].buf < 0 || p->spill[k].buf >= g->nbuf)
+			return ds_fail(e, DS_EPLAN,
+				       "spill %d: unknown buffer index %d", k,
+				       p->spill[k].buf);
+	replay r;
+	memset(&r, 0, sizeof r);
+	r.g = g;
+	r.p = p;
+	r.h = g->heap;
+	r.e = e;
+	r.total = g->n + 2 * p->nspill;
+	int rc = DS_OK;
+	r.pos = ds_alloc(r.h, (size_t)r.total, sizeof *r.pos);
+	if (!r.pos) {
+		rc = ds_fail(e, DS_ENOMEM, "out of memory");
+		goto out;
+	}
+	if ((rc = check_permutation(&r)) || (rc = spill_edges(&r)))
+		goto out;
+	if (p->offset) {
+		int32_t nocc = g->nbuf + p->nspill;
+		r.occ_buf = ds_alloc(r.h, (size_t)nocc, sizeof *r.occ_buf);
+		r.occ_end = ds_alloc(r.h, (size_t)nocc, sizeof *r.occ_end);
+		r.occ_mark = ds_alloc(r.h, (size_t)nocc, sizeof *r.occ_mark);
+		r.occ_lo = ds_alloc(r.h, (size_t)nocc, sizeof *r.occ_lo);
+		r.cur_occ = ds_alloc(r.h, (size_t)g->nbuf, sizeof *r.cur_occ);
+		if (!r.occ_buf || !r.occ_end || !r.occ_mark || !r.occ_lo ||
+		    !r.cur_occ) {
+			rc = ds_fail(e, DS_ENOMEM, "out of memory");
+			goto out;
+		}
+		for (int m = 0; m < DS_NMEM; m++) {
+			r.seg_lo[m] = ds_alloc(r.h, 16, sizeof(int64_t));
+			r.seg_occ[m] = ds_alloc(r.h, 16, sizeof(int32_t));
+			if (!r.seg_lo[m] || !r.seg_occ[m]) {
+				rc = ds_fail(e, DS_ENOMEM, "out of memory");
+				goto out;
+			}
+			r.segcap[m] = 16;
+			r.nseg[m] = 1;
+			r.seg_lo[m][0] = 0;
+			r.seg_occ[m][0] = -1;
+		}
+	}
+	if ((rc = walk_memory(&r, o && o->q1, &f)) ||
+	    (rc = walk_time(&r, o, &f)))
+		goto out;
+	f.nodes = g->n;
+	f.spills = p->nspill;
+	f.has_memory = p->offset != NULL;
+	f.lb_critical_path = g->critical_path;
+	for (int32_t k = 0; k < p->nspill; k++) {
+		int32_t b = p->spill[k].buf;
+		int64_t t = g->buf_size[b] * (g->buf_copyin[b] ? 1 : 2);
+		if (!ds_add(f.extra_ddr, t, &f.extra_ddr)) {
+			rc = ds_fail(e, DS_EINPUT, "%s: extra_ddr overflows",
+				     g->source);
+			goto out;
+		}
+	}
+	*out = f;
+out:
+	ds_free(r.h, r.pos);
+	ds_free(r.h, r.extra.src);
+	ds_free(r.h, r.extra.dst);
+	ds_free(r.h, r.occ_buf);
+	ds_free(r.h, r.occ_end);
+	ds_free(r.h, r.occ_mark);
+	ds_free(r.h, r.occ_lo);
+	ds_free(r.h, r.cur_occ);
+	for (int m = 0; m < DS_NMEM; m++) {
+		ds_free(r.h, r.seg_lo[m]);
+		ds_free(r.h, r.seg_occ[m]);
+	}
+	return rc;
+}

@@ -1,0 +1,80 @@
+/* ds_stage.h: the planning passes and the pieces they share.
+ *
+ * Each pass lives in its own file and says there what it requires and what
+ * it guarantees.  In order: an order (ds_mpas.c, or a baseline's), then
+ * placement and spilling (ds_place.c, ds_dlr.c), then pipeline overlap
+ * (ds_cpe.c).  Every plan a pass returns is checked by ds_replay before it
+ * is written. */
+#ifndef DS_STAGE_H
+#define DS_STAGE_H
+
+#include "ds.h"
+
+#include <assert.h>
+
+/* Invariants that must hold whatever the input: a failure is a bug here. */
+#define DS_ASSERT(x) assert(x)
+
+/* ---- placement and spilling over a fixed order (ds_place.c) ---- */
+
+enum { DS_FIRST_FIT, DS_BEST_FIT };
+enum { DS_VICTIM_FURTHEST, DS_VICTIM_COST };
+
+typedef struct ds_place_opts {
+	int fit;    /* DS_FIRST_FIT or DS_BEST_FIT */
+	int victim; /* DS_VICTIM_FURTHEST: furthest next use of the window's
+		       nearest victim; DS_VICTIM_COST: least sum of
+		       traffic / distance to next use */
+} ds_place_opts;
+
+/* Every operation's buffers fit together in each memory; DS_EINPUT with
+ * the node otherwise (such a graph cannot be placed at all). */
+int ds_check_fits(const ds_graph *g, ds_err *e);
+
+/* Places the buffers along order (a topological order of all n nodes) and
+ * spills where they do not fit. */
+int ds_place(const ds_graph *g, const int32_t *order,
+	     const ds_place_opts *o, ds_plan *out, ds_err *e);
+
+/* ---- orders (ds_order.c) ---- */
+
+/* A binary min-heap of nodes keyed by (key, node Id). */
+typedef struct ds_heapq {
+	const ds_heap *h;
+	int64_t *key;
+	int32_t *node;
+	int32_t n;
+} ds_heapq;
+int ds_heapq_init(ds_heapq *q, const ds_heap *h, int32_t cap);
+void ds_heapq_push(ds_heapq *q, int64_t key, int32_t v);
+int32_t ds_heapq_pop(ds_heapq *q);
+void ds_heapq_free(ds_heapq *q);
+
+/* order[0..n) = 0..n-1 (the benchmark's "original" schedule). */
+int ds_order_id(const ds_graph *g, int32_t *order, ds_err *e);
+/* Kahn with FREE first and ALLOC last, L0 one-live gating. */
+int ds_order_free_first(const ds_graph *g, int32_t *order, ds_err *e);
+
+/* ---- stage 1, MPAS (ds_mpas.c) ---- */
+
+typedef struct ds_mpas_opts {
+	int64_t effort; /* local-search iterations; 0 picks the default */
+} ds_mpas_opts;
+
+/* A topological order of all n nodes, one live buffer per L0 memory at any
+ * time, aiming at the least peak_vstay. */
+int ds_mpas(const ds_graph *g, const ds_mpas_opts *o, int32_t *order,
+	    ds_err *e);
+
+/* ---- stage 2, DLR (ds_dlr.c) ---- */
+
+typedef struct ds_dlr_opts {
+	int64_t effort;
+} ds_dlr_opts;
+
+/* From a stage-1 order (n nodes), a full plan: order with spill nodes,
+ * offsets, spills; aiming at the least extra DDR traffic, then spills. */
+int ds_dlr(const ds_graph *g, const int32_t *order, const ds_dlr_opts *o,
+	   ds_plan *out, ds_err *e);
+
+#endif
