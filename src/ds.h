@@ -11,6 +11,7 @@
 #ifndef DS_H
 #define DS_H
 
+#include <assert.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -18,6 +19,9 @@
 #define DS_VERSION "0.1.0"
 
 enum { DS_OK = 0, DS_EPLAN = 1, DS_EINPUT = 2, DS_ENOMEM = 3 };
+
+/* Invariants that must hold whatever the input: a failure is a bug here. */
+#define DS_ASSERT(x) assert(x)
 
 /* ---- errors: one line of text, the status it goes with ---- */
 
@@ -152,6 +156,9 @@ typedef struct ds_builder ds_builder;
 
 ds_builder *ds_builder_new(const ds_heap *h, const char *source);
 void ds_builder_free(ds_builder *b);
+/* Points b (and the graph it will make) at h, a copy of its allocator that
+ * outlives the builder (the public API keeps one in each graph). */
+void ds_builder_rehome(ds_builder *b, const ds_heap *h);
 /* is_free: false for ALLOC, true for FREE.  mem_name: L1, UB, L0A, ... */
 int ds_builder_buffer(ds_builder *b, int64_t id, bool is_free, int64_t bufid,
 		      int64_t size, const char *mem_name, ds_err *e);
@@ -174,6 +181,8 @@ int ds_load_json_text(const ds_heap *h, const char *source, const char *text,
 		      size_t len, const ds_caps *caps, ds_graph **out,
 		      ds_err *e);
 int ds_write_json(const ds_graph *g, const char *path, ds_err *e);
+/* CSV when path ends in .csv (any case), JSON otherwise. */
+int ds_write_graph(const ds_graph *g, const char *path, ds_err *e);
 int ds_load_csv(const ds_heap *h, const char *nodes_path, const ds_caps *caps,
 		ds_graph **out, ds_err *e);
 int ds_write_csv(const ds_graph *g, const char *nodes_path, ds_err *e);
@@ -182,6 +191,8 @@ char *ds_csv_edges_path(const ds_heap *h, const char *nodes_path);
 /* The case name of a graph file: base name without extension (and
  * without the _nodes suffix of a CSV nodes table). Caller frees. */
 char *ds_case_name(const ds_heap *h, const char *path);
+/* The same without allocating: the name is the n bytes at *start. */
+size_t ds_case_span(const char *path, const char **start);
 
 /* ---- files ---- */
 
@@ -274,5 +285,31 @@ int64_t ds_node_cycles(const ds_graph *g, const ds_plan *p, int32_t v);
  * 3)") into buf. */
 const char *ds_node_label(const ds_graph *g, const ds_plan *p, int32_t v,
 			  char *buf, size_t size);
+
+/* ---- views (ds_view.c) ---- */
+
+/* Chrome Trace Event JSON (opens in ui.perfetto.dev): a track per pipe, a
+ * complete event per operation and spill node (1 cycle = 1 us of trace
+ * time), a counter of the bytes each memory holds.  Replays p first and
+ * refuses it with the replay's error when it is invalid. */
+int ds_write_trace(const ds_graph *g, const ds_plan *p, const char *path,
+		   ds_err *e);
+/* A self-contained SVG memory map: per memory, address over time, one
+ * rectangle per occupancy.  Needs p->offset (DS_EINPUT without). */
+int ds_write_memmap(const ds_graph *g, const ds_plan *p, const char *path,
+		    ds_err *e);
+
+/* ---- generator (ds_gen.c) ---- */
+
+enum { DS_GEN_MATMUL, DS_GEN_ATTENTION, DS_GEN_CONV, DS_GEN_RANDOM };
+
+/* A synthetic graph of about `nodes` nodes in the conventions of the
+ * bundled data: DS_GEN_MATMUL (tiled matmul, an accumulation chain over K
+ * per output tile), DS_GEN_ATTENTION (flash attention: matmul, vector
+ * softmax chain in UB, second matmul), DS_GEN_CONV (layers of convolution
+ * tiles: many small L1 buffers with several consumers), DS_GEN_RANDOM (a
+ * random layered DAG).  The same arguments give the same graph. */
+int ds_generate(const ds_heap *h, int kind, int64_t nodes, uint64_t seed,
+		const ds_caps *caps, ds_graph **out, ds_err *e);
 
 #endif

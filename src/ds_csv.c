@@ -61,7 +61,7 @@ char *ds_csv_edges_path(const ds_heap *h, const char *nodes_path)
 	return s;
 }
 
-char *ds_case_name(const ds_heap *h, const char *path)
+size_t ds_case_span(const char *path, const char **start)
 {
 	const char *base = strrchr(path, '/');
 	base = base ? base + 1 : path;
@@ -74,6 +74,14 @@ char *ds_case_name(const ds_heap *h, const char *path)
 		if (csv && ends_with_ci(base, n, "_nodes"))
 			n -= strlen("_nodes");
 	}
+	*start = base;
+	return n;
+}
+
+char *ds_case_name(const ds_heap *h, const char *path)
+{
+	const char *base;
+	size_t n = ds_case_span(path, &base);
 	char *s = ds_alloc(h, n + 1, 1);
 	if (s)
 		memcpy(s, base, n);

@@ -126,6 +126,13 @@ static void builder_clear(ds_builder *b)
 	b->source = source;
 }
 
+void ds_builder_rehome(ds_builder *b, const ds_heap *h)
+{
+	/* same allocator, another copy of it: blocks move freely */
+	DS_ASSERT(h->fn == b->heap->fn && h->ud == b->heap->ud);
+	b->heap = h;
+}
+
 void ds_builder_free(ds_builder *b)
 {
 	if (!b)

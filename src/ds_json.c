@@ -448,6 +448,13 @@ int ds_load_graph(const ds_heap *h, const char *path, const ds_caps *caps,
 	return ds_load_json(h, path, caps, out, e);
 }
 
+int ds_write_graph(const ds_graph *g, const char *path, ds_err *e)
+{
+	if (ends_with_ci(path, ".csv"))
+		return ds_write_csv(g, path, e);
+	return ds_write_json(g, path, e);
+}
+
 /* ---- writing ---- */
 
 /* s as a JSON string literal.  Names came from valid UTF-8, so only

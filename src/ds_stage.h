@@ -10,10 +10,6 @@
 
 #include "ds.h"
 
-#include <assert.h>
-
-/* Invariants that must hold whatever the input: a failure is a bug here. */
-#define DS_ASSERT(x) assert(x)
 
 /* ---- placement and spilling over a fixed order (ds_place.c) ---- */
 
@@ -55,6 +51,13 @@ int ds_order_id(const ds_graph *g, int32_t *order, ds_err *e);
 /* Kahn with FREE first and ALLOC last, L0 one-live gating. */
 int ds_order_free_first(const ds_graph *g, int32_t *order, ds_err *e);
 
+/* The baselines' orders (ds_baseline.c): PyTorch Inductor's lpmf with its
+ * BFS/DFS fallbacks, HEFT-style critical-path list, OpenVINO NPU's
+ * per-executor queues. */
+int ds_order_lpmf(const ds_graph *g, int32_t *order, ds_err *e);
+int ds_order_cp_list(const ds_graph *g, int32_t *order, ds_err *e);
+int ds_order_vpux(const ds_graph *g, int32_t *order, ds_err *e);
+
 /* ---- stage 1, MPAS (ds_mpas.c) ---- */
 
 typedef struct ds_mpas_opts {
@@ -75,6 +78,21 @@ typedef struct ds_dlr_opts {
 /* From a stage-1 order (n nodes), a full plan: order with spill nodes,
  * offsets, spills; aiming at the least extra DDR traffic, then spills. */
 int ds_dlr(const ds_graph *g, const int32_t *order, const ds_dlr_opts *o,
+	   ds_plan *out, ds_err *e);
+
+/* ---- stage 3, CPE (ds_cpe.c) ---- */
+
+typedef struct ds_cpe_opts {
+	double traffic_budget_pct; /* extra DDR traffic may grow by this
+				      share of the input's (default 5) */
+	double peak_budget_pct;	   /* peak_vstay likewise (default 0) */
+	int64_t effort;		   /* rounds; 0 picks the default */
+} ds_cpe_opts;
+
+/* From a full valid plan (stage 2's), a full valid plan with a makespan no
+ * longer than the input's, within the traffic and peak budgets; a copy of
+ * the input when nothing better is found.  o may be NULL (defaults). */
+int ds_cpe(const ds_graph *g, const ds_plan *in, const ds_cpe_opts *o,
 	   ds_plan *out, ds_err *e);
 
 #endif

@@ -271,6 +271,15 @@ int ds_write_files_atomic(const ds_heap *h, int count,
 			break;
 		}
 	}
+	/* rename() fails in practice only on a destination that is a folder:
+	 * look for one before the first rename, so that a failure leaves all
+	 * the old files in place */
+	for (int i = 0; rc == DS_OK && i < count; i++) {
+		struct stat st;
+		if (stat(paths[i], &st) == 0 && S_ISDIR(st.st_mode))
+			rc = ds_fail(e, DS_EINPUT, "%s: cannot write: it is "
+				     "a folder", paths[i]);
+	}
 	for (int i = 0; rc == DS_OK && i < count; i++)
 		if (rename(tmp[i], paths[i]) != 0)
 			rc = ds_fail(e, DS_EINPUT, "%s: cannot write: %s",

@@ -1,20 +1,27 @@
 /* main.c: the dansched command line, a thin layer over the library.
  *
- *   dansched eval GRAPH SCHEDULE [MEMORY [SPILL]]   check a plan, print figures
- *   dansched schedule [GRAPH...] -o DIR              plan each graph, write files
- *   dansched convert IN OUT                          JSON <-> CSV
+ *   schedule [GRAPH...] -o DIR   load, plan (MPAS -> DLR -> CPE), check,
+ *                                write the plan
+ *   eval GRAPH SCHEDULE ...      replay a plan and print its figures
+ *   bench [GRAPH...]             every scheduler on every graph, tables
+ *   trace / memmap               pictures of a plan
+ *   convert IN OUT               JSON <-> CSV
+ *   gen --nodes N -o FILE        a synthetic graph
  *
+ * It uses nothing but the public API, dansched.h.
  * Exit status: 0 ok, 1 invalid plan, 2 bad input or usage. */
-#include "ds.h"
+#include "dansched.h"
 
 #include <cjson/cJSON.h>
 #include <dirent.h>
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #ifndef DS_DATA_DIR
 #define DS_DATA_DIR "data"
@@ -30,7 +37,13 @@ static const char usage_main[] =
 	"                               graphs) and write its result files\n"
 	"  eval GRAPH SCHEDULE [MEMORY [SPILL]]\n"
 	"                               check a plan and print its figures\n"
+	"  bench [GRAPH...]             every scheduler on every graph: tables\n"
+	"  trace GRAPH SCHEDULE [MEMORY SPILL] -o FILE.json\n"
+	"                               the replay as a Perfetto/Chrome trace\n"
+	"  memmap GRAPH SCHEDULE MEMORY SPILL -o FILE.svg\n"
+	"                               the memory layout over time, as SVG\n"
 	"  convert IN OUT               convert a graph between JSON and CSV\n"
+	"  gen --nodes N -o FILE.json   write a synthetic graph\n"
 	"\n"
 	"options for every command:\n"
 	"  --cap L1=4096,UB=1024,L0A=256,L0B=256,L0C=512\n"
@@ -58,18 +71,66 @@ static const char usage_eval[] =
 	"input.\n";
 
 static const char usage_schedule[] =
-	"usage: dansched schedule [GRAPH...] -o DIR [--stage STAGE] [--json]\n"
-	"                         [--cap SPEC]\n"
+	"usage: dansched schedule [GRAPH...] -o DIR [options]\n"
 	"\n"
 	"Plans each graph (default: every *.json in the bundled data folder),\n"
-	"checks the plan with the evaluator and writes DIR/<case>_schedule.txt\n"
-	"(and _memory.txt, _spill.txt when the stage places buffers).  Prints\n"
-	"one row of figures per graph, or with --json one object per line.\n"
+	"checks the plan with the evaluator and writes DIR/<case>_schedule.txt,\n"
+	"_memory.txt and _spill.txt (only _schedule.txt for --stage mpas).\n"
+	"Prints per graph the four figures, the lower bound\n"
+	"max(critical path, busiest pipe) and makespan / lower bound.\n"
 	"\n"
-	"  -o DIR          output folder (created when missing)\n"
-	"  --stage STAGE   id: the node-Id order, no memory plan (default)\n"
+	"  -o DIR                output folder (created when missing)\n"
+	"  --stage STAGE         mpas | dlr | cpe (default cpe): the last stage\n"
+	"                        of the dan pipeline to run\n"
+	"  --scheduler NAME      dan (default) | original | free-first | lpmf |\n"
+	"                        cp-list | vpux\n"
+	"  --effort N            search iterations for every stage (0: default)\n"
+	"  --traffic-budget PCT  CPE may raise extra DDR traffic by PCT %% of\n"
+	"                        the DLR plan's (default 5)\n"
+	"  --peak-budget PCT     CPE may raise peak_vstay by PCT %% (default 0)\n"
+	"  --trace, --memmap     also write DIR/<case>_trace.json and\n"
+	"                        DIR/<case>_memmap.svg\n"
+	"  --json                one JSON object per graph instead of a table\n"
+	"  -v                    print each stage's time and figures\n"
+	"  --quiet               no progress line\n"
 	"\n"
 	"Nothing is written unless every graph loads and plans.\n";
+
+static const char usage_bench[] =
+	"usage: dansched bench [GRAPH...] [--json | --csv] [--cap SPEC]\n"
+	"\n"
+	"Runs every scheduler (original, free-first, lpmf, cp-list, vpux, dan)\n"
+	"on every graph (default: the bundled graphs), checks every plan with\n"
+	"the evaluator, and prints one table per metric with dan's reduction\n"
+	"against the original schedule and against the best baseline, the\n"
+	"averages, and the run times.\n"
+	"\n"
+	"  --json   {\"results\": [{\"case\", \"scheduler\", \"peak_vstay\",\n"
+	"           \"extra_ddr\", \"spills\", \"makespan\", \"seconds\"}, ...]}\n"
+	"  --csv    the same rows as CSV\n";
+
+static const char usage_trace[] =
+	"usage: dansched trace GRAPH SCHEDULE [MEMORY SPILL] -o FILE.json\n"
+	"\n"
+	"Writes the replay as a Chrome Trace Event file (open it in\n"
+	"ui.perfetto.dev or chrome://tracing): one track per pipe, one event\n"
+	"per operation and spill node (1 cycle = 1 us), memory occupancy\n"
+	"counters.\n";
+
+static const char usage_memmap[] =
+	"usage: dansched memmap GRAPH SCHEDULE MEMORY SPILL -o FILE.svg\n"
+	"\n"
+	"Writes an SVG with one panel per memory: address up, replay time\n"
+	"across, one rectangle per occupancy of a buffer (spilled-in ones\n"
+	"marked); hover a rectangle for its buffer.\n";
+
+static const char usage_gen[] =
+	"usage: dansched gen --nodes N [--kind matmul|attention|conv|random]\n"
+	"                    [--seed S] -o FILE.json\n"
+	"\n"
+	"Writes a valid synthetic graph of about N nodes in the benchmark's\n"
+	"conventions, the same for the same seed (default kind matmul, seed\n"
+	"1).\n";
 
 static const char usage_convert[] =
 	"usage: dansched convert IN OUT [--cap SPEC]\n"
@@ -79,12 +140,15 @@ static const char usage_convert[] =
 	"and NAME_edges.csv (columns Src,Dst) beside it; name the nodes table.\n"
 	"The graph is validated on the way.\n";
 
-static int exit_code(int rc) { return rc == DS_EPLAN ? 1 : rc ? 2 : 0; }
-
-static int report(const ds_err *e)
+static int exit_code(int rc)
 {
-	fprintf(stderr, "dansched: %s\n", e->msg);
-	return exit_code(e->code);
+	return rc == DANSCHED_INVALID_PLAN ? 1 : rc ? 2 : 0;
+}
+
+static int report(const dansched_error *e)
+{
+	fprintf(stderr, "dansched: %s\n", e->message);
+	return exit_code(e->status);
 }
 
 static int usage_error(const char *usage, const char *fmt, const char *arg)
@@ -97,54 +161,105 @@ static int usage_error(const char *usage, const char *fmt, const char *arg)
 
 /* Options shared by the commands; positional arguments collected in order. */
 typedef struct args {
-	const char *pos[64];
+	const char *pos[256];
 	int npos;
-	const char *out_dir;
-	const char *stage;
-	bool q1, json, help;
-	ds_caps caps;
+	const char *out;
+	const char *stage, *scheduler, *kind;
+	int64_t effort, nodes, seed;
+	double traffic_budget, peak_budget;
+	bool q1, json, csv, help, trace, memmap, verbose, quiet;
+	dansched_caps caps;
 } args;
+
+/* A non-negative number for option opt, or -1 (with a message). */
+static double number_arg(const char *usage, const char *opt, const char *val)
+{
+	char *end;
+	double d = strtod(val, &end);
+	if (end == val || *end || !(d >= 0) || d > 9e15) {
+		fprintf(stderr, "dansched: %s needs a non-negative number, got "
+				"'%s'\n\n%s",
+			opt, val, usage);
+		return -1;
+	}
+	return d;
+}
 
 static int parse_args(int argc, char **argv, const char *usage, args *a)
 {
 	memset(a, 0, sizeof *a);
-	ds_caps_default(&a->caps);
-	a->stage = "id";
+	dansched_caps_default(&a->caps);
+	a->stage = "cpe";
+	a->scheduler = "dan";
+	a->kind = "matmul";
+	a->seed = 1;
+	a->traffic_budget = 5;
+	static const char *const flags[] = {
+		"-h", "--help", "--q1", "--json", "--csv", "--trace",
+		"--memmap", "-v", "--verbose", "--quiet"};
+	/* options with a value; from --effort on, the value is a number
+	 * (except --kind) */
+	static const char *const valued[] = {
+		"-o", "--stage", "--scheduler", "--cap", "--effort",
+		"--traffic-budget", "--peak-budget", "--nodes", "--kind",
+		"--seed"};
 	for (int i = 0; i < argc; i++) {
 		const char *s = argv[i];
-		const char *val = NULL;
-		if (strcmp(s, "-h") == 0 || strcmp(s, "--help") == 0) {
-			a->help = true;
-		} else if (strcmp(s, "--q1") == 0) {
-			a->q1 = true;
-		} else if (strcmp(s, "--json") == 0) {
-			a->json = true;
-		} else if (strcmp(s, "-o") == 0 || strcmp(s, "--stage") == 0 ||
-			   strcmp(s, "--cap") == 0) {
-			if (i + 1 >= argc)
-				return usage_error(usage, "%s needs a value",
-						   s);
-			val = argv[++i];
-			if (s[1] == 'o')
-				a->out_dir = val;
-			else if (s[2] == 's')
-				a->stage = val;
-			else {
-				ds_err e;
-				if (ds_caps_parse(&a->caps, val, &e))
+		int f = -1, k = -1;
+		for (int j = 0; j < (int)(sizeof flags / sizeof *flags); j++)
+			if (strcmp(s, flags[j]) == 0)
+				f = j;
+		for (int j = 0; j < (int)(sizeof valued / sizeof *valued); j++)
+			if (strcmp(s, valued[j]) == 0)
+				k = j;
+		if (f >= 0) {
+			bool *fl[] = {&a->help,	  &a->help,    &a->q1,
+				      &a->json,	  &a->csv,     &a->trace,
+				      &a->memmap, &a->verbose, &a->verbose,
+				      &a->quiet};
+			*fl[f] = true;
+			continue;
+		}
+		if (k < 0) {
+			if (strncmp(s, "--cap=", 6) == 0) {
+				dansched_error e;
+				if (dansched_caps_parse(&a->caps, s + 6, &e))
 					return report(&e);
+				continue;
 			}
-		} else if (strncmp(s, "--cap=", 6) == 0) {
-			ds_err e;
-			if (ds_caps_parse(&a->caps, s + 6, &e))
-				return report(&e);
-		} else if (s[0] == '-' && s[1]) {
-			return usage_error(usage, "unknown option '%s'", s);
-		} else {
-			if (a->npos == 64)
+			if (s[0] == '-' && s[1])
+				return usage_error(usage, "unknown option '%s'",
+						   s);
+			if (a->npos == 256)
 				return usage_error(usage, "too many arguments%s",
 						   "");
 			a->pos[a->npos++] = s;
+			continue;
+		}
+		if (i + 1 >= argc)
+			return usage_error(usage, "%s needs a value", s);
+		const char *val = argv[++i];
+		double d = 0;
+		if (k >= 4 && k != 8) {
+			d = number_arg(usage, s, val);
+			if (d < 0)
+				return 2;
+		}
+		dansched_error e;
+		switch (k) {
+		case 0: a->out = val; break;
+		case 1: a->stage = val; break;
+		case 2: a->scheduler = val; break;
+		case 3:
+			if (dansched_caps_parse(&a->caps, val, &e))
+				return report(&e);
+			break;
+		case 4: a->effort = (int64_t)d; break;
+		case 5: a->traffic_budget = d; break;
+		case 6: a->peak_budget = d; break;
+		case 7: a->nodes = (int64_t)d; break;
+		case 8: a->kind = val; break;
+		default: a->seed = (int64_t)d; break;
 		}
 	}
 	return 0;
@@ -152,7 +267,7 @@ static int parse_args(int argc, char **argv, const char *usage, args *a)
 
 /* ---- printing figures ---- */
 
-static cJSON *figures_json(const char *case_name, const ds_figures *f)
+static cJSON *figures_json(const char *case_name, const dansched_figures *f)
 {
 	cJSON *o = cJSON_CreateObject();
 	if (!o)
@@ -168,9 +283,9 @@ static cJSON *figures_json(const char *case_name, const ds_figures *f)
 	cJSON_AddNumberToObject(o, "lb_critical_path",
 				(double)f->lb_critical_path);
 	cJSON_AddNumberToObject(o, "lb_pipe_load", (double)f->lb_pipe_load);
-	for (int m = 0; m < DS_NMEM; m++) {
+	for (int m = 0; m < DANSCHED_NMEM; m++) {
 		char key[16];
-		snprintf(key, sizeof key, "peak_%s", ds_mem_names[m]);
+		snprintf(key, sizeof key, "peak_%s", dansched_memory_name(m));
 		cJSON_AddNumberToObject(o, key, (double)f->peak_mem[m]);
 	}
 	return o;
@@ -189,7 +304,7 @@ static int print_json(cJSON *o)
 	return 0;
 }
 
-static int64_t lower_bound(const ds_figures *f)
+static int64_t lower_bound(const dansched_figures *f)
 {
 	return f->lb_critical_path > f->lb_pipe_load ? f->lb_critical_path
 						     : f->lb_pipe_load;
@@ -211,28 +326,26 @@ static int cmd_eval(int argc, char **argv)
 		return usage_error(usage_eval,
 				   "eval needs GRAPH SCHEDULE [MEMORY [SPILL]]%s",
 				   "");
-	const ds_heap *h = ds_heap_std();
-	ds_err e;
-	ds_graph *g;
-	if ((rc = ds_load_graph(h, a.pos[0], &a.caps, &g, &e)))
+	dansched_error e;
+	dansched_graph *g;
+	if ((rc = dansched_graph_load(NULL, a.pos[0], &a.caps, &g, &e)))
 		return report(&e);
-	ds_plan p;
-	rc = ds_plan_read(g, a.pos[1], a.npos > 2 ? a.pos[2] : NULL,
-			  a.npos > 3 ? a.pos[3] : NULL, &p, &e);
+	dansched_plan *p;
+	rc = dansched_plan_read(g, a.pos[1], a.npos > 2 ? a.pos[2] : NULL,
+				a.npos > 3 ? a.pos[3] : NULL, &p, &e);
 	if (rc) {
-		ds_graph_free(g);
+		dansched_graph_destroy(g);
 		return report(&e);
 	}
-	ds_figures f;
-	ds_replay_opts o = {.q1 = a.q1};
-	rc = ds_replay(g, &p, &o, &f, &e);
-	ds_plan_free(h, &p);
-	ds_graph_free(g);
+	dansched_figures f;
+	rc = dansched_evaluate(g, p, a.q1, &f, &e);
+	dansched_plan_destroy(p);
+	dansched_graph_destroy(g);
 	if (rc) {
-		if (a.json && rc == DS_EPLAN) {
+		if (a.json && rc == DANSCHED_INVALID_PLAN) {
 			cJSON *x = cJSON_CreateObject();
 			cJSON_AddNumberToObject(x, "valid", 0);
-			cJSON_AddStringToObject(x, "error", e.msg);
+			cJSON_AddStringToObject(x, "error", e.message);
 			print_json(x);
 		}
 		return report(&e);
@@ -245,8 +358,8 @@ static int cmd_eval(int argc, char **argv)
 	       (long long)f.extra_ddr, (long long)f.spills,
 	       (long long)f.makespan, (long long)f.lb_critical_path,
 	       (long long)f.lb_pipe_load);
-	for (int m = 0; m < DS_NMEM; m++)
-		printf(" peak_%s=%lld", ds_mem_names[m],
+	for (int m = 0; m < DANSCHED_NMEM; m++)
+		printf(" peak_%s=%lld", dansched_memory_name(m),
 		       (long long)f.peak_mem[m]);
 	printf("\n");
 	return 0;
@@ -272,16 +385,12 @@ static int cmd_convert(int argc, char **argv)
 	}
 	if (a.npos != 2)
 		return usage_error(usage_convert, "convert needs IN OUT%s", "");
-	const ds_heap *h = ds_heap_std();
-	ds_err e;
-	ds_graph *g;
-	if ((rc = ds_load_graph(h, a.pos[0], &a.caps, &g, &e)))
+	dansched_error e;
+	dansched_graph *g;
+	if ((rc = dansched_graph_load(NULL, a.pos[0], &a.caps, &g, &e)))
 		return report(&e);
-	if (ends_with(a.pos[1], ".csv"))
-		rc = ds_write_csv(g, a.pos[1], &e);
-	else
-		rc = ds_write_json(g, a.pos[1], &e);
-	ds_graph_free(g);
+	rc = dansched_graph_save(g, a.pos[1], &e);
+	dansched_graph_destroy(g);
 	return rc ? report(&e) : 0;
 }
 
@@ -295,6 +404,8 @@ static int cmp_str(const void *a, const void *b)
 /* Every *.json in the bundled data folder, sorted by name. */
 static int bundled_graphs(char ***out, int *count)
 {
+	*out = NULL;
+	*count = 0;
 	DIR *d = opendir(DS_DATA_DIR);
 	if (!d) {
 		fprintf(stderr, "dansched: %s: cannot open the bundled data "
@@ -303,7 +414,7 @@ static int bundled_graphs(char ***out, int *count)
 		return 2;
 	}
 	char **list = NULL;
-	int n = 0, cap = 0;
+	int n = 0, cap = 0, rc = 0;
 	struct dirent *de;
 	while ((de = readdir(d))) {
 		if (!ends_with(de->d_name, ".json"))
@@ -311,26 +422,40 @@ static int bundled_graphs(char ***out, int *count)
 		if (n == cap) {
 			cap = cap ? 2 * cap : 16;
 			char **nl = realloc(list, (size_t)cap * sizeof *nl);
-			if (!nl)
+			if (!nl) {
+				rc = 2;
 				break;
+			}
 			list = nl;
 		}
 		size_t l = strlen(DS_DATA_DIR) + strlen(de->d_name) + 2;
 		list[n] = malloc(l);
-		if (!list[n])
+		if (!list[n]) {
+			rc = 2;
 			break;
+		}
 		snprintf(list[n++], l, "%s/%s", DS_DATA_DIR, de->d_name);
 	}
 	closedir(d);
-	qsort(list, (size_t)n, sizeof *list, cmp_str);
+	if (n)
+		qsort(list, (size_t)n, sizeof *list, cmp_str);
 	*out = list;
 	*count = n;
-	if (n == 0) {
+	if (rc)
+		fprintf(stderr, "dansched: out of memory\n");
+	else if (n == 0) {
 		fprintf(stderr, "dansched: %s: no *.json graphs\n",
 			DS_DATA_DIR);
-		return 2;
+		rc = 2;
 	}
-	return 0;
+	return rc;
+}
+
+static void free_list(char **list, int n)
+{
+	for (int i = 0; i < n; i++)
+		free(list[i]);
+	free(list);
 }
 
 static int make_dir(const char *path)
@@ -359,27 +484,73 @@ static int make_dir(const char *path)
 	return 0;
 }
 
-/* Id order, no memory plan: the reference every stage is measured from. */
-static int plan_id_order(const ds_graph *g, ds_plan *p, ds_err *e)
+/* -v: one line per finished stage, on stderr. */
+static void progress_verbose(void *ud, const char *stage, double seconds,
+			     const dansched_figures *f)
 {
-	memset(p, 0, sizeof *p);
-	p->order = ds_alloc(g->heap, (size_t)g->n, sizeof *p->order);
-	if (!p->order)
-		return ds_fail(e, DS_ENOMEM, "out of memory");
-	for (int32_t v = 0; v < g->n; v++)
-		p->order[v] = v;
-	p->len = g->n;
-	return DS_OK;
+	fprintf(stderr, "  %-10s %-5s %8.3fs  peak_vstay=%lld extra_ddr=%lld "
+			"spills=%lld makespan=%lld\n",
+		(const char *)ud, stage, seconds, (long long)f->peak_vstay,
+		(long long)f->extra_ddr, (long long)f->spills,
+		(long long)f->makespan);
 }
 
 typedef struct job {
 	const char *path;
-	char *case_name;
-	ds_graph *g;
-	ds_plan plan;
-	ds_figures fig;
+	char case_name[256];
+	dansched_graph *g;
+	dansched_plan *plan;
+	dansched_figures fig;
 	double seconds;
 } job;
+
+static void free_jobs(job *jobs, int n)
+{
+	for (int i = 0; jobs && i < n; i++) {
+		dansched_plan_destroy(jobs[i].plan);
+		dansched_graph_destroy(jobs[i].g);
+	}
+	free(jobs);
+}
+
+/* Loads the graph at path and plans it with o into j. */
+static int run_job(const char *path, const args *a, const dansched_options *o,
+		   job *j, dansched_error *e)
+{
+	j->path = path;
+	if (dansched_case_name(path, j->case_name, sizeof j->case_name)) {
+		snprintf(e->message, sizeof e->message, "%s: name too long",
+			 path);
+		return e->status = DANSCHED_BAD_INPUT;
+	}
+	clock_t t0 = clock();
+	int rc = dansched_graph_load(NULL, path, &a->caps, &j->g, e);
+	if (rc == DANSCHED_OK) {
+		dansched_options ro = *o;
+		ro.progress_ud = j->case_name;
+		rc = dansched_schedule(j->g, &ro, &j->plan, &j->fig, e);
+	}
+	j->seconds = (double)(clock() - t0) / CLOCKS_PER_SEC;
+	return rc;
+}
+
+static int write_views(const job *j, const char *dir, bool trace, bool mm,
+		       dansched_error *e)
+{
+	char path[4096];
+	int rc = DANSCHED_OK;
+	if (trace) {
+		snprintf(path, sizeof path, "%s/%s_trace.json", dir,
+			 j->case_name);
+		rc = dansched_write_trace(j->g, j->plan, path, e);
+	}
+	if (rc == DANSCHED_OK && mm && dansched_plan_has_offsets(j->plan)) {
+		snprintf(path, sizeof path, "%s/%s_memmap.svg", dir,
+			 j->case_name);
+		rc = dansched_write_memmap(j->g, j->plan, path, e);
+	}
+	return rc;
+}
 
 static int cmd_schedule(int argc, char **argv)
 {
@@ -391,55 +562,67 @@ static int cmd_schedule(int argc, char **argv)
 		fputs(usage_schedule, stdout);
 		return 0;
 	}
-	if (!a.out_dir)
+	if (!a.out)
 		return usage_error(usage_schedule, "schedule needs -o DIR%s",
 				   "");
-	if (strcmp(a.stage, "id") != 0)
+	dansched_options o;
+	dansched_options_default(&o);
+	o.scheduler = dansched_scheduler_from_name(a.scheduler);
+	if (o.scheduler < 0)
+		return usage_error(usage_schedule, "unknown scheduler '%s'",
+				   a.scheduler);
+	o.stage = dansched_stage_from_name(a.stage);
+	if (o.stage < 1)
 		return usage_error(usage_schedule, "unknown stage '%s'",
 				   a.stage);
+	o.effort = a.effort;
+	o.traffic_budget_pct = a.traffic_budget;
+	o.peak_budget_pct = a.peak_budget;
+	if (a.verbose)
+		o.progress = progress_verbose;
+	bool tty = !a.quiet && !a.verbose && isatty(fileno(stderr));
+
 	char **bundled = NULL;
-	int nb = 0;
-	const char **paths = a.pos;
 	int np = a.npos;
+	const char **paths = a.pos;
 	if (np == 0) {
-		if ((rc = bundled_graphs(&bundled, &nb)))
-			goto free_bundled;
+		if ((rc = bundled_graphs(&bundled, &np)))
+			return rc;
 		paths = (const char **)bundled;
-		np = nb;
 	}
-	const ds_heap *h = ds_heap_std();
 	job *jobs = calloc((size_t)np, sizeof *jobs);
 	if (!jobs) {
-		rc = 2;
-		goto free_bundled;
+		free_list(bundled, np);
+		return 2;
 	}
-	ds_err e;
+	dansched_error e;
 	/* load, plan and check everything before writing anything */
 	for (int i = 0; i < np && rc == 0; i++) {
-		job *j = &jobs[i];
-		j->path = paths[i];
-		clock_t t0 = clock();
-		int r = ds_load_graph(h, j->path, &a.caps, &j->g, &e);
-		if (r == DS_OK)
-			r = plan_id_order(j->g, &j->plan, &e);
-		if (r == DS_OK) {
-			ds_replay_opts o = {.q1 = false};
-			r = ds_replay(j->g, &j->plan, &o, &j->fig, &e);
-		}
-		j->seconds = (double)(clock() - t0) / CLOCKS_PER_SEC;
-		if (r == DS_OK) {
-			j->case_name = ds_case_name(h, j->path);
-			if (!j->case_name)
-				r = ds_fail(&e, DS_ENOMEM, "out of memory");
-		}
-		if (r)
+		if (tty)
+			fprintf(stderr, "\r\033[Kplanning %d/%d: %s", i + 1, np,
+				paths[i]);
+		if (run_job(paths[i], &a, &o, &jobs[i], &e))
 			rc = report(&e);
 	}
-	if (rc == 0)
-		rc = make_dir(a.out_dir);
+	if (tty)
+		fprintf(stderr, "\r\033[K");
+	/* two graphs with one case name would overwrite each other's files */
 	for (int i = 0; i < np && rc == 0; i++)
-		if (ds_plan_write(jobs[i].g, &jobs[i].plan, a.out_dir,
-				  jobs[i].case_name, &e))
+		for (int k = 0; k < i && rc == 0; k++)
+			if (strcmp(jobs[i].case_name, jobs[k].case_name) == 0) {
+				fprintf(stderr, "dansched: %s and %s have the "
+						"same case name '%s': their "
+						"results would collide\n",
+					jobs[k].path, jobs[i].path,
+					jobs[i].case_name);
+				rc = 2;
+			}
+	if (rc == 0)
+		rc = make_dir(a.out);
+	for (int i = 0; i < np && rc == 0; i++)
+		if (dansched_plan_write(jobs[i].g, jobs[i].plan, a.out,
+				  jobs[i].case_name, &e) ||
+		    write_views(&jobs[i], a.out, a.trace, a.memmap, &e))
 			rc = report(&e);
 	if (rc == 0 && !a.json)
 		printf("%-22s %9s %10s %10s %7s %10s %10s %6s %8s\n", "case",
@@ -461,17 +644,210 @@ static int cmd_schedule(int argc, char **argv)
 		       lb ? (double)j->fig.makespan / (double)lb : 0.0,
 		       j->seconds);
 	}
-	for (int i = 0; i < np; i++) {
-		ds_free(h, jobs[i].case_name);
-		ds_plan_free(h, &jobs[i].plan);
-		ds_graph_free(jobs[i].g);
-	}
-	free(jobs);
-free_bundled:
-	for (int i = 0; i < nb; i++)
-		free(bundled[i]);
-	free(bundled);
+	free_jobs(jobs, np);
+	free_list(bundled, bundled ? np : 0);
 	return rc;
+}
+
+/* ---- bench ---- */
+
+static double reduction(int64_t ref, int64_t x)
+{
+	if (ref == 0)
+		return x == 0 ? 0.0 : -100.0;
+	return 100.0 * (double)(ref - x) / (double)ref;
+}
+
+static int64_t metric(const dansched_figures *f, int m)
+{
+	switch (m) {
+	case 0: return f->peak_vstay;
+	case 1: return f->extra_ddr;
+	case 2: return f->spills;
+	default: return f->makespan;
+	}
+}
+
+static int cmd_bench(int argc, char **argv)
+{
+	args a;
+	int rc = parse_args(argc, argv, usage_bench, &a);
+	if (rc)
+		return rc;
+	if (a.help) {
+		fputs(usage_bench, stdout);
+		return 0;
+	}
+	char **bundled = NULL;
+	int np = a.npos;
+	const char **paths = a.pos;
+	if (np == 0) {
+		if ((rc = bundled_graphs(&bundled, &np)))
+			return rc;
+		paths = (const char **)bundled;
+	}
+	job *jobs = calloc((size_t)np * DANSCHED_NSCHEDULERS, sizeof *jobs);
+	if (!jobs) {
+		free_list(bundled, np);
+		return 2;
+	}
+	dansched_error e;
+	bool tty = !a.quiet && isatty(fileno(stderr));
+	for (int i = 0; i < np && rc == 0; i++)
+		for (int s = 0; s < DANSCHED_NSCHEDULERS && rc == 0; s++) {
+			if (tty)
+				fprintf(stderr, "\r\033[Kbench %s: %s",
+					paths[i], dansched_scheduler_name(s));
+			dansched_options o;
+			dansched_options_default(&o);
+			o.scheduler = s;
+			if (run_job(paths[i], &a, &o, &jobs[i * DANSCHED_NSCHEDULERS + s],
+				    &e))
+				rc = report(&e);
+		}
+	if (tty)
+		fprintf(stderr, "\r\033[K");
+	if (rc == 0 && (a.json || a.csv)) {
+		cJSON *root = a.json ? cJSON_CreateObject() : NULL;
+		cJSON *arr = a.json ? cJSON_AddArrayToObject(root, "results")
+				    : NULL;
+		if (a.csv)
+			printf("case,scheduler,peak_vstay,extra_ddr,spills,"
+			       "makespan,seconds\n");
+		for (int k = 0; k < np * DANSCHED_NSCHEDULERS; k++) {
+			job *j = &jobs[k];
+			const char *sn = dansched_scheduler_name(k % DANSCHED_NSCHEDULERS);
+			if (a.csv) {
+				printf("%s,%s,%lld,%lld,%lld,%lld,%.3f\n",
+				       j->case_name, sn,
+				       (long long)j->fig.peak_vstay,
+				       (long long)j->fig.extra_ddr,
+				       (long long)j->fig.spills,
+				       (long long)j->fig.makespan, j->seconds);
+				continue;
+			}
+			cJSON *o = cJSON_CreateObject();
+			cJSON_AddStringToObject(o, "case", j->case_name);
+			cJSON_AddStringToObject(o, "scheduler", sn);
+			for (int m = 0; m < 4; m++) {
+				static const char *keys[4] = {
+					"peak_vstay", "extra_ddr", "spills",
+					"makespan"};
+				cJSON_AddNumberToObject(
+					o, keys[m], (double)metric(&j->fig, m));
+			}
+			cJSON_AddNumberToObject(o, "seconds", j->seconds);
+			cJSON_AddItemToArray(arr, o);
+		}
+		if (a.json)
+			rc = print_json(root);
+	} else if (rc == 0) {
+		static const char *titles[4] = {"peak_vstay (bytes)",
+						"extra_ddr (bytes)", "spills",
+						"makespan (cycles)"};
+		for (int m = 0; m < 4; m++) {
+			printf("%s%s\n\n%-22s", m ? "\n" : "", titles[m],
+			       "case");
+			for (int s = 0; s < DANSCHED_NSCHEDULERS; s++)
+				printf(" %10s", dansched_scheduler_name(s));
+			printf(" %9s %9s\n", "vs orig", "vs best");
+			double sum_o = 0, sum_b = 0;
+			for (int i = 0; i < np; i++) {
+				job *row = &jobs[i * DANSCHED_NSCHEDULERS];
+				printf("%-22s", row->case_name);
+				int64_t best = INT64_MAX;
+				for (int s = 0; s < DANSCHED_NSCHEDULERS; s++) {
+					int64_t v = metric(&row[s].fig, m);
+					printf(" %10lld", (long long)v);
+					if (s != DANSCHED_DAN && v < best)
+						best = v;
+				}
+				int64_t dan = metric(&row[DANSCHED_DAN].fig, m);
+				double ro = reduction(
+					metric(&row[DANSCHED_ORIGINAL].fig, m),
+					dan);
+				double rb = reduction(best, dan);
+				sum_o += ro;
+				sum_b += rb;
+				printf(" %8.1f%% %8.1f%%\n", ro, rb);
+			}
+			printf("%-22s", "average");
+			for (int s = 0; s < DANSCHED_NSCHEDULERS; s++)
+				printf(" %10s", "");
+			printf(" %8.1f%% %8.1f%%\n", sum_o / np, sum_b / np);
+		}
+		printf("\nrun time (seconds, load + plan + check)\n\n%-22s",
+		       "case");
+		for (int s = 0; s < DANSCHED_NSCHEDULERS; s++)
+			printf(" %10s", dansched_scheduler_name(s));
+		printf("\n");
+		for (int i = 0; i < np; i++) {
+			printf("%-22s", jobs[i * DANSCHED_NSCHEDULERS].case_name);
+			for (int s = 0; s < DANSCHED_NSCHEDULERS; s++)
+				printf(" %10.3f", jobs[i * DANSCHED_NSCHEDULERS + s].seconds);
+			printf("\n");
+		}
+	}
+	free_jobs(jobs, np * DANSCHED_NSCHEDULERS);
+	free_list(bundled, bundled ? np : 0);
+	return rc;
+}
+
+/* ---- trace, memmap ---- */
+
+static int cmd_view(int argc, char **argv, bool memmap)
+{
+	const char *usage = memmap ? usage_memmap : usage_trace;
+	args a;
+	int rc = parse_args(argc, argv, usage, &a);
+	if (rc)
+		return rc;
+	if (a.help) {
+		fputs(usage, stdout);
+		return 0;
+	}
+	if (!a.out || a.npos < 2 || a.npos > 4 || a.npos == 3 ||
+	    (memmap && a.npos != 4))
+		return usage_error(usage, "wrong arguments%s", "");
+	dansched_error e;
+	dansched_graph *g;
+	if ((rc = dansched_graph_load(NULL, a.pos[0], &a.caps, &g, &e)))
+		return report(&e);
+	dansched_plan *p;
+	rc = dansched_plan_read(g, a.pos[1], a.npos > 2 ? a.pos[2] : NULL,
+				a.npos > 3 ? a.pos[3] : NULL, &p, &e);
+	if (rc == DANSCHED_OK) {
+		rc = memmap ? dansched_write_memmap(g, p, a.out, &e)
+			    : dansched_write_trace(g, p, a.out, &e);
+		dansched_plan_destroy(p);
+	}
+	dansched_graph_destroy(g);
+	return rc ? report(&e) : 0;
+}
+
+/* ---- gen ---- */
+
+static int cmd_gen(int argc, char **argv)
+{
+	args a;
+	int rc = parse_args(argc, argv, usage_gen, &a);
+	if (rc)
+		return rc;
+	if (a.help) {
+		fputs(usage_gen, stdout);
+		return 0;
+	}
+	if (!a.out || a.nodes <= 0 || a.npos)
+		return usage_error(usage_gen, "gen needs --nodes N and -o "
+			"FILE%s", "");
+	dansched_error e;
+	dansched_graph *g;
+	if ((rc = dansched_generate(NULL, a.kind, a.nodes, (uint64_t)a.seed,
+				    &a.caps, &g, &e)))
+		return report(&e);
+	rc = dansched_graph_save(g, a.out, &e);
+	dansched_graph_destroy(g);
+	return rc ? report(&e) : 0;
 }
 
 int main(int argc, char **argv)
@@ -487,7 +863,7 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	if (strcmp(cmd, "--version") == 0) {
-		printf("dansched %s\n", DS_VERSION);
+		printf("dansched %s\n", dansched_version());
 		return 0;
 	}
 	if (strcmp(cmd, "eval") == 0)
@@ -496,6 +872,14 @@ int main(int argc, char **argv)
 		return cmd_schedule(argc - 2, argv + 2);
 	if (strcmp(cmd, "convert") == 0)
 		return cmd_convert(argc - 2, argv + 2);
+	if (strcmp(cmd, "bench") == 0)
+		return cmd_bench(argc - 2, argv + 2);
+	if (strcmp(cmd, "trace") == 0)
+		return cmd_view(argc - 2, argv + 2, false);
+	if (strcmp(cmd, "memmap") == 0)
+		return cmd_view(argc - 2, argv + 2, true);
+	if (strcmp(cmd, "gen") == 0)
+		return cmd_gen(argc - 2, argv + 2);
 	fprintf(stderr, "dansched: unknown command '%s'\n\n%s", cmd,
 		usage_main);
 	return 2;

@@ -1,0 +1,13 @@
+/* fuzz_csv.c: libFuzzer target for the CSV graph loader.
+ * The input is the nodes table, a NUL byte and the edges table; see
+ * fuzz_entry.h. */
+#include "fuzz_dir.h"
+#include "fuzz_entry.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	fuzz_csv_one(fuzz_dir_get(), data, size);
+	return 0;
+}

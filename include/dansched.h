@@ -1,0 +1,236 @@
+/* dansched.h: the public C API of libdansched.
+ *
+ * dansched plans the execution of one NPU operator graph (a DAG of pipe
+ * operations and ALLOC/FREE buffer nodes) on one core of a Davinci-style
+ * NPU: an order with low peak memory, offsets in the scratchpads with spills
+ * to DDR where they do not fit, and an order in which the pipes overlap.
+ * The problem, the file formats and the figures are those of SPEC.md.
+ *
+ * Conventions.
+ *  - Every function that can fail returns a status (DANSCHED_OK == 0) and,
+ *    when err is not NULL, fills it with one line naming the file and the
+ *    offending item.  Nothing calls exit() or prints.
+ *  - Every allocation goes through the dansched_allocator given when a
+ *    graph is made (NULL: malloc/realloc/free).  Plans use their graph's.
+ *    The one exception is the JSON parser's temporary tree (cJSON only has
+ *    process-wide hooks, which a library must not set).
+ *  - Objects are opaque; each *_destroy accepts NULL.  A plan must be
+ *    destroyed before the graph it was made for.
+ *  - No global mutable state: distinct graphs may be used from distinct
+ *    threads at once.
+ *  - Same input and options, same output, byte for byte.
+ */
+#ifndef DANSCHED_H
+#define DANSCHED_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define DANSCHED_VERSION_MAJOR 0
+#define DANSCHED_VERSION_MINOR 1
+#define DANSCHED_VERSION_PATCH 0
+#define DANSCHED_VERSION_STRING "0.1.0"
+
+/* The version of the library actually linked, "MAJOR.MINOR.PATCH". */
+const char *dansched_version(void);
+
+/* ---- status and errors ---- */
+
+enum {
+	DANSCHED_OK = 0,
+	DANSCHED_INVALID_PLAN = 1, /* a plan breaks a rule of SPEC.md */
+	DANSCHED_BAD_INPUT = 2,	   /* malformed file, graph or argument */
+	DANSCHED_NO_MEMORY = 3	   /* the allocator said no */
+};
+
+typedef struct dansched_error {
+	int status;
+	char message[512];
+} dansched_error;
+
+/* fn(ud, ptr, size): size == 0 frees ptr (which may be NULL) and returns
+ * NULL; otherwise it behaves like realloc(ptr, size) and returns NULL on
+ * failure, leaving ptr untouched. */
+typedef struct dansched_allocator {
+	void *(*fn)(void *ud, void *ptr, size_t size);
+	void *ud;
+} dansched_allocator;
+
+/* ---- memories ---- */
+
+enum {
+	DANSCHED_L1,
+	DANSCHED_UB,
+	DANSCHED_L0A,
+	DANSCHED_L0B,
+	DANSCHED_L0C,
+	DANSCHED_NMEM
+};
+
+typedef struct dansched_caps {
+	int64_t cap[DANSCHED_NMEM]; /* bytes, indexed by DANSCHED_L1... */
+} dansched_caps;
+
+/* L1 4096, UB 1024, L0A 256, L0B 256, L0C 512. */
+void dansched_caps_default(dansched_caps *caps);
+/* Overrides from "L1=8192,UB=2048" (any subset, any order). */
+int dansched_caps_parse(dansched_caps *caps, const char *spec,
+			dansched_error *err);
+/* "L1", "UB", ... or NULL for an index out of range. */
+const char *dansched_memory_name(int memory);
+
+/* ---- graphs ---- */
+
+typedef struct dansched_graph dansched_graph;
+typedef struct dansched_builder dansched_builder;
+
+/* A builder collects nodes and edges in any order; finish validates them
+ * (Ids exactly 0..N-1, edges between existing nodes, no cycle, each buffer
+ * one ALLOC and one FREE of the same Size and Type, Size within its
+ * memory, operations naming existing buffers).  name is used in messages.
+ * Returns NULL when out of memory. */
+dansched_builder *dansched_builder_new(const dansched_allocator *alloc,
+				       const char *name);
+/* A buffer node: ALLOC (is_free 0) or FREE (is_free 1) of buffer bufid in
+ * memory "L1", "UB", "L0A", "L0B" or "L0C". */
+int dansched_builder_add_buffer(dansched_builder *b, int64_t id, int is_free,
+				int64_t bufid, int64_t size,
+				const char *memory, dansched_error *err);
+/* An operation node running `cycles` on `pipe` and using `nbufs` buffers. */
+int dansched_builder_add_op(dansched_builder *b, int64_t id, const char *op,
+			    const char *pipe, int64_t cycles,
+			    const int64_t *bufs, int32_t nbufs,
+			    dansched_error *err);
+/* dst may start only after src has finished. */
+int dansched_builder_add_edge(dansched_builder *b, int64_t src, int64_t dst,
+			      dansched_error *err);
+/* Validates and makes the graph (caps NULL: the defaults).  The builder is
+ * emptied either way and must still be destroyed. */
+int dansched_builder_finish(dansched_builder *b, const dansched_caps *caps,
+			    dansched_graph **out, dansched_error *err);
+void dansched_builder_destroy(dansched_builder *b);
+
+/* Loads a graph file: JSON as in SPEC.md, or CSV when path ends in .csv
+ * (then path is the nodes table NAME_nodes.csv, with NAME_edges.csv
+ * beside it). */
+int dansched_graph_load(const dansched_allocator *alloc, const char *path,
+			const dansched_caps *caps, dansched_graph **out,
+			dansched_error *err);
+/* Writes JSON, or CSV when path ends in .csv; atomically. */
+int dansched_graph_save(const dansched_graph *g, const char *path,
+			dansched_error *err);
+/* A synthetic graph of about `nodes` nodes; kind is "matmul",
+ * "attention", "conv" or "random"; the same for the same seed. */
+int dansched_generate(const dansched_allocator *alloc, const char *kind,
+		      int64_t nodes, uint64_t seed, const dansched_caps *caps,
+		      dansched_graph **out, dansched_error *err);
+void dansched_graph_destroy(dansched_graph *g);
+
+int32_t dansched_graph_nodes(const dansched_graph *g);
+int32_t dansched_graph_buffers(const dansched_graph *g);
+/* The case name of a graph file ("data/Matmul_Case0.json" ->
+ * "Matmul_Case0") into buf; DANSCHED_BAD_INPUT when it does not fit. */
+int dansched_case_name(const char *path, char *buf, size_t size);
+
+/* ---- figures ---- */
+
+typedef struct dansched_figures {
+	int64_t nodes;		   /* graph nodes, spill nodes not counted */
+	int64_t peak_vstay;	   /* max live L1+UB bytes */
+	int64_t extra_ddr;	   /* bytes moved by spills */
+	int64_t spills;		   /* SPILL_OUT/SPILL_IN pairs */
+	int64_t makespan;	   /* cycles of the replay */
+	int64_t lb_critical_path;  /* longest path of the graph, cycles */
+	int64_t lb_pipe_load;	   /* busiest pipe's cycles, spills included */
+	int64_t peak_mem[DANSCHED_NMEM]; /* peak occupied bytes per memory */
+} dansched_figures;
+
+/* ---- planning ---- */
+
+enum {
+	DANSCHED_ORIGINAL,   /* node-Id order, first fit, furthest next use */
+	DANSCHED_FREE_FIRST, /* Kahn FREE first / ALLOC last, best fit */
+	DANSCHED_LPMF,	     /* PyTorch Inductor's lpmf, best fit */
+	DANSCHED_CP_LIST,    /* HEFT-style critical path list, first fit */
+	DANSCHED_VPUX,	     /* OpenVINO NPU per-executor queues */
+	DANSCHED_DAN,	     /* MPAS -> DLR -> CPE */
+	DANSCHED_NSCHEDULERS
+};
+enum { DANSCHED_MPAS = 1, DANSCHED_DLR = 2, DANSCHED_CPE = 3 };
+
+/* "original", ..., "dan"; NULL out of range.  from_name: -1 if unknown. */
+const char *dansched_scheduler_name(int scheduler);
+int dansched_scheduler_from_name(const char *name);
+/* "mpas", "dlr", "cpe"; from_name: -1 if unknown. */
+const char *dansched_stage_name(int stage);
+int dansched_stage_from_name(const char *name);
+
+typedef struct dansched_options {
+	int scheduler;		   /* DANSCHED_DAN by default */
+	int stage;		   /* dan: last stage to run (DANSCHED_CPE) */
+	int64_t effort;		   /* search iterations; 0: the default */
+	double traffic_budget_pct; /* CPE may add this % of DLR's traffic (5) */
+	double peak_budget_pct;	   /* CPE may add this % to peak_vstay (0) */
+	/* called after each stage with its CPU time and figures, or NULL */
+	void (*progress)(void *ud, const char *stage, double seconds,
+			 const dansched_figures *fig);
+	void *progress_ud;
+} dansched_options;
+
+void dansched_options_default(dansched_options *o);
+
+typedef struct dansched_plan dansched_plan;
+
+/* Plans g.  On success *out is a plan that the evaluator has accepted
+ * (an MPAS-only plan is an order without offsets) and fig (if not NULL)
+ * holds its figures.  A graph that cannot be placed at all (one node needs
+ * more of a memory than it holds) gives DANSCHED_BAD_INPUT. */
+int dansched_schedule(const dansched_graph *g, const dansched_options *o,
+		      dansched_plan **out, dansched_figures *fig,
+		      dansched_error *err);
+
+/* Reads the benchmark's result files; memory and spill may be NULL. */
+int dansched_plan_read(const dansched_graph *g, const char *schedule,
+		       const char *memory, const char *spill,
+		       dansched_plan **out, dansched_error *err);
+/* Replays p on the machine model, checks every rule (q1: also at most one
+ * live buffer in each L0 memory) and measures it.  DANSCHED_INVALID_PLAN
+ * with the rule, node and buffer in the message when a rule is broken. */
+int dansched_evaluate(const dansched_graph *g, const dansched_plan *p,
+		      int q1, dansched_figures *fig, dansched_error *err);
+/* Writes DIR/CASE_schedule.txt, and _memory.txt and _spill.txt when the
+ * plan has offsets; all or nothing. */
+int dansched_plan_write(const dansched_graph *g, const dansched_plan *p,
+			const char *dir, const char *case_name,
+			dansched_error *err);
+/* The replay as a Chrome Trace Event file (Perfetto), and the memory
+ * layout over time as an SVG (needs offsets). */
+int dansched_write_trace(const dansched_graph *g, const dansched_plan *p,
+			 const char *path, dansched_error *err);
+int dansched_write_memmap(const dansched_graph *g, const dansched_plan *p,
+			  const char *path, dansched_error *err);
+void dansched_plan_destroy(dansched_plan *p);
+
+/* The order: node Ids, graph nodes 0..N-1 and spill nodes (SPILL_OUT of
+ * spill k is N+2k, its SPILL_IN N+2k+1).  Valid while p lives. */
+int32_t dansched_plan_length(const dansched_plan *p);
+const int32_t *dansched_plan_order(const dansched_plan *p);
+/* 1 when the plan places buffers (it has offsets and spills), else 0. */
+int dansched_plan_has_offsets(const dansched_plan *p);
+/* Offset of buffer bufid at its ALLOC, or -1 (no offsets, or unknown). */
+int64_t dansched_plan_offset(const dansched_graph *g, const dansched_plan *p,
+			     int64_t bufid);
+int32_t dansched_plan_spill_count(const dansched_plan *p);
+/* Spill k: the buffer and its offset after SPILL_IN. */
+int dansched_plan_spill(const dansched_graph *g, const dansched_plan *p,
+			int32_t k, int64_t *bufid, int64_t *new_offset);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

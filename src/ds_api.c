@@ -1,0 +1,483 @@
+/* ds_api.c: the public API (include/dansched.h) over the internal modules.
+ *
+ * The public objects wrap the internal ones together with a copy of the
+ * caller's allocator, so that the internal structures can keep a stable
+ * pointer to it.  Status codes and memory indices are the same numbers on
+ * both sides (checked below at compile time). */
+#include "dansched.h"
+#include "ds_pipeline.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* (int) casts: the two sides are distinct anonymous enums */
+_Static_assert((int)DANSCHED_OK == (int)DS_OK &&
+		       (int)DANSCHED_INVALID_PLAN == (int)DS_EPLAN &&
+		       (int)DANSCHED_BAD_INPUT == (int)DS_EINPUT &&
+		       (int)DANSCHED_NO_MEMORY == (int)DS_ENOMEM,
+	       "status codes agree");
+_Static_assert((int)DANSCHED_NMEM == (int)DS_NMEM &&
+		       (int)DANSCHED_L0C == (int)DS_L0C,
+	       "memory indices agree");
+_Static_assert((int)DANSCHED_NSCHEDULERS == (int)DS_NSCHED &&
+		       (int)DANSCHED_DAN == (int)DS_SCHED_DAN &&
+		       (int)DANSCHED_CPE == (int)DS_STAGE_CPE,
+	       "scheduler and stage numbers agree");
+_Static_assert(sizeof(((dansched_error *)0)->message) ==
+		       sizeof(((ds_err *)0)->msg),
+	       "error messages have the same room");
+
+struct dansched_graph {
+	ds_heap heap;
+	ds_graph *g;
+};
+
+struct dansched_builder {
+	ds_heap heap;
+	ds_builder *b;
+};
+
+struct dansched_plan {
+	ds_heap heap;
+	ds_plan p;
+};
+
+/* Runs an internal call with a ds_err and copies it out. */
+static int out_err(int rc, const ds_err *e, dansched_error *err)
+{
+	if (err) {
+		err->status = rc;
+		if (rc)
+			memcpy(err->message, e->msg, sizeof err->message);
+		else
+			err->message[0] = 0;
+	}
+	return rc;
+}
+
+static ds_heap heap_of(const dansched_allocator *a)
+{
+	if (a && a->fn) {
+		ds_heap h = {a->fn, a->ud};
+		return h;
+	}
+	return *ds_heap_std();
+}
+
+static int no_memory(dansched_error *err)
+{
+	ds_err e;
+	return out_err(ds_fail(&e, DS_ENOMEM, "out of memory"), &e, err);
+}
+
+const char *dansched_version(void) { return DS_VERSION; }
+
+void dansched_caps_default(dansched_caps *caps)
+{
+	ds_caps c;
+	ds_caps_default(&c);
+	memcpy(caps->cap, c.cap, sizeof c.cap);
+}
+
+int dansched_caps_parse(dansched_caps *caps, const char *spec,
+			dansched_error *err)
+{
+	ds_caps c;
+	ds_err e;
+	memcpy(c.cap, caps->cap, sizeof c.cap);
+	int rc = ds_caps_parse(&c, spec, &e);
+	if (rc == DS_OK)
+		memcpy(caps->cap, c.cap, sizeof c.cap);
+	return out_err(rc, &e, err);
+}
+
+const char *dansched_memory_name(int memory)
+{
+	return memory >= 0 && memory < DS_NMEM ? ds_mem_names[memory] : NULL;
+}
+
+static ds_caps caps_of(const dansched_caps *caps)
+{
+	ds_caps c;
+	if (caps)
+		memcpy(c.cap, caps->cap, sizeof c.cap);
+	else
+		ds_caps_default(&c);
+	return c;
+}
+
+/* ---- graphs ---- */
+
+dansched_builder *dansched_builder_new(const dansched_allocator *alloc,
+				       const char *name)
+{
+	ds_heap h = heap_of(alloc);
+	dansched_builder *b = ds_alloc(&h, 1, sizeof *b);
+	if (!b)
+		return NULL;
+	b->heap = h;
+	b->b = ds_builder_new(&b->heap, name);
+	if (!b->b) {
+		ds_free(&h, b);
+		return NULL;
+	}
+	return b;
+}
+
+int dansched_builder_add_buffer(dansched_builder *b, int64_t id, int is_free,
+				int64_t bufid, int64_t size,
+				const char *memory, dansched_error *err)
+{
+	ds_err e;
+	return out_err(ds_builder_buffer(b->b, id, is_free != 0, bufid, size,
+					 memory, &e),
+		       &e, err);
+}
+
+int dansched_builder_add_op(dansched_builder *b, int64_t id, const char *op,
+			    const char *pipe, int64_t cycles,
+			    const int64_t *bufs, int32_t nbufs,
+			    dansched_error *err)
+{
+	ds_err e;
+	return out_err(ds_builder_op(b->b, id, op, pipe, cycles, bufs, nbufs,
+				     &e),
+		       &e, err);
+}
+
+int dansched_builder_add_edge(dansched_builder *b, int64_t src, int64_t dst,
+			      dansched_error *err)
+{
+	ds_err e;
+	return out_err(ds_builder_edge(b->b, src, dst, &e), &e, err);
+}
+
+/* A graph wrapper whose heap the internal graph will point at. */
+static dansched_graph *graph_new(const ds_heap *h)
+{
+	dansched_graph *g = ds_alloc(h, 1, sizeof *g);
+	if (g)
+		g->heap = *h;
+	return g;
+}
+
+int dansched_builder_finish(dansched_builder *b, const dansched_caps *caps,
+			    dansched_graph **out, dansched_error *err)
+{
+	*out = NULL;
+	dansched_graph *g = graph_new(&b->heap);
+	if (!g)
+		return no_memory(err);
+	/* the graph keeps a pointer to its heap: its own copy, not ours */
+	ds_builder_rehome(b->b, &g->heap);
+	ds_caps c = caps_of(caps);
+	ds_err e;
+	int rc = ds_builder_finish(b->b, &c, &g->g, &e);
+	ds_builder_rehome(b->b, &b->heap);
+	if (rc) {
+		ds_free(&b->heap, g);
+		return out_err(rc, &e, err);
+	}
+	*out = g;
+	return out_err(DS_OK, &e, err);
+}
+
+void dansched_builder_destroy(dansched_builder *b)
+{
+	if (!b)
+		return;
+	ds_heap h = b->heap;
+	ds_builder_free(b->b);
+	ds_free(&h, b);
+}
+
+int dansched_graph_load(const dansched_allocator *alloc, const char *path,
+			const dansched_caps *caps, dansched_graph **out,
+			dansched_error *err)
+{
+	ds_heap h = heap_of(alloc);
+	*out = NULL;
+	dansched_graph *g = graph_new(&h);
+	if (!g)
+		return no_memory(err);
+	ds_caps c = caps_of(caps);
+	ds_err e;
+	int rc = ds_load_graph(&g->heap, path, &c, &g->g, &e);
+	if (rc) {
+		ds_free(&h, g);
+		return out_err(rc, &e, err);
+	}
+	*out = g;
+	return out_err(DS_OK, &e, err);
+}
+
+int dansched_graph_save(const dansched_graph *g, const char *path,
+			dansched_error *err)
+{
+	ds_err e;
+	int rc = ds_write_graph(g->g, path, &e);
+	return out_err(rc, &e, err);
+}
+
+int dansched_generate(const dansched_allocator *alloc, const char *kind,
+		      int64_t nodes, uint64_t seed, const dansched_caps *caps,
+		      dansched_graph **out, dansched_error *err)
+{
+	static const char *const kinds[] = {"matmul", "attention", "conv",
+					    "random"};
+	static const int ids[] = {DS_GEN_MATMUL, DS_GEN_ATTENTION, DS_GEN_CONV,
+				  DS_GEN_RANDOM};
+	ds_err e;
+	*out = NULL;
+	int k = -1;
+	for (int i = 0; i < 4; i++)
+		if (kind && strcmp(kind, kinds[i]) == 0)
+			k = ids[i];
+	if (k < 0)
+		return out_err(ds_fail(&e, DS_EINPUT,
+				       "unknown graph kind '%s' (matmul, "
+				       "attention, conv, random)",
+				       kind ? kind : "(null)"),
+			       &e, err);
+	ds_heap h = heap_of(alloc);
+	dansched_graph *g = graph_new(&h);
+	if (!g)
+		return no_memory(err);
+	ds_caps c = caps_of(caps);
+	int rc = ds_generate(&g->heap, k, nodes, seed, &c, &g->g, &e);
+	if (rc) {
+		ds_free(&h, g);
+		return out_err(rc, &e, err);
+	}
+	*out = g;
+	return out_err(DS_OK, &e, err);
+}
+
+void dansched_graph_destroy(dansched_graph *g)
+{
+	if (!g)
+		return;
+	ds_heap h = g->heap;
+	ds_graph_free(g->g);
+	ds_free(&h, g);
+}
+
+int32_t dansched_graph_nodes(const dansched_graph *g) { return g->g->n; }
+int32_t dansched_graph_buffers(const dansched_graph *g) { return g->g->nbuf; }
+
+int dansched_case_name(const char *path, char *buf, size_t size)
+{
+	const char *start;
+	size_t l = ds_case_span(path, &start);
+	if (l >= size)
+		return DS_EINPUT;
+	memcpy(buf, start, l);
+	buf[l] = 0;
+	return DS_OK;
+}
+
+/* ---- planning ---- */
+
+const char *dansched_scheduler_name(int s)
+{
+	return s >= 0 && s < DS_NSCHED ? ds_sched_names[s] : NULL;
+}
+
+int dansched_scheduler_from_name(const char *name)
+{
+	for (int s = 0; s < DS_NSCHED; s++)
+		if (strcmp(name, ds_sched_names[s]) == 0)
+			return s;
+	return -1;
+}
+
+const char *dansched_stage_name(int stage)
+{
+	return stage >= 1 && stage <= 3 ? ds_stage_names[stage] : NULL;
+}
+
+int dansched_stage_from_name(const char *name)
+{
+	for (int s = 1; s <= 3; s++)
+		if (strcmp(name, ds_stage_names[s]) == 0)
+			return s;
+	return -1;
+}
+
+void dansched_options_default(dansched_options *o)
+{
+	ds_run_opts r;
+	ds_run_opts_default(&r);
+	memset(o, 0, sizeof *o);
+	o->scheduler = r.scheduler;
+	o->stage = r.stage;
+	o->traffic_budget_pct = r.cpe.traffic_budget_pct;
+	o->peak_budget_pct = r.cpe.peak_budget_pct;
+}
+
+static void figures_out(const ds_figures *f, dansched_figures *fig)
+{
+	if (!fig)
+		return;
+	fig->nodes = f->nodes;
+	fig->peak_vstay = f->peak_vstay;
+	fig->extra_ddr = f->extra_ddr;
+	fig->spills = f->spills;
+	fig->makespan = f->makespan;
+	fig->lb_critical_path = f->lb_critical_path;
+	fig->lb_pipe_load = f->lb_pipe_load;
+	memcpy(fig->peak_mem, f->peak_mem, sizeof fig->peak_mem);
+}
+
+/* Relays the internal progress callback to the caller's. */
+static void relay_progress(void *ud, const char *stage, double seconds,
+			   const ds_figures *f)
+{
+	const dansched_options *o = ud;
+	dansched_figures fig;
+	figures_out(f, &fig);
+	o->progress(o->progress_ud, stage, seconds, &fig);
+}
+
+static dansched_plan *plan_new(const dansched_graph *g)
+{
+	dansched_plan *p = ds_alloc(&g->heap, 1, sizeof *p);
+	if (p)
+		p->heap = g->heap;
+	return p;
+}
+
+int dansched_schedule(const dansched_graph *g, const dansched_options *o,
+		      dansched_plan **out, dansched_figures *fig,
+		      dansched_error *err)
+{
+	dansched_options def;
+	if (!o) {
+		dansched_options_default(&def);
+		o = &def;
+	}
+	ds_run_opts r;
+	ds_run_opts_default(&r);
+	r.scheduler = o->scheduler;
+	r.stage = o->stage;
+	r.mpas.effort = r.dlr.effort = r.cpe.effort = o->effort;
+	r.cpe.traffic_budget_pct = o->traffic_budget_pct;
+	r.cpe.peak_budget_pct = o->peak_budget_pct;
+	if (o->progress) {
+		r.progress = relay_progress;
+		r.progress_ud = (void *)o;
+	}
+	ds_err e;
+	*out = NULL;
+	if (r.stage < DS_STAGE_MPAS || r.stage > DS_STAGE_CPE)
+		return out_err(ds_fail(&e, DS_EINPUT, "unknown stage %d",
+				       r.stage),
+			       &e, err);
+	dansched_plan *p = plan_new(g);
+	if (!p)
+		return no_memory(err);
+	ds_figures f;
+	int rc = ds_run(g->g, &r, &p->p, &f, &e);
+	if (rc) {
+		ds_free(&g->heap, p);
+		return out_err(rc, &e, err);
+	}
+	figures_out(&f, fig);
+	*out = p;
+	return out_err(DS_OK, &e, err);
+}
+
+int dansched_plan_read(const dansched_graph *g, const char *schedule,
+		       const char *memory, const char *spill,
+		       dansched_plan **out, dansched_error *err)
+{
+	*out = NULL;
+	dansched_plan *p = plan_new(g);
+	if (!p)
+		return no_memory(err);
+	ds_err e;
+	int rc = ds_plan_read(g->g, schedule, memory, spill, &p->p, &e);
+	if (rc) {
+		ds_free(&g->heap, p);
+		return out_err(rc, &e, err);
+	}
+	*out = p;
+	return out_err(DS_OK, &e, err);
+}
+
+int dansched_evaluate(const dansched_graph *g, const dansched_plan *p,
+		      int q1, dansched_figures *fig, dansched_error *err)
+{
+	ds_replay_opts o = {.q1 = q1 != 0};
+	ds_figures f;
+	ds_err e;
+	int rc = ds_replay(g->g, &p->p, &o, &f, &e);
+	if (rc == DS_OK)
+		figures_out(&f, fig);
+	return out_err(rc, &e, err);
+}
+
+int dansched_plan_write(const dansched_graph *g, const dansched_plan *p,
+			const char *dir, const char *case_name,
+			dansched_error *err)
+{
+	ds_err e;
+	return out_err(ds_plan_write(g->g, &p->p, dir, case_name, &e), &e, err);
+}
+
+int dansched_write_trace(const dansched_graph *g, const dansched_plan *p,
+			 const char *path, dansched_error *err)
+{
+	ds_err e;
+	return out_err(ds_write_trace(g->g, &p->p, path, &e), &e, err);
+}
+
+int dansched_write_memmap(const dansched_graph *g, const dansched_plan *p,
+			  const char *path, dansched_error *err)
+{
+	ds_err e;
+	return out_err(ds_write_memmap(g->g, &p->p, path, &e), &e, err);
+}
+
+void dansched_plan_destroy(dansched_plan *p)
+{
+	if (!p)
+		return;
+	ds_heap h = p->heap;
+	ds_plan_free(&h, &p->p);
+	ds_free(&h, p);
+}
+
+int32_t dansched_plan_length(const dansched_plan *p) { return p->p.len; }
+
+const int32_t *dansched_plan_order(const dansched_plan *p)
+{
+	return p->p.order;
+}
+
+int dansched_plan_has_offsets(const dansched_plan *p)
+{
+	return p->p.offset != NULL;
+}
+
+int64_t dansched_plan_offset(const dansched_graph *g, const dansched_plan *p,
+			     int64_t bufid)
+{
+	int32_t b = ds_graph_find_buf(g->g, bufid);
+	return b < 0 || !p->p.offset ? -1 : p->p.offset[b];
+}
+
+int32_t dansched_plan_spill_count(const dansched_plan *p)
+{
+	return p->p.nspill;
+}
+
+int dansched_plan_spill(const dansched_graph *g, const dansched_plan *p,
+			int32_t k, int64_t *bufid, int64_t *new_offset)
+{
+	if (k < 0 || k >= p->p.nspill)
+		return DS_EINPUT;
+	*bufid = g->g->buf_id[p->p.spill[k].buf];
+	*new_offset = p->p.spill[k].offset;
+	return DS_OK;
+}

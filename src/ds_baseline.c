@@ -1,0 +1,243 @@
+/* ds_baseline.c: the orders of the external baselines the paper compares
+ * against, re-implemented over our graph.
+ *
+ *  lpmf     PyTorch Inductor's reorder_for_peak_memory: "least peak memory
+ *           first" greedy, with its BFS and DFS fallbacks; the order with
+ *           the lowest peak of the three wins.
+ *  cp-list  HEFT-style list scheduling: upward rank (longest path to the
+ *           end in cycles), highest rank first.
+ *  vpux     OpenVINO NPU feasible-memory scheduler: per-executor (pipe)
+ *           ready queues served in turn, buffers allocated as late and
+ *           freed as early as the queues allow.
+ *
+ * Requires: a valid graph.  Guarantees: topological orders of all n nodes;
+ * lpmf and vpux gate L0 ALLOCs by the one-live rule like free-first (so
+ * their peak_vstay is comparable), cp-list does not (HEFT knows no memory).
+ * Cost: O((N + E) log N) each. */
+#include "ds_stage.h"
+
+#include <string.h>
+
+/* Shared Kahn driver: pick(ctx, ready...) is replaced by a key per node;
+ * the smallest (key, Id) ready node runs next.  With gate set, an L0 ALLOC
+ * waits while its memory holds a live buffer, unless nothing else can
+ * run. */
+typedef int64_t (*key_fn)(const ds_graph *g, void *ctx, int32_t v);
+
+static int kahn(const ds_graph *g, key_fn key, void *ctx, bool gate,
+		int32_t *order, ds_err *e)
+{
+	const ds_heap *h = g->heap;
+	const int32_t n = g->n;
+	int32_t *indeg = ds_alloc(h, (size_t)n, sizeof *indeg);
+	ds_heapq q, held[DS_NMEM]; /* gated L0 ALLOCs, per memory */
+	memset(held, 0, sizeof held);
+	int rc = ds_heapq_init(&q, h, n);
+	for (int m = 0; m < DS_NMEM && rc == DS_OK; m++)
+		if (!ds_mem_stays(m))
+			rc = ds_heapq_init(&held[m], h, n);
+	if (!indeg || rc) {
+		rc = ds_fail(e, DS_ENOMEM, "out of memory");
+		goto out;
+	}
+	int32_t live[DS_NMEM] = {0};
+	for (int32_t v = 0; v < n; v++) {
+		indeg[v] = g->pred_off[v + 1] - g->pred_off[v];
+		if (!indeg[v])
+			ds_heapq_push(&q, key(g, ctx, v), v);
+	}
+	for (int32_t len = 0; len < n; len++) {
+		int32_t v = -1;
+		while (q.n > 0) {
+			int64_t ck = q.key[0];
+			int32_t c = ds_heapq_pop(&q);
+			int m = g->kind[c] == DS_ALLOC ? g->buf_mem[g->buf[c]]
+						       : DS_L1;
+			if (gate && !ds_mem_stays(m) && live[m] > 0) {
+				ds_heapq_push(&held[m], ck, c);
+				continue;
+			}
+			v = c;
+			break;
+		}
+		if (v < 0) {
+			/* only gated ALLOCs: run one rather than deadlock */
+			int mb = -1;
+			for (int m = 0; m < DS_NMEM; m++)
+				if (held[m].n > 0 &&
+				    (mb < 0 || held[m].key[0] < held[mb].key[0] ||
+				     (held[m].key[0] == held[mb].key[0] &&
+				      held[m].node[0] < held[mb].node[0])))
+					mb = m;
+			v = ds_heapq_pop(&held[mb]);
+		}
+		order[len] = v;
+		if (g->kind[v] != DS_OP) {
+			int m = g->buf_mem[g->buf[v]];
+			if (!ds_mem_stays(m)) {
+				live[m] += g->kind[v] == DS_ALLOC ? 1 : -1;
+				/* gating changes only here: the best held
+				 * ALLOC of m competes again */
+				if (live[m] == 0 && held[m].n > 0) {
+					int64_t ck = held[m].key[0];
+					int32_t c = ds_heapq_pop(&held[m]);
+					ds_heapq_push(&q, ck, c);
+				}
+			}
+		}
+		for (int32_t k = g->succ_off[v]; k < g->succ_off[v + 1]; k++) {
+			int32_t w = g->succ[k];
+			if (--indeg[w] == 0)
+				ds_heapq_push(&q, key(g, ctx, w), w);
+		}
+	}
+out:
+	ds_free(h, indeg);
+	ds_heapq_free(&q);
+	for (int m = 0; m < DS_NMEM; m++)
+		ds_heapq_free(&held[m]);
+	return rc;
+}
+
+/* peak_vstay of an order (graph nodes only). */
+static int64_t order_peak(const ds_graph *g, const int32_t *order)
+{
+	int64_t cur = 0, peak = 0;
+	for (int32_t i = 0; i < g->n; i++) {
+		int32_t v = order[i];
+		if (g->kind[v] == DS_OP)
+			continue;
+		int32_t b = g->buf[v];
+		if (!ds_mem_stays(g->buf_mem[b]))
+			continue;
+		cur += g->kind[v] == DS_ALLOC ? g->buf_size[b] : -g->buf_size[b];
+		if (cur > peak)
+			peak = cur;
+	}
+	return peak;
+}
+
+/* ---- lpmf ---- */
+
+/* The greedy of Inductor's topological_sort_lpmf: for each ready node,
+ * mem1 is the memory while it runs, mem2 after it; among nodes whose mem1
+ * stays within the peak so far pick the least mem2, otherwise the least
+ * mem1.  Here an ALLOC raises both by its size and a FREE lowers mem2, so
+ * the rule reduces to a fixed key: the largest FREE first, then operations,
+ * then the smallest ALLOC (one that fits under the peak, when any does, is
+ * also the smallest).  L0 buffers do not count towards the peak. */
+static int64_t key_lpmf(const ds_graph *g, void *ctx, int32_t v)
+{
+	(void)ctx;
+	if (g->kind[v] == DS_OP)
+		return 0;
+	int32_t b = g->buf[v];
+	if (!ds_mem_stays(g->buf_mem[b]))
+		return 0;
+	return g->kind[v] == DS_ALLOC ? g->buf_size[b] : -g->buf_size[b];
+}
+
+/* BFS fallback: Kahn by the step at which a node became ready. */
+static int64_t key_bfs(const ds_graph *g, void *ctx, int32_t v)
+{
+	(void)g;
+	(void)v;
+	return (*(int64_t *)ctx)++;
+}
+
+/* DFS fallback: the most recently readied node first. */
+static int64_t key_dfs(const ds_graph *g, void *ctx, int32_t v)
+{
+	(void)g;
+	(void)v;
+	return -(*(int64_t *)ctx)++;
+}
+
+int ds_order_lpmf(const ds_graph *g, int32_t *order, ds_err *e)
+{
+	const ds_heap *h = g->heap;
+	int32_t *alt = ds_alloc(h, (size_t)g->n, sizeof *alt);
+	if (!alt)
+		return ds_fail(e, DS_ENOMEM, "out of memory");
+	int rc = kahn(g, key_lpmf, NULL, true, order, e);
+	int64_t best = rc ? 0 : order_peak(g, order);
+	key_fn fallbacks[2] = {key_bfs, key_dfs};
+	for (int k = 0; k < 2 && rc == DS_OK; k++) {
+		int64_t tick = 0;
+		rc = kahn(g, fallbacks[k], &tick, true, alt, e);
+		int64_t p = rc ? 0 : order_peak(g, alt);
+		if (rc == DS_OK && p < best) {
+			best = p;
+			memcpy(order, alt, (size_t)g->n * sizeof *order);
+		}
+	}
+	ds_free(h, alt);
+	return rc;
+}
+
+/* ---- cp-list ---- */
+
+/* Upward rank: cycles of v plus the longest path after it. */
+static int upward_rank(const ds_graph *g, int64_t *rank)
+{
+	for (int32_t i = g->n - 1; i >= 0; i--) {
+		int32_t v = g->topo[i];
+		int64_t best = 0;
+		for (int32_t k = g->succ_off[v]; k < g->succ_off[v + 1]; k++)
+			if (rank[g->succ[k]] > best)
+				best = rank[g->succ[k]];
+		rank[v] = best + g->cycles[v];
+	}
+	return DS_OK;
+}
+
+static int64_t key_rank(const ds_graph *g, void *ctx, int32_t v)
+{
+	(void)g;
+	return -((int64_t *)ctx)[v];
+}
+
+int ds_order_cp_list(const ds_graph *g, int32_t *order, ds_err *e)
+{
+	int64_t *rank = ds_alloc(g->heap, (size_t)g->n, sizeof *rank);
+	if (!rank)
+		return ds_fail(e, DS_ENOMEM, "out of memory");
+	upward_rank(g, rank);
+	int rc = kahn(g, key_rank, rank, false, order, e);
+	ds_free(g->heap, rank);
+	return rc;
+}
+
+/* ---- vpux ---- */
+
+/* Executors are served in turn: an operation's key is (round, pipe), where
+ * a pipe's round counts the operations already queued on it, so no pipe
+ * runs far ahead of the others.  Buffers are allocated only when nothing
+ * else is ready (the scheduler allocates an op's buffers as it admits it)
+ * and freed as soon as they can be. */
+typedef struct vpux_ctx {
+	int64_t *round; /* per pipe */
+	int32_t npipes;
+} vpux_ctx;
+
+static int64_t key_vpux(const ds_graph *g, void *ctx, int32_t v)
+{
+	vpux_ctx *c = ctx;
+	if (g->kind[v] == DS_FREE)
+		return INT64_MIN / 2;
+	if (g->kind[v] == DS_ALLOC)
+		return INT64_MAX / 2;
+	int32_t p = g->pipe[v];
+	return c->round[p]++ * (c->npipes + 1) + p;
+}
+
+int ds_order_vpux(const ds_graph *g, int32_t *order, ds_err *e)
+{
+	vpux_ctx c = {ds_alloc(g->heap, (size_t)g->npipes + 1, sizeof(int64_t)),
+		      g->npipes};
+	if (!c.round)
+		return ds_fail(e, DS_ENOMEM, "out of memory");
+	int rc = kahn(g, key_vpux, &c, true, order, e);
+	ds_free(g->heap, c.round);
+	return rc;
+}

@@ -1,0 +1,1611 @@
+/* ds_cpe.c: stage 3, critical path enhancement.
+ *
+ * Requires: a graph and a full plan for it that ds_replay accepts (order
+ * with spill nodes, offsets, spills), e.g. stage 2's.
+ * Guarantees: a plan that ds_replay accepts, with the same spills (so the
+ * same extra DDR traffic), a peak_vstay at most peak_budget_pct percent
+ * above the input's, and a makespan no longer than the input's: the input
+ * itself when nothing better is found.
+ *
+ * How: rounds over a "backbone" plan (the input, then the best plan found
+ * so far), each a few passes of list scheduling.
+ *  - The backbone gives a constraint graph: graph edges, spill edges (its
+ *    spills stay, each between the same uses of its buffer) and residency
+ *    (a use stays inside its buffer's occupancy).
+ *  - Non-delay list scheduling simulates the machine: each idle pipe issues
+ *    its best ready operation, so the order built is one whose replay
+ *    (SPEC.md) runs at the simulated times.  ALLOCs cost nothing and are
+ *    issued lazily, right before their first user, FREEs as soon as they
+ *    can; a load thus moves early exactly as far as memory lets it, and
+ *    double buffering appears where memory allows.
+ *  - Memory, two ways.  "Fixed": the backbone's offsets are kept and its
+ *    address-reuse edges join the constraints, so any order the scheduler
+ *    builds is valid.  "Online": offsets are chosen as the simulation
+ *    issues each ALLOC and SPILL_IN, in a window free at that time (the
+ *    tightest fit), so a load waits only for memory really in use.
+ *  - Guards (see guard_commit) keep peak_vstay within budget and, online,
+ *    the bytes of each memory within its capacity, measured against the
+ *    backbone's profile so that the backbone's own next node is always
+ *    allowed: no deadlock on bytes.  Online placement can still meet
+ *    fragmentation; that candidate is dropped.
+ *  - Priorities: first the backbone's order, then forward-backward
+ *    improvement: a pass over the reversed graph, priority to what ends
+ *    last, gives each node a resource-aware latest start, the priority of
+ *    the next forward pass.
+ *  - Fixed-mode orders are also re-placed afterwards (offsets whose
+ *    previous occupants ended earliest), which removes reuse edges from the
+ *    critical path for the next round.
+ * Every candidate is checked with ds_replay; the best valid one is kept.
+ *
+ * Cost, per pass: O((N + E) log N) for the constraint graph and the list
+ * scheduling, plus O(R^2) per placement (R: address segments of a memory,
+ * tens here) and a replay.  Rounds and passes are bounded (effort). */
+#include "ds_stage.h"
+
+#include <string.h>
+#ifdef CPE_DEBUG
+#include <stdio.h>
+#define DBG(...) fprintf(stderr, __VA_ARGS__)
+#else
+#define DBG(...) ((void)0)
+#endif
+
+/* edge types: order only, timed, the address-reuse edges of the fixed
+ * mode (timed), and online the backbone's reuse edges, kept apart */
+enum { E_ORDER = 0, E_TIMED = 1, E_REUSE = 2, E_BPREV = 3 };
+enum { K_OP, K_ALLOC, K_FREE, K_SOUT, K_SIN };
+/* node states in the list scheduler */
+enum { S_WAIT, S_PARKED, S_QUEUED, S_ISSUED };
+/* guarded resources: vstay, then the bytes of each memory */
+enum { R_VSTAY = 0, NRES = 1 + DS_NMEM };
+
+/* ---- address segments of one memory (as in ds_replay) ---- */
+
+/* Segment s covers [lo[s], lo[s+1]) (the last one up to the capacity) and
+ * was last occupied by occupancy occ[s] (-1: never). */
+typedef struct segmap {
+	int64_t *lo;
+	int32_t *occ;
+	int32_t n, cap;
+	int64_t size;
+} segmap;
+
+static int sm_init(const ds_heap *h, segmap *m, int64_t size)
+{
+	memset(m, 0, sizeof *m);
+	m->cap = 16;
+	m->lo = ds_alloc(h, (size_t)m->cap, sizeof *m->lo);
+	m->occ = ds_alloc(h, (size_t)m->cap, sizeof *m->occ);
+	if (!m->lo || !m->occ)
+		return DS_ENOMEM;
+	m->n = 1;
+	m->lo[0] = 0;
+	m->occ[0] = -1;
+	m->size = size;
+	return DS_OK;
+}
+
+static void sm_free(const ds_heap *h, segmap *m)
+{
+	ds_free(h, m->lo);
+	ds_free(h, m->occ);
+	memset(m, 0, sizeof *m);
+}
+
+static int64_t sm_hi(const segmap *m, int32_t s)
+{
+	return s + 1 < m->n ? m->lo[s + 1] : m->size;
+}
+
+/* The segment holding address x. */
+static int32_t sm_find(const segmap *m, int64_t x)
+{
+	int32_t a = 0, z = m->n - 1;
+	while (a < z) {
+		int32_t mid = a + (z - a + 1) / 2;
+		if (m->lo[mid] <= x)
+			a = mid;
+		else
+			z = mid - 1;
+	}
+	return a;
+}
+
+/* [x, x+size) now belongs to occupancy o. */
+static int sm_set(const ds_heap *h, segmap *m, int64_t x, int64_t size,
+		  int32_t o)
+{
+	int64_t end = x + size;
+	int32_t i0 = sm_find(m, x), i1 = i0;
+	while (i1 + 1 < m->n && m->lo[i1 + 1] < end)
+		i1++;
+	int64_t pl[3];
+	int32_t po[3];
+	int np = 0;
+	if (m->lo[i0] < x)
+		pl[np] = m->lo[i0], po[np++] = m->occ[i0];
+	pl[np] = x, po[np++] = o;
+	if (end < sm_hi(m, i1))
+		pl[np] = end, po[np++] = m->occ[i1];
+	int32_t nn = m->n - (i1 - i0 + 1) + np;
+	if (nn > m->cap) {
+		int32_t nc = 2 * nn;
+		int64_t *l = ds_grow(h, m->lo, (size_t)nc, sizeof *l);
+		if (!l)
+			return DS_ENOMEM;
+		m->lo = l;
+		int32_t *oc = ds_grow(h, m->occ, (size_t)nc, sizeof *oc);
+		if (!oc)
+			return DS_ENOMEM;
+		m->occ = oc;
+		m->cap = nc;
+	}
+	memmove(m->lo + i0 + np, m->lo + i1 + 1,
+		(size_t)(m->n - i1 - 1) * sizeof *m->lo);
+	memmove(m->occ + i0 + np, m->occ + i1 + 1,
+		(size_t)(m->n - i1 - 1) * sizeof *m->occ);
+	for (int k = 0; k < np; k++)
+		m->lo[i0 + k] = pl[k], m->occ[i0 + k] = po[k];
+	m->n = nn;
+	return DS_OK;
+}
+
+static void sm_reset(segmap *m)
+{
+	m->n = 1;
+	m->lo[0] = 0;
+	m->occ[0] = -1;
+}
+
+static int sm_copy(const ds_heap *h, segmap *dst, const segmap *src)
+{
+	if (dst->cap < src->n) {
+		int64_t *l = ds_grow(h, dst->lo, (size_t)src->cap, sizeof *l);
+		if (!l)
+			return DS_ENOMEM;
+		dst->lo = l;
+		int32_t *o = ds_grow(h, dst->occ, (size_t)src->cap, sizeof *o);
+		if (!o)
+			return DS_ENOMEM;
+		dst->occ = o;
+		dst->cap = src->cap;
+	}
+	memcpy(dst->lo, src->lo, (size_t)src->n * sizeof *src->lo);
+	memcpy(dst->occ, src->occ, (size_t)src->n * sizeof *src->occ);
+	dst->n = src->n;
+	dst->size = src->size;
+	return DS_OK;
+}
+
+/* ---- a segment tree: range add, range max over backbone positions ---- */
+
+typedef struct segt {
+	int32_t len, size;
+	int64_t *mx, *ad;
+} segt;
+
+static void st_add(segt *s, int32_t x, int32_t lo, int32_t hi, int32_t l,
+		   int32_t r, int64_t v)
+{
+	if (r < lo || hi < l)
+		return;
+	if (l <= lo && hi <= r) {
+		s->mx[x] += v;
+		s->ad[x] += v;
+		return;
+	}
+	int32_t mid = lo + (hi - lo) / 2;
+	st_add(s, 2 * x, lo, mid, l, r, v);
+	st_add(s, 2 * x + 1, mid + 1, hi, l, r, v);
+	int64_t a = s->mx[2 * x], b = s->mx[2 * x + 1];
+	s->mx[x] = (a > b ? a : b) + s->ad[x];
+}
+
+static int64_t st_max(const segt *s, int32_t x, int32_t lo, int32_t hi,
+		      int32_t l, int32_t r)
+{
+	if (r < lo || hi < l)
+		return INT64_MIN / 2;
+	if (l <= lo && hi <= r)
+		return s->mx[x];
+	int32_t mid = lo + (hi - lo) / 2;
+	int64_t a = st_max(s, 2 * x, lo, mid, l, r);
+	int64_t b = st_max(s, 2 * x + 1, mid + 1, hi, l, r);
+	return (a > b ? a : b) + s->ad[x];
+}
+
+/* Leaves 0..s->len-1 from val; the padding never counts.  Bottom up:
+ * node x covers leaves [(x - size) ...] of its level, as in st_add. */
+static void st_build(segt *s, const int64_t *val)
+{
+	for (int32_t i = 0; i < s->size; i++) {
+		s->mx[s->size + i] = i < s->len ? val[i] : INT64_MIN / 4;
+		s->ad[s->size + i] = 0;
+	}
+	for (int32_t x = s->size - 1; x >= 1; x--) {
+		int64_t a = s->mx[2 * x], b = s->mx[2 * x + 1];
+		s->mx[x] = a > b ? a : b;
+		s->ad[x] = 0;
+	}
+}
+
+/* ---- the pass's working state ---- */
+
+typedef struct cpe {
+	const ds_graph *g;
+	const ds_heap *h;
+	ds_err *e;
+	int32_t n, total, nspill;
+	int32_t npipes;
+	/* per node of the plan (spill nodes included) */
+	uint8_t *kind;
+	int32_t *pipe;
+	int64_t *cyc;
+	int32_t *nbuf; /* ALLOC, FREE and spill nodes: their buffer */
+
+	/* constraint graph of the backbone, CSR by source and by target */
+	bool online; /* offsets chosen while scheduling, no reuse edges */
+	int64_t ne, cape;
+	int32_t *es, *ed;
+	uint8_t *et;
+	int32_t *s_off, *s_adj, *p_off, *p_adj;
+	uint8_t *s_typ, *p_typ;
+	int32_t *bp_off, *bp_adj; /* online: backbone reuse edges, by target */
+	const int32_t *bb; /* the backbone order */
+	int32_t *pos;	   /* position in it */
+	int32_t *rank;	   /* list-scheduling priority, 0 = first */
+	int64_t *key;	   /* what the rank is made from */
+
+	/* guards: per resource, the backbone's profile (value before each
+	 * position) and a tree of it plus what was issued ahead */
+	int64_t *prof[NRES];
+	segt guard[NRES];
+	int64_t lim[NRES];
+	bool guard_on[NRES]; /* the limit can be reached at all */
+	int32_t front; /* first backbone position not issued */
+	int32_t gfront; /* first backbone operation not issued */
+	const ds_plan *bbp; /* the backbone plan */
+
+	/* list scheduler */
+	uint8_t *state;
+	int32_t *npend, *nparked;
+	int64_t *avail, *start, *fin;
+	int32_t *stack, *tmp;
+	ds_heapq *waiting, *ready; /* per pipe: by avail time, by rank */
+	int64_t *pfree;		   /* per pipe: when it is free again */
+	int32_t *fstack;	   /* FREEs ready to be issued */
+	int32_t nfree;
+	bool stuck;	   /* online placement found no room */
+	uint8_t *has_user; /* ALLOC: some operation follows it */
+	int32_t *mark, stamp;
+	int32_t *out; /* the order being built */
+	int32_t nout;
+
+	/* occupancies: online placement and re-placement */
+	segmap sm[DS_NMEM], snap[DS_NMEM];
+	int32_t nocc;
+	int32_t *cur_occ;  /* per buffer: its current occupancy */
+	int64_t *occ_endt; /* end time, INT64_MAX while live */
+	int32_t *occ_end;  /* ending node (reuse edges) */
+	int32_t *occ_mark;
+	uint8_t *occ_alt;   /* online: placed off its backbone offset */
+	int64_t *vacated;   /* online: when a start's window was vacated */
+	int32_t *occ_start; /* online: its starting node */
+	uint8_t *forbid;    /* online: must take its backbone offset */
+	uint8_t mem_fixed[DS_NMEM]; /* online: all must, in that memory */
+	uint8_t mem_blamed[DS_NMEM];
+	int64_t *off, *soff; /* offsets chosen: per buffer, per spill */
+} cpe;
+
+static void cpe_free(cpe *c)
+{
+	const ds_heap *h = c->h;
+	void *arrs[] = {c->kind,     c->pipe,	  c->cyc,     c->nbuf,
+			c->es,	     c->ed,	  c->et,      c->s_off,
+			c->s_adj,    c->p_off,	  c->p_adj,   c->s_typ,
+			c->p_typ,    c->pos,	  c->rank,    c->key,
+			c->state,    c->npend,	  c->nparked, c->avail,
+			c->start,    c->fin,	  c->stack,   c->tmp,
+			c->pfree,    c->fstack,	  c->mark,    c->out,
+			c->has_user, c->bp_off, c->bp_adj, c->forbid,
+			c->occ_alt, c->occ_start, c->vacated,
+			c->cur_occ,  c->occ_endt, c->occ_end, c->occ_mark,
+			c->off,	     c->soff};
+	for (size_t i = 0; i < sizeof arrs / sizeof arrs[0]; i++)
+		ds_free(h, arrs[i]);
+	for (int r = 0; r < NRES; r++) {
+		ds_free(h, c->prof[r]);
+		ds_free(h, c->guard[r].mx);
+		ds_free(h, c->guard[r].ad);
+	}
+	for (int m = 0; m < DS_NMEM; m++) {
+		sm_free(h, &c->sm[m]);
+		sm_free(h, &c->snap[m]);
+	}
+	for (int32_t p = 0; p < c->npipes; p++) {
+		if (c->waiting)
+			ds_heapq_free(&c->waiting[p]);
+		if (c->ready)
+			ds_heapq_free(&c->ready[p]);
+	}
+	ds_free(h, c->waiting);
+	ds_free(h, c->ready);
+}
+
+static int oom(cpe *c)
+{
+	return ds_fail(c->e, DS_ENOMEM, "out of memory");
+}
+
+/* Static node data and all working arrays. */
+static int cpe_init(cpe *c, const ds_graph *g, const ds_plan *in, ds_err *e)
+{
+	const ds_heap *h = g->heap;
+	memset(c, 0, sizeof *c);
+	c->g = g;
+	c->h = h;
+	c->e = e;
+	c->n = g->n;
+	c->nspill = in->nspill;
+	c->total = g->n + 2 * in->nspill;
+	const int32_t T = c->total;
+	int32_t pmte3 = ds_graph_find_pipe(g, "MTE3");
+	int32_t pmte2 = ds_graph_find_pipe(g, "MTE2");
+	c->npipes = g->npipes;
+	if (pmte3 < 0)
+		pmte3 = c->npipes++;
+	if (pmte2 < 0)
+		pmte2 = c->npipes++;
+	const size_t t = (size_t)T, nb = (size_t)(g->nbuf ? g->nbuf : 1);
+	const size_t ns = (size_t)(in->nspill ? in->nspill : 1);
+	const size_t nocc = nb + ns;
+	bool ok = (c->kind = ds_alloc(h, t, 1)) &&
+		  (c->pipe = ds_alloc(h, t, sizeof(int32_t))) &&
+		  (c->cyc = ds_alloc(h, t, sizeof(int64_t))) &&
+		  (c->nbuf = ds_alloc(h, t, sizeof(int32_t))) &&
+		  (c->s_off = ds_alloc(h, t + 1, sizeof(int32_t))) &&
+		  (c->p_off = ds_alloc(h, t + 1, sizeof(int32_t))) &&
+		  (c->pos = ds_alloc(h, t, sizeof(int32_t))) &&
+		  (c->rank = ds_alloc(h, t, sizeof(int32_t))) &&
+		  (c->key = ds_alloc(h, t, sizeof(int64_t))) &&
+		  (c->state = ds_alloc(h, t, 1)) &&
+		  (c->npend = ds_alloc(h, t, sizeof(int32_t))) &&
+		  (c->nparked = ds_alloc(h, t, sizeof(int32_t))) &&
+		  (c->avail = ds_alloc(h, t, sizeof(int64_t))) &&
+		  (c->start = ds_alloc(h, t, sizeof(int64_t))) &&
+		  (c->fin = ds_alloc(h, t, sizeof(int64_t))) &&
+		  (c->stack = ds_alloc(h, t, sizeof(int32_t))) &&
+		  (c->tmp = ds_alloc(h, t, sizeof(int32_t))) &&
+		  (c->pfree = ds_alloc(h, (size_t)c->npipes, sizeof(int64_t))) &&
+		  (c->fstack = ds_alloc(h, t, sizeof(int32_t))) &&
+		  (c->mark = ds_alloc(h, t, sizeof(int32_t))) &&
+		  (c->has_user = ds_alloc(h, t, 1)) &&
+		  (c->bp_off = ds_alloc(h, t + 1, sizeof(int32_t))) &&
+		  (c->forbid = ds_alloc(h, t, 1)) &&
+		  (c->vacated = ds_alloc(h, t, sizeof(int64_t))) &&
+		  (c->occ_alt = ds_alloc(h, nocc, 1)) &&
+		  (c->occ_start = ds_alloc(h, nocc, sizeof(int32_t))) &&
+		  (c->out = ds_alloc(h, t, sizeof(int32_t))) &&
+		  (c->cur_occ = ds_alloc(h, nb, sizeof(int32_t))) &&
+		  (c->occ_endt = ds_alloc(h, nocc, sizeof(int64_t))) &&
+		  (c->occ_end = ds_alloc(h, nocc, sizeof(int32_t))) &&
+		  (c->occ_mark = ds_alloc(h, nocc, sizeof(int32_t))) &&
+		  (c->off = ds_alloc(h, nb, sizeof(int64_t))) &&
+		  (c->soff = ds_alloc(h, ns, sizeof(int64_t))) &&
+		  (c->waiting = ds_alloc(h, (size_t)c->npipes,
+					 sizeof *c->waiting)) &&
+		  (c->ready = ds_alloc(h, (size_t)c->npipes, sizeof *c->ready));
+	int32_t size = 1;
+	while (size < T)
+		size *= 2;
+	for (int r = 0; ok && r < NRES; r++) {
+		c->guard[r].size = size;
+		c->guard[r].len = T;
+		ok = (c->prof[r] = ds_alloc(h, t + 1, sizeof(int64_t))) &&
+		     (c->guard[r].mx = ds_alloc(h, 2 * (size_t)size,
+						sizeof(int64_t))) &&
+		     (c->guard[r].ad = ds_alloc(h, 2 * (size_t)size,
+						sizeof(int64_t)));
+	}
+	for (int m = 0; ok && m < DS_NMEM; m++)
+		ok = sm_init(h, &c->sm[m], g->caps.cap[m]) == DS_OK &&
+		     sm_init(h, &c->snap[m], g->caps.cap[m]) == DS_OK;
+	for (int32_t p = 0; ok && p < c->npipes; p++)
+		ok = ds_heapq_init(&c->waiting[p], h, T) == DS_OK &&
+		     ds_heapq_init(&c->ready[p], h, T) == DS_OK;
+	if (!ok)
+		return oom(c);
+	for (int m = 0; m < DS_NMEM; m++)
+		c->lim[1 + m] = g->caps.cap[m];
+	for (int32_t v = 0; v < T; v++) {
+		c->cyc[v] = ds_node_cycles(g, in, v);
+		if (v < g->n) {
+			c->kind[v] = g->kind[v] == DS_ALLOC  ? K_ALLOC
+				     : g->kind[v] == DS_FREE ? K_FREE
+							     : K_OP;
+			c->pipe[v] = g->pipe[v];
+			c->nbuf[v] = g->buf[v];
+		} else {
+			bool so = (v - g->n) % 2 == 0;
+			c->kind[v] = so ? K_SOUT : K_SIN;
+			c->pipe[v] = so ? pmte3 : pmte2;
+			c->nbuf[v] = in->spill[(v - g->n) / 2].buf;
+		}
+	}
+	return DS_OK;
+}
+
+/* ---- the constraint graph of a backbone plan ---- */
+
+static int add_edge(cpe *c, int32_t s, int32_t d, int typ)
+{
+	if (typ == E_REUSE && c->online)
+		typ = E_BPREV;
+	if (c->ne == c->cape) {
+		int64_t nc = c->cape ? 2 * c->cape : 4096;
+		int32_t *a = ds_grow(c->h, c->es, (size_t)nc, sizeof *a);
+		if (!a)
+			return oom(c);
+		c->es = a;
+		a = ds_grow(c->h, c->ed, (size_t)nc, sizeof *a);
+		if (!a)
+			return oom(c);
+		c->ed = a;
+		uint8_t *t = ds_grow(c->h, c->et, (size_t)nc, 1);
+		if (!t)
+			return oom(c);
+		c->et = t;
+		c->cape = nc;
+	}
+	c->es[c->ne] = s;
+	c->ed[c->ne] = d;
+	c->et[c->ne] = (uint8_t)typ;
+	c->ne++;
+	return DS_OK;
+}
+
+/* Spill edges (SPEC.md, in the reduced form of ds_replay: a buffer's spill
+ * pairs chained in schedule order, each user tied to the nearest pair on
+ * each side) and the residency of users inside their occupancy, which
+ * only constrains the order. */
+static int spill_edges(cpe *c, const ds_plan *p)
+{
+	const ds_graph *g = c->g;
+	const int32_t n = g->n, S = p->nspill, nb = g->nbuf;
+	int rc = DS_OK;
+	int32_t *off = ds_alloc(c->h, (size_t)nb + 1, sizeof *off);
+	int32_t *list = ds_alloc(c->h, (size_t)(S ? S : 1), sizeof *list);
+	int32_t *fill = ds_alloc(c->h, (size_t)nb, sizeof *fill);
+	if (!off || !list || !fill) {
+		rc = oom(c);
+		goto out;
+	}
+	for (int32_t k = 0; k < S; k++)
+		off[p->spill[k].buf + 1]++;
+	for (int32_t b = 0; b < nb; b++)
+		off[b + 1] += off[b];
+	for (int32_t i = 0; i < p->len; i++) {
+		int32_t v = p->order[i];
+		if (v >= n && (v - n) % 2 == 0) {
+			int32_t b = p->spill[(v - n) / 2].buf;
+			list[off[b] + fill[b]++] = (v - n) / 2;
+		}
+	}
+	for (int32_t b = 0; b < nb && rc == DS_OK; b++) {
+		int32_t lo = off[b], hi = off[b + 1];
+		int32_t al = g->buf_alloc[b], fr = g->buf_free[b];
+		for (int32_t j = lo; j < hi && rc == DS_OK; j++) {
+			int32_t so = n + 2 * list[j], si = so + 1;
+			if ((rc = add_edge(c, al, so, E_TIMED)) ||
+			    (rc = add_edge(c, so, si, E_TIMED)) ||
+			    (rc = add_edge(c, si, fr, E_TIMED)))
+				break;
+			if (j > lo)
+				rc = add_edge(c, n + 2 * list[j - 1] + 1, so,
+					      E_TIMED);
+		}
+		if (rc == DS_OK && lo == hi)
+			rc = add_edge(c, al, fr, E_ORDER);
+		for (int32_t k = g->user_off[b];
+		     k < g->user_off[b + 1] && rc == DS_OK; k++) {
+			int32_t u = g->user[k];
+			int32_t a = lo, z = hi;
+			while (a < z) {
+				int32_t mid = a + (z - a) / 2;
+				if (c->pos[n + 2 * list[mid]] < c->pos[u])
+					a = mid + 1;
+				else
+					z = mid;
+			}
+			rc = a < hi ? add_edge(c, u, n + 2 * list[a], E_TIMED)
+				    : add_edge(c, u, fr, E_ORDER);
+			if (rc == DS_OK)
+				rc = a > lo ? add_edge(c, n + 2 * list[a - 1] + 1,
+						       u, E_TIMED)
+					    : add_edge(c, al, u, E_ORDER);
+		}
+	}
+out:
+	ds_free(c->h, off);
+	ds_free(c->h, list);
+	ds_free(c->h, fill);
+	return rc;
+}
+
+/* Offset of the occupancy that node v (ALLOC or SPILL_IN) starts. */
+/* Offset of the occupancy that node v (ALLOC or SPILL_IN) starts. */
+static int64_t occ_offset(const cpe *c, const ds_plan *p, int32_t v)
+{
+	return c->kind[v] == K_ALLOC ? p->offset[c->nbuf[v]]
+				     : p->spill[(v - c->n) / 2].offset;
+}
+
+/* Address-reuse edges of plan p: from the end of each earlier occupant of
+ * an occupancy's addresses to its start. */
+static int reuse_edges(cpe *c, const ds_plan *p)
+{
+	const ds_graph *g = c->g;
+	for (int m = 0; m < DS_NMEM; m++)
+		sm_reset(&c->sm[m]);
+	int32_t nocc = 0;
+	for (int32_t i = 0; i < p->len; i++) {
+		int32_t v = p->order[i], b = c->nbuf[v];
+		int k = c->kind[v];
+		if (k == K_FREE || k == K_SOUT) {
+			c->occ_end[c->cur_occ[b]] = v;
+			continue;
+		}
+		if (k != K_ALLOC && k != K_SIN)
+			continue;
+		segmap *s = &c->sm[g->buf_mem[b]];
+		int64_t x = occ_offset(c, p, v), end = x + g->buf_size[b];
+		for (int32_t j = sm_find(s, x); j < s->n && s->lo[j] < end;
+		     j++) {
+			int32_t o = s->occ[j];
+			if (o < 0 || c->occ_mark[o] == v)
+				continue;
+			c->occ_mark[o] = v;
+			/* the backbone passed ds_replay: no live overlap */
+			DS_ASSERT(c->occ_end[o] >= 0);
+			if (add_edge(c, c->occ_end[o], v, E_REUSE))
+				return DS_ENOMEM;
+		}
+		int32_t o = nocc++;
+		c->occ_end[o] = -1;
+		c->occ_mark[o] = -1;
+		c->cur_occ[b] = o;
+		if (sm_set(c->h, s, x, g->buf_size[b], o))
+			return oom(c);
+	}
+	return DS_OK;
+}
+
+/* CSR by source and by target over the collected edges. */
+static int build_csr(cpe *c)
+{
+	const int32_t T = c->total;
+	const ds_heap *h = c->h;
+	ds_free(h, c->s_adj);
+	ds_free(h, c->p_adj);
+	ds_free(h, c->s_typ);
+	ds_free(h, c->p_typ);
+	ds_free(h, c->bp_adj);
+	size_t m = (size_t)(c->ne ? c->ne : 1);
+	c->s_adj = ds_alloc(h, m, sizeof *c->s_adj);
+	c->p_adj = ds_alloc(h, m, sizeof *c->p_adj);
+	c->s_typ = ds_alloc(h, m, 1);
+	c->p_typ = ds_alloc(h, m, 1);
+	c->bp_adj = ds_alloc(h, m, sizeof *c->bp_adj);
+	if (!c->s_adj || !c->p_adj || !c->s_typ || !c->p_typ || !c->bp_adj)
+		return oom(c);
+	memset(c->s_off, 0, ((size_t)T + 1) * sizeof *c->s_off);
+	memset(c->p_off, 0, ((size_t)T + 1) * sizeof *c->p_off);
+	memset(c->bp_off, 0, ((size_t)T + 1) * sizeof *c->bp_off);
+	for (int64_t k = 0; k < c->ne; k++) {
+		if (c->et[k] == E_BPREV) {
+			c->bp_off[c->ed[k] + 1]++;
+			continue;
+		}
+		c->s_off[c->es[k] + 1]++;
+		c->p_off[c->ed[k] + 1]++;
+	}
+	for (int32_t v = 0; v < T; v++) {
+		c->s_off[v + 1] += c->s_off[v];
+		c->p_off[v + 1] += c->p_off[v];
+		c->bp_off[v + 1] += c->bp_off[v];
+	}
+	/* running cursors in tmp, stack and fstack */
+	for (int32_t v = 0; v < T; v++) {
+		c->tmp[v] = c->s_off[v];
+		c->stack[v] = c->p_off[v];
+		c->fstack[v] = c->bp_off[v];
+	}
+	for (int64_t k = 0; k < c->ne; k++) {
+		int32_t s = c->es[k], d = c->ed[k];
+		if (c->et[k] == E_BPREV) {
+			c->bp_adj[c->fstack[d]++] = s;
+			continue;
+		}
+		c->s_adj[c->tmp[s]] = d;
+		c->s_typ[c->tmp[s]++] = c->et[k];
+		c->p_adj[c->stack[d]] = s;
+		c->p_typ[c->stack[d]++] = c->et[k];
+	}
+	return DS_OK;
+}
+
+/* Change of resource r when v is issued. */
+static int64_t delta(const cpe *c, int32_t v, int r)
+{
+	int k = c->kind[v];
+	if (k == K_OP)
+		return 0;
+	int32_t b = c->nbuf[v];
+	int m = c->g->buf_mem[b];
+	int64_t sz = c->g->buf_size[b];
+	if (r == R_VSTAY) {
+		if (!ds_mem_stays(m) || (k != K_ALLOC && k != K_FREE))
+			return 0;
+		return k == K_ALLOC ? sz : -sz;
+	}
+	if (r != 1 + m)
+		return 0;
+	return k == K_ALLOC || k == K_SIN ? sz : -sz;
+}
+
+/* Everything the list scheduler needs from backbone p. */
+static int set_backbone(cpe *c, const ds_plan *p, bool online)
+{
+	const ds_graph *g = c->g;
+	int rc;
+	DS_ASSERT(p->len == c->total);
+	c->bb = p->order;
+	c->bbp = p;
+	c->online = online;
+	for (int32_t i = 0; i < p->len; i++)
+		c->pos[p->order[i]] = i;
+	c->ne = 0;
+	for (int64_t k = 0; k < g->nedge; k++)
+		if ((rc = add_edge(c, g->esrc[k], g->edst[k], E_TIMED)))
+			return rc;
+	if ((rc = spill_edges(c, p)) || (rc = reuse_edges(c, p)) ||
+	    (rc = build_csr(c)))
+		return rc;
+	for (int32_t v = 0; v < c->total; v++) {
+		c->has_user[v] = 0;
+		for (int32_t j = c->s_off[v]; j < c->s_off[v + 1]; j++)
+			if (c->kind[c->s_adj[j]] != K_ALLOC &&
+			    c->kind[c->s_adj[j]] != K_FREE)
+				c->has_user[v] = 1;
+	}
+	for (int r = 0; r < NRES; r++) {
+		int64_t x = 0;
+		for (int32_t i = 0; i < p->len; i++) {
+			c->prof[r][i] = x;
+			x += delta(c, p->order[i], r);
+		}
+		c->prof[r][p->len] = x;
+	}
+	return DS_OK;
+}
+
+/* ---- priorities ---- */
+
+/* Ranks from key: nodes sorted by (key, backbone position), so node Ids
+ * never matter.  A merge sort of the backbone order (stable), with tmp
+ * and stack as its two buffers. */
+static void set_rank(cpe *c, const int64_t *key)
+{
+	const int32_t T = c->total;
+	int32_t *a = c->tmp, *b = c->stack;
+	for (int32_t i = 0; i < T; i++)
+		a[i] = c->bb[i];
+	for (int32_t w = 1; w < T; w *= 2) {
+		for (int32_t lo = 0; lo < T; lo += 2 * w) {
+			int32_t mid = lo + w < T ? lo + w : T;
+			int32_t hi = lo + 2 * w < T ? lo + 2 * w : T;
+			int32_t i = lo, j = mid, k = lo;
+			while (i < mid && j < hi)
+				b[k++] = key[a[j]] < key[a[i]] ? a[j++] : a[i++];
+			while (i < mid)
+				b[k++] = a[i++];
+			while (j < hi)
+				b[k++] = a[j++];
+		}
+		int32_t *t = a;
+		a = b;
+		b = t;
+	}
+	for (int32_t i = 0; i < T; i++)
+		c->rank[a[i]] = i;
+}
+
+/* ---- guards ---- */
+
+/* The guard of resource r: its value at backbone position f is what r
+ * holds when the frontier (the first backbone node not issued yet) stands
+ * at f: the backbone's own profile there plus the changes of the nodes
+ * issued ahead of the frontier.  Keeping every value from the frontier on
+ * within the limit means that issuing the rest in backbone order stays
+ * within it: the backbone's next operation is always allowed.  vstay is
+ * always guarded; memory bytes only online (fixed offsets and reuse
+ * edges already keep memory valid). */
+static bool guarded(const cpe *c, int r)
+{
+	return c->guard_on[r] && (r == R_VSTAY || c->online);
+}
+
+static void guard_commit(cpe *c, int32_t v)
+{
+	/* the frontier node itself: its change is in the profile, and the
+	 * frontier moves past it at once */
+	if (c->pos[v] == c->front)
+		return;
+	for (int r = 0; r < NRES; r++) {
+		int64_t d = guarded(c, r) ? delta(c, v, r) : 0;
+		if (d == 0)
+			continue;
+		DS_ASSERT(c->pos[v] > c->front);
+		st_add(&c->guard[r], 1, 0, c->guard[r].size - 1, c->front,
+		       c->pos[v], d);
+	}
+}
+
+/* Would issuing nodes[0..k) (ALLOCs and SPILL_INs: they only add) keep
+ * every guard within its limit?  Each adds from the frontier to its own
+ * backbone position.  Sorts nodes by position. */
+static bool guard_allows(cpe *c, int32_t *nodes, int32_t k)
+{
+	for (int32_t i = 1; i < k; i++)
+		for (int32_t j = i;
+		     j > 0 && c->pos[nodes[j]] < c->pos[nodes[j - 1]]; j--) {
+			int32_t t = nodes[j];
+			nodes[j] = nodes[j - 1];
+			nodes[j - 1] = t;
+		}
+	for (int r = 0; r < NRES; r++) {
+		if (!guarded(c, r))
+			continue;
+		int64_t add = 0;
+		for (int32_t i = 0; i < k; i++)
+			add += delta(c, nodes[i], r);
+		/* the tree's overall maximum bounds every range: often
+		 * enough to say yes at once */
+		if (add <= 0 || c->guard[r].mx[1] + add <= c->lim[r])
+			continue;
+		int32_t lo = c->front;
+		for (int32_t i = 0; i < k && add > 0; i++) {
+			int64_t d = delta(c, nodes[i], r);
+			if (d <= 0)
+				continue;
+			int32_t hi = c->pos[nodes[i]];
+			if (st_max(&c->guard[r], 1, 0, c->guard[r].size - 1, lo,
+				   hi) + add > c->lim[r])
+				return false;
+			add -= d;
+			lo = hi + 1;
+		}
+	}
+	return true;
+}
+
+/* ---- windows ---- */
+
+enum { FIT_NOW, FIT_EARLIEST, FIT_DEADLINE };
+
+/* A window of size bytes in segmap s, free in the order so far, left- or
+ * right-aligned on a segment; *last gets the time its previous occupants
+ * all ended.  FIT_NOW: the tightest among those vacated by time need, -1
+ * if none; FIT_EARLIEST: the one vacated earliest; FIT_DEADLINE: the
+ * tightest vacated by need, else the one vacated earliest. */
+static int64_t best_window(const cpe *c, const segmap *s, int64_t size,
+			   int policy, int64_t need, int64_t *last_out)
+{
+	int64_t best = -1, bk1 = 0, bk2 = 0;
+	for (int32_t i = 0; i < s->n;) {
+		int32_t o = s->occ[i];
+		if (o >= 0 && c->occ_endt[o] == INT64_MAX) {
+			i++;
+			continue;
+		}
+		int32_t j = i;
+		while (j < s->n &&
+		       (s->occ[j] < 0 || c->occ_endt[s->occ[j]] != INT64_MAX))
+			j++;
+		int64_t rlo = s->lo[i], rhi = sm_hi(s, j - 1);
+		for (int32_t k = i; k < j && rhi - rlo >= size; k++) {
+			for (int side = 0; side < 2; side++) {
+				int64_t x = side ? sm_hi(s, k) - size : s->lo[k];
+				if (x < rlo || x + size > rhi)
+					continue;
+				int64_t last = -1;
+				for (int32_t q = side ? sm_find(s, x) : k;
+				     q < s->n && s->lo[q] < x + size; q++)
+					if (s->occ[q] >= 0 &&
+					    c->occ_endt[s->occ[q]] > last)
+						last = c->occ_endt[s->occ[q]];
+				int64_t fit = rhi - rlo - size, k1, k2;
+				if (policy == FIT_NOW && last > need)
+					continue;
+				if (policy == FIT_EARLIEST ||
+				    (policy == FIT_DEADLINE && last > need))
+					k1 = last, k2 = fit;
+				else
+					k1 = -1, k2 = fit;
+				if (best < 0 || k1 < bk1 ||
+				    (k1 == bk1 &&
+				     (k2 < bk2 || (k2 == bk2 && x < best)))) {
+					best = x;
+					bk1 = k1;
+					bk2 = k2;
+					*last_out = last;
+				}
+			}
+		}
+		i = j;
+	}
+	return best;
+}
+
+/* Is [x, x + size) free in the order so far?  *last gets the time its
+ * previous occupants all ended. */
+static bool window_at(const cpe *c, const segmap *s, int64_t x, int64_t size,
+		      int64_t *last)
+{
+	*last = -1;
+	for (int32_t q = sm_find(s, x); q < s->n && s->lo[q] < x + size;
+	     q++) {
+		int32_t o = s->occ[q];
+		if (o < 0)
+			continue;
+		if (c->occ_endt[o] == INT64_MAX)
+			return false;
+		if (c->occ_endt[o] > *last)
+			*last = c->occ_endt[o];
+	}
+	return true;
+}
+
+static bool starts_occ(const cpe *c, int32_t v)
+{
+	return c->kind[v] == K_ALLOC || c->kind[v] == K_SIN;
+}
+
+/* v (ALLOC or SPILL_IN) occupies [x, x + size) from now on. */
+static int occupy(cpe *c, int32_t v, int64_t x, bool alt)
+{
+	const ds_graph *g = c->g;
+	int32_t b = c->nbuf[v], o = c->nocc++;
+	DS_ASSERT(o < c->g->nbuf + c->nspill);
+	c->occ_endt[o] = INT64_MAX;
+	c->occ_alt[o] = alt;
+	c->occ_start[o] = v;
+	c->cur_occ[b] = o;
+	if (c->kind[v] == K_ALLOC)
+		c->off[b] = x;
+	else
+		c->soff[(v - c->n) / 2] = x;
+	return sm_set(c->h, &c->sm[g->buf_mem[b]], x, g->buf_size[b], o);
+}
+
+/* The backbone's offset of the occupancy v starts. */
+static int64_t bb_offset(const cpe *c, int32_t v)
+{
+	return c->kind[v] == K_ALLOC ? c->bbp->offset[c->nbuf[v]]
+				     : c->bbp->spill[(v - c->n) / 2].offset;
+}
+
+/* Online: may the occupancy v starts take its backbone offset at time t?
+ * Only once every earlier occupant of those addresses in the backbone has
+ * ended: then it never takes addresses an earlier backbone occupancy still
+ * needs, which keeps the backbone's next operation placeable. */
+static bool bb_window_ok(const cpe *c, int32_t v, int64_t t, int64_t *last)
+{
+	for (int32_t j = c->bp_off[v]; j < c->bp_off[v + 1]; j++)
+		if (c->state[c->bp_adj[j]] != S_ISSUED)
+			return false;
+	int32_t b = c->nbuf[v];
+	return window_at(c, &c->sm[c->g->buf_mem[b]], bb_offset(c, v),
+			 c->g->buf_size[b], last) &&
+	       *last <= t;
+}
+
+/* Online: windows at time t for the occupancies nodes[0..k) start, all or
+ * none (*ok): the backbone's offset when allowed, else the tightest window
+ * vacated by t (unless the node is forbidden to leave its backbone
+ * offset).  An ALLOC's time becomes the time its window was vacated. */
+static int place_now(cpe *c, const int32_t *nodes, int32_t k, int64_t t,
+		     bool *ok)
+{
+	const ds_graph *g = c->g;
+	int32_t nstarts = 0, nocc = c->nocc;
+	bool snapped[DS_NMEM] = {false};
+	for (int32_t i = 0; i < k; i++)
+		nstarts += starts_occ(c, nodes[i]);
+	*ok = true;
+	for (int32_t i = 0; i < k && *ok; i++) {
+		int32_t v = nodes[i], b = c->nbuf[v];
+		if (!starts_occ(c, v))
+			continue;
+		int m = g->buf_mem[b];
+		if (nstarts > 1 && !snapped[m]) {
+			/* all or none: keep what to undo */
+			if (sm_copy(c->h, &c->snap[m], &c->sm[m]))
+				return oom(c);
+			snapped[m] = true;
+		}
+		int64_t last = -1, x = bb_offset(c, v);
+		bool alt = !bb_window_ok(c, v, t, &last);
+		bool fixed = c->forbid[v] || c->mem_fixed[m];
+		if (alt && !fixed)
+			x = best_window(c, &c->sm[m], g->buf_size[b], FIT_NOW,
+					t, &last);
+		if (alt && (fixed || x < 0)) {
+			*ok = false;
+			break;
+		}
+		if (occupy(c, v, x, alt))
+			return oom(c);
+		c->vacated[v] = last;
+	}
+	if (*ok)
+		return DS_OK;
+	c->nocc = nocc;
+	for (int m = 0; m < DS_NMEM; m++)
+		if (snapped[m] && sm_copy(c->h, &c->sm[m], &c->snap[m]))
+			return oom(c);
+	return DS_OK;
+}
+
+/* ---- list scheduling ---- */
+
+/* A node whose predecessors are now all issued or parked ALLOCs changes
+ * state: an ALLOC parks (it is issued later, right before a successor:
+ * it costs nothing and an early ALLOC only holds memory), a FREE is
+ * issued at once, an operation becomes a candidate of its pipe. */
+static void touch(cpe *c, int32_t v)
+{
+	if (c->state[v] != S_WAIT || c->npend[v] != c->nparked[v])
+		return;
+	int k = c->kind[v];
+	if (k == K_ALLOC) {
+		if (!c->has_user[v]) {
+			/* nothing would ever issue it: at once, like a FREE */
+			if (c->npend[v] == 0) {
+				c->state[v] = S_QUEUED;
+				c->fstack[c->nfree++] = v;
+			}
+			return;
+		}
+		c->state[v] = S_PARKED;
+		c->fin[v] = c->avail[v];
+		for (int32_t j = c->s_off[v]; j < c->s_off[v + 1]; j++) {
+			int32_t w = c->s_adj[j];
+			c->nparked[w]++;
+			if (c->s_typ[j] != E_ORDER && c->avail[w] < c->fin[v])
+				c->avail[w] = c->fin[v];
+			touch(c, w);
+		}
+	} else if (k == K_FREE) {
+		if (c->npend[v] == 0) {
+			c->state[v] = S_QUEUED;
+			c->fstack[c->nfree++] = v;
+		}
+	} else {
+		DS_ASSERT(c->pipe[v] >= 0);
+		c->state[v] = S_QUEUED;
+		ds_heapq_push(&c->waiting[c->pipe[v]], c->avail[v], v);
+	}
+}
+
+/* Issues v at time start: appends it to the order, commits it to the
+ * guards, ends its occupancy (FREE, SPILL_OUT) and releases its
+ * successors. */
+static void issue(cpe *c, int32_t v, int64_t start)
+{
+	bool parked = c->state[v] == S_PARKED;
+	guard_commit(c, v);
+	c->state[v] = S_ISSUED;
+	c->out[c->nout++] = v;
+	c->start[v] = start;
+	c->fin[v] = start + c->cyc[v];
+	if (c->online && (c->kind[v] == K_FREE || c->kind[v] == K_SOUT))
+		c->occ_endt[c->cur_occ[c->nbuf[v]]] = c->fin[v];
+	while (c->front < c->total && c->state[c->bb[c->front]] == S_ISSUED)
+		c->front++;
+	for (int32_t j = c->s_off[v]; j < c->s_off[v + 1]; j++) {
+		int32_t w = c->s_adj[j];
+		c->npend[w]--;
+		if (parked)
+			c->nparked[w]--;
+		if (c->s_typ[j] != E_ORDER && c->avail[w] < c->fin[v])
+			c->avail[w] = c->fin[v];
+		touch(c, w);
+	}
+}
+
+static int drain_frees(cpe *c)
+{
+	while (c->nfree > 0) {
+		int32_t v = c->fstack[--c->nfree];
+		if (c->online && c->kind[v] == K_ALLOC) {
+			/* an ALLOC without users: any free window */
+			int32_t b = c->nbuf[v];
+			int64_t last = -1;
+			int64_t x = best_window(c, &c->sm[c->g->buf_mem[b]],
+						c->g->buf_size[b], FIT_EARLIEST,
+						0, &last);
+			if (x < 0) {
+				c->stuck = true;
+				return DS_OK;
+			}
+			if (occupy(c, v, x, true))
+				return oom(c);
+			if (c->avail[v] < last)
+				c->avail[v] = last;
+		}
+		issue(c, v, c->avail[v]);
+	}
+	return DS_OK;
+}
+
+/* The parked ALLOCs v waits for (and theirs), predecessors first, into
+ * c->tmp from index *k. */
+static void gather_parked(cpe *c, int32_t v, int32_t *k)
+{
+	for (int32_t j = c->p_off[v]; j < c->p_off[v + 1]; j++) {
+		int32_t a = c->p_adj[j];
+		if (c->state[a] != S_PARKED || c->mark[a] == c->stamp)
+			continue;
+		c->mark[a] = c->stamp;
+		gather_parked(c, a, k);
+		c->tmp[(*k)++] = a;
+	}
+}
+
+/* Can candidate u be issued at time t?  Its set of occupancy starts (its
+ * parked ALLOCs, itself if a SPILL_IN) must pass the guards and, online,
+ * find memory vacated by t, where they are then placed.  tmp[0..*k) gets
+ * the parked ALLOCs in issue order. */
+static int try_candidate(cpe *c, int32_t u, int64_t t, int32_t *k, bool *ok)
+{
+	*k = 0;
+	c->stamp++;
+	gather_parked(c, u, k);
+	int32_t *set = c->tmp + *k, ns = *k;
+	memcpy(set, c->tmp, (size_t)*k * sizeof *set);
+	if (c->kind[u] == K_SIN)
+		set[ns++] = u;
+	*ok = guard_allows(c, set, ns);
+	if (*ok && c->online)
+		return place_now(c, set, ns, t, ok);
+	return DS_OK;
+}
+
+/* The backbone's first operation not issued yet.  Everything before it in
+ * the backbone is issued or a parked ALLOC, so it is a candidate, and the
+ * guards always let it pass. */
+static int32_t frontier_op(cpe *c)
+{
+	while (c->gfront < c->total) {
+		int32_t v = c->bb[c->gfront];
+		if (c->state[v] != S_ISSUED && c->kind[v] != K_ALLOC &&
+		    c->kind[v] != K_FREE)
+			return v;
+		c->gfront++;
+	}
+	return -1;
+}
+
+/* Candidates tried per decision before only the frontier operation is: a
+ * refused candidate stays, and retrying all of them at every decision
+ * would cost O(N) each time. */
+#define MAX_TRIES 4
+
+/* Tries to issue the best candidate of idle pipe p at time t.  Candidates
+ * that are refused wait for a later decision. */
+static int issue_on_pipe(cpe *c, int32_t p, int64_t t, bool *done)
+{
+	ds_heapq *w = &c->waiting[p], *r = &c->ready[p];
+	int rc;
+	while (w->n > 0 && w->key[0] <= t) {
+		int32_t v = ds_heapq_pop(w);
+		ds_heapq_push(r, c->rank[v], v);
+	}
+	int32_t nrej = 0, v = -1, k = 0, g = frontier_op(c);
+	bool ok = false, tried_g = false;
+	while (r->n > 0 && nrej < MAX_TRIES) {
+		int32_t u = ds_heapq_pop(r);
+		if (c->state[u] == S_ISSUED)
+			continue; /* issued as the frontier operation */
+		tried_g |= u == g;
+		if ((rc = try_candidate(c, u, t, &k, &ok)))
+			return rc;
+		if (ok) {
+			v = u;
+			break;
+		}
+		c->stack[nrej++] = u;
+	}
+	for (int32_t i = 0; i < nrej; i++)
+		ds_heapq_push(r, c->rank[c->stack[i]], c->stack[i]);
+	if (v < 0 && !tried_g && g >= 0 && c->pipe[g] == p &&
+	    c->state[g] == S_QUEUED && c->avail[g] <= t) {
+		/* it stays in a heap: skipped there once issued */
+		if ((rc = try_candidate(c, g, t, &k, &ok)))
+			return rc;
+		if (ok)
+			v = g;
+	}
+	*done = v >= 0;
+	if (v < 0)
+		return DS_OK;
+	for (int32_t i = 0; i < k; i++) {
+		int32_t a = c->tmp[i];
+		/* online, an ALLOC waits for its window to be vacated */
+		if (c->online && c->avail[a] < c->vacated[a])
+			c->avail[a] = c->vacated[a];
+		issue(c, a, c->avail[a]);
+	}
+	DS_ASSERT(c->avail[v] <= t);
+	issue(c, v, t);
+	c->pfree[p] = c->fin[v];
+	return drain_frees(c);
+}
+
+/* Non-delay list scheduling of the whole plan over the backbone's
+ * constraint graph: c->out gets the order, c->start and c->fin the times
+ * (the replay's, or later ones), online also c->off and c->soff.  *ok is
+ * false when the simulation gets stuck, which only online placements off
+ * the backbone's offsets can cause. */
+static int simulate_once(cpe *c, bool *ok)
+{
+	const int32_t T = c->total;
+	int rc;
+	for (int32_t v = 0; v < T; v++) {
+		c->state[v] = S_WAIT;
+		c->npend[v] = c->p_off[v + 1] - c->p_off[v];
+		c->nparked[v] = 0;
+		c->avail[v] = 0;
+		c->mark[v] = 0;
+	}
+	c->stamp = 0;
+	for (int32_t p = 0; p < c->npipes; p++) {
+		c->waiting[p].n = 0;
+		c->ready[p].n = 0;
+		c->pfree[p] = 0;
+	}
+	for (int r = 0; r < NRES; r++)
+		if (c->guard_on[r])
+			st_build(&c->guard[r], c->prof[r]);
+	for (int m = 0; m < DS_NMEM; m++)
+		sm_reset(&c->sm[m]);
+	c->nocc = 0;
+	c->front = 0;
+	c->gfront = 0;
+	c->nout = 0;
+	c->nfree = 0;
+	c->stuck = false;
+	for (int32_t i = 0; i < T; i++)
+		if (c->npend[c->bb[i]] == 0)
+			touch(c, c->bb[i]);
+	if ((rc = drain_frees(c)))
+		return rc;
+	int64_t t = 0;
+	*ok = true;
+	while (c->nout < T && !c->stuck) {
+		bool progress = true;
+		while (progress) {
+			progress = false;
+			for (int32_t p = 0; p < c->npipes; p++) {
+				bool done = false;
+				if (c->pfree[p] <= t &&
+				    (rc = issue_on_pipe(c, p, t, &done)))
+					return rc;
+				progress |= done;
+			}
+		}
+		if (c->nout == T || c->stuck)
+			break;
+		/* next event: a pipe gets free (memory may be vacated then
+		 * too), or a candidate gets ready */
+		int64_t next = INT64_MAX;
+		for (int32_t p = 0; p < c->npipes; p++) {
+			if (c->pfree[p] > t && c->pfree[p] < next)
+				next = c->pfree[p];
+			if (c->waiting[p].n > 0 && c->waiting[p].key[0] > t &&
+			    c->waiting[p].key[0] < next)
+				next = c->waiting[p].key[0];
+		}
+		if (next == INT64_MAX) {
+			*ok = false;
+			break;
+		}
+		t = next;
+	}
+	if (c->stuck)
+		*ok = false;
+	return DS_OK;
+}
+
+/* Stuck online: the backbone's next operation cannot be placed, since
+ * occupancies placed off their backbone offsets hold its backbone window
+ * (nothing else can, see bb_window_ok).  Forbids those to leave their
+ * backbone offsets, or all in that memory when it is stuck a second time;
+ * returns how many were forbidden. */
+static int32_t blame(cpe *c)
+{
+	const ds_graph *g = c->g;
+	int32_t u = frontier_op(c), k = 0, nblamed = 0;
+	if (u < 0)
+		return 0;
+	c->stamp++;
+	gather_parked(c, u, &k);
+	if (c->kind[u] == K_SIN)
+		c->tmp[k++] = u;
+	for (int32_t i = 0; i < k; i++) {
+		int32_t v = c->tmp[i], b = c->nbuf[v];
+		int m = g->buf_mem[b];
+		const segmap *s = &c->sm[m];
+		int64_t x = bb_offset(c, v), end = x + g->buf_size[b];
+		if (c->mem_blamed[m] && !c->mem_fixed[m]) {
+			c->mem_fixed[m] = 1;
+			nblamed++;
+			continue;
+		}
+		c->mem_blamed[m] = 1;
+		for (int32_t q = sm_find(s, x); q < s->n && s->lo[q] < end;
+		     q++) {
+			int32_t o = s->occ[q];
+			if (o >= 0 && c->occ_endt[o] == INT64_MAX &&
+			    c->occ_alt[o] && !c->forbid[c->occ_start[o]]) {
+				c->forbid[c->occ_start[o]] = 1;
+				nblamed++;
+			}
+		}
+	}
+	return nblamed;
+}
+
+/* Restarts of a stuck online simulation, each with more occupancies held
+ * to their backbone offsets. */
+#define MAX_RESTARTS 8
+
+static int simulate(cpe *c, bool *ok)
+{
+	memset(c->forbid, 0, (size_t)c->total);
+	memset(c->mem_fixed, 0, sizeof c->mem_fixed);
+	memset(c->mem_blamed, 0, sizeof c->mem_blamed);
+	for (int i = 0;; i++) {
+		int rc = simulate_once(c, ok);
+		if (rc || *ok || !c->online || i == MAX_RESTARTS)
+			return rc;
+		int32_t nb = blame(c);
+		DBG("  restart %d: %d blamed\n", i, nb);
+		if (nb == 0)
+			return DS_OK;
+	}
+}
+
+/* The same list scheduling on the reversed constraint graph, priority to
+ * the nodes that finish last in the forward times c->fin: a right-justified
+ * schedule.  c->key gets each node's start in it, counted back from its
+ * end: the latest start that keeps the reversed schedule's length, the
+ * priority of the next forward pass (resource-aware, unlike the bottom
+ * level).  No guard here: these are only priorities.  Clobbers the
+ * forward times. */
+static void simulate_back(cpe *c)
+{
+	const int32_t T = c->total;
+	for (int32_t v = 0; v < T; v++)
+		c->key[v] = -c->fin[v];
+	set_rank(c, c->key);
+	for (int32_t v = 0; v < T; v++) {
+		c->npend[v] = c->s_off[v + 1] - c->s_off[v];
+		c->avail[v] = 0;
+	}
+	for (int32_t p = 0; p < c->npipes; p++) {
+		c->waiting[p].n = 0;
+		c->ready[p].n = 0;
+		c->pfree[p] = 0;
+	}
+	int32_t done = 0;
+	c->nfree = 0;
+	for (int32_t i = T - 1; i >= 0; i--)
+		if (c->npend[c->bb[i]] == 0)
+			c->fstack[c->nfree++] = c->bb[i];
+	int64_t t = 0, end = 0;
+	for (;;) {
+		/* c->start holds reversed finish times */
+		while (c->nfree > 0) {
+			int32_t v = c->fstack[--c->nfree];
+			if (c->pipe[v] >= 0) {
+				ds_heapq_push(&c->waiting[c->pipe[v]],
+					      c->avail[v], v);
+				continue;
+			}
+			c->start[v] = c->avail[v];
+			done++;
+			for (int32_t j = c->p_off[v]; j < c->p_off[v + 1]; j++) {
+				int32_t u = c->p_adj[j];
+				if (c->p_typ[j] != E_ORDER &&
+				    c->avail[u] < c->start[v])
+					c->avail[u] = c->start[v];
+				if (--c->npend[u] == 0)
+					c->fstack[c->nfree++] = u;
+			}
+		}
+		bool progress = false;
+		for (int32_t p = 0; p < c->npipes; p++) {
+			if (c->pfree[p] > t)
+				continue;
+			ds_heapq *w = &c->waiting[p], *r = &c->ready[p];
+			while (w->n > 0 && w->key[0] <= t) {
+				int32_t v = ds_heapq_pop(w);
+				ds_heapq_push(r, c->rank[v], v);
+			}
+			if (r->n == 0)
+				continue;
+			int32_t v = ds_heapq_pop(r);
+			c->start[v] = t + c->cyc[v];
+			c->pfree[p] = c->start[v];
+			if (c->start[v] > end)
+				end = c->start[v];
+			done++;
+			progress = true;
+			for (int32_t j = c->p_off[v]; j < c->p_off[v + 1]; j++) {
+				int32_t u = c->p_adj[j];
+				if (c->p_typ[j] != E_ORDER &&
+				    c->avail[u] < c->start[v])
+					c->avail[u] = c->start[v];
+				if (--c->npend[u] == 0)
+					c->fstack[c->nfree++] = u;
+			}
+		}
+		if (progress || c->nfree > 0)
+			continue;
+		if (done == T)
+			break;
+		int64_t next = INT64_MAX;
+		for (int32_t p = 0; p < c->npipes; p++) {
+			int64_t ev = INT64_MAX;
+			if (c->waiting[p].n > 0)
+				ev = c->waiting[p].key[0] > c->pfree[p]
+					     ? c->waiting[p].key[0]
+					     : c->pfree[p];
+			if (c->ready[p].n > 0 && c->pfree[p] < ev)
+				ev = c->pfree[p];
+			if (ev > t && ev < next)
+				next = ev;
+		}
+		DS_ASSERT(next != INT64_MAX); /* a DAG always drains */
+		t = next;
+	}
+	for (int32_t v = 0; v < T; v++)
+		c->key[v] = end - c->start[v];
+}
+
+/* ---- re-placement ---- */
+
+/* New offsets (c->off, c->soff) for the order c->out at the times
+ * c->start and c->fin, by policy.  *ok is false when fragmentation leaves
+ * an occupancy without room. */
+static int replace(cpe *c, int policy, bool *ok)
+{
+	const ds_graph *g = c->g;
+	for (int m = 0; m < DS_NMEM; m++)
+		sm_reset(&c->sm[m]);
+	c->nocc = 0;
+	*ok = true;
+	for (int32_t i = 0; i < c->nout; i++) {
+		int32_t v = c->out[i], b = c->nbuf[v];
+		int k = c->kind[v];
+		if (k == K_FREE || k == K_SOUT) {
+			c->occ_endt[c->cur_occ[b]] = c->fin[v];
+			continue;
+		}
+		if (k != K_ALLOC && k != K_SIN)
+			continue;
+		/* when the occupancy is first needed */
+		int64_t need = c->start[v];
+		if (k == K_ALLOC) {
+			need = INT64_MAX;
+			for (int32_t j = c->s_off[v]; j < c->s_off[v + 1]; j++)
+				if (c->start[c->s_adj[j]] < need)
+					need = c->start[c->s_adj[j]];
+		}
+		int64_t last;
+		int64_t x = best_window(c, &c->sm[g->buf_mem[b]],
+					g->buf_size[b], policy, need, &last);
+		if (x < 0) {
+			*ok = false;
+			return DS_OK;
+		}
+		if (occupy(c, v, x, false))
+			return oom(c);
+	}
+	return DS_OK;
+}
+
+/* ---- plans ---- */
+
+static int plan_alloc(const ds_graph *g, const ds_plan *in, ds_plan *p)
+{
+	const ds_heap *h = g->heap;
+	memset(p, 0, sizeof *p);
+	p->len = in->len;
+	p->nspill = in->nspill;
+	p->order = ds_alloc(h, (size_t)in->len, sizeof *p->order);
+	p->offset = ds_alloc(h, (size_t)(g->nbuf ? g->nbuf : 1),
+			     sizeof *p->offset);
+	p->spill = ds_alloc(h, (size_t)(in->nspill ? in->nspill : 1),
+			    sizeof *p->spill);
+	if (!p->order || !p->offset || !p->spill) {
+		ds_plan_free(h, p);
+		return DS_ENOMEM;
+	}
+	return DS_OK;
+}
+
+static void plan_copy(const ds_graph *g, const ds_plan *src, ds_plan *dst)
+{
+	memcpy(dst->order, src->order, (size_t)src->len * sizeof *src->order);
+	memcpy(dst->offset, src->offset, (size_t)g->nbuf * sizeof *src->offset);
+	if (src->nspill > 0) /* src->spill may be NULL without spills */
+		memcpy(dst->spill, src->spill,
+		       (size_t)src->nspill * sizeof *src->spill);
+}
+
+typedef struct best {
+	ds_plan plan;
+	ds_figures f;
+	int64_t max_peak, max_ddr;
+	bool gain; /* the plan changed in this round */
+} best;
+
+/* Replays cand; when it is valid, within the budgets and shorter than the
+ * best so far, swaps it in.  The replay refusing a candidate would be a
+ * bug here; the best plan stays safe as the candidate is not taken. */
+static int consider(cpe *c, ds_plan *cand, best *b)
+{
+	ds_figures f;
+	ds_err e2;
+	int rc = ds_replay(c->g, cand, NULL, &f, &e2);
+	if (rc == DS_ENOMEM)
+		return oom(c);
+	DS_ASSERT(rc == DS_OK);
+	DBG("  %s cand ms=%lld peak=%lld%s\n", c->online ? "online" : "fixed", (long long)f.makespan, (long long)f.peak_vstay, f.makespan < b->f.makespan ? " *" : "");
+	if (rc || f.peak_vstay > b->max_peak || f.extra_ddr > b->max_ddr ||
+	    f.makespan >= b->f.makespan)
+		return DS_OK;
+	ds_plan t = b->plan;
+	b->plan = *cand;
+	*cand = t;
+	b->f = f;
+	b->gain = true;
+	return DS_OK;
+}
+
+/* The candidates of one forward pass: online, its order with the offsets
+ * chosen on the way; fixed, its order with the backbone's offsets and
+ * with offsets re-placed by each policy. */
+static int try_order(cpe *c, const ds_plan *bb, ds_plan *cand, best *b)
+{
+	const ds_graph *g = c->g;
+	int rc;
+	plan_copy(g, bb, cand);
+	memcpy(cand->order, c->out, (size_t)c->total * sizeof *c->out);
+	if (c->online) {
+		memcpy(cand->offset, c->off, (size_t)g->nbuf * sizeof *c->off);
+		for (int32_t k = 0; k < cand->nspill; k++)
+			cand->spill[k].offset = c->soff[k];
+		return consider(c, cand, b);
+	}
+	if ((rc = consider(c, cand, b)))
+		return rc;
+	for (int pol = FIT_EARLIEST; pol <= FIT_DEADLINE; pol++) {
+		bool ok;
+		plan_copy(g, bb, cand);
+		memcpy(cand->order, c->out, (size_t)c->total * sizeof *c->out);
+		if ((rc = replace(c, pol, &ok)))
+			return rc;
+		if (!ok)
+			continue;
+		memcpy(cand->offset, c->off, (size_t)g->nbuf * sizeof *c->off);
+		for (int32_t k = 0; k < cand->nspill; k++)
+			cand->spill[k].offset = c->soff[k];
+		if ((rc = consider(c, cand, b)))
+			return rc;
+	}
+	return DS_OK;
+}
+
+/* ---- the pass ---- */
+
+#define DEFAULT_ROUNDS 4
+#define FB_PASSES 2
+
+int ds_cpe(const ds_graph *g, const ds_plan *in, const ds_cpe_opts *o,
+	   ds_plan *out, ds_err *e)
+{
+	const ds_heap *h = g->heap;
+	memset(out, 0, sizeof *out);
+	if (!in->offset)
+		return ds_fail(e, DS_EINPUT, "cpe: the plan has no offsets");
+	best b;
+	memset(&b, 0, sizeof b);
+	int rc = ds_replay(g, in, NULL, &b.f, e);
+	if (rc)
+		return rc;
+	double tp = o ? o->traffic_budget_pct : 5;
+	double pp = o ? o->peak_budget_pct : 0;
+	tp = tp > 0 ? tp : 0;
+	pp = pp > 0 ? pp : 0;
+	b.max_ddr = b.f.extra_ddr + (int64_t)((double)b.f.extra_ddr * tp / 100);
+	b.max_peak =
+		b.f.peak_vstay + (int64_t)((double)b.f.peak_vstay * pp / 100);
+	int64_t rounds = o && o->effort > 0 ? o->effort : DEFAULT_ROUNDS;
+
+	cpe c;
+	ds_plan cand, bb;
+	memset(&cand, 0, sizeof cand);
+	memset(&bb, 0, sizeof bb);
+	if ((rc = cpe_init(&c, g, in, e)))
+		goto out;
+	if (plan_alloc(g, in, &b.plan) || plan_alloc(g, in, &cand) ||
+	    plan_alloc(g, in, &bb)) {
+		rc = oom(&c);
+		goto out;
+	}
+	plan_copy(g, in, &b.plan);
+	c.lim[R_VSTAY] = b.max_peak;
+	/* a resource whose users cannot reach its limit even all at once
+	 * needs no guard */
+	int64_t sum[NRES] = {0};
+	for (int32_t bf = 0; bf < g->nbuf; bf++) {
+		int m = g->buf_mem[bf];
+		if (ds_mem_stays(m))
+			sum[R_VSTAY] += g->buf_size[bf];
+		sum[1 + m] += g->buf_size[bf];
+	}
+	for (int r = 0; r < NRES; r++)
+		c.guard_on[r] = sum[r] > c.lim[r];
+	for (int64_t r = 0; r < rounds && rc == DS_OK; r++) {
+		b.gain = false;
+		/* the best plan so far is the backbone of both modes */
+		plan_copy(g, &b.plan, &bb);
+		for (int online = 1; online >= 0 && rc == DS_OK; online--) {
+			if ((rc = set_backbone(&c, &bb, online)))
+				break;
+			for (int32_t v = 0; v < c.total; v++)
+				c.key[v] = c.pos[v];
+			set_rank(&c, c.key);
+			for (int pass = 0; pass < FB_PASSES; pass++) {
+				bool ok;
+				DBG(" round %lld mode %d pass %d\n", (long long)r, online, pass);
+				if ((rc = simulate(&c, &ok)))
+					break;
+				if (ok && (rc = try_order(&c, &bb, &cand, &b)))
+					break;
+				if (!ok)
+					DBG("  %s stuck at %d/%d\n", online ? "online" : "fixed", c.nout, c.total);
+				if (!ok)
+					break;
+				simulate_back(&c);
+				set_rank(&c, c.key);
+			}
+		}
+		if (!b.gain)
+			break;
+	}
+out:
+	cpe_free(&c);
+	ds_plan_free(h, &cand);
+	ds_plan_free(h, &bb);
+	if (rc) {
+		ds_plan_free(h, &b.plan);
+		return rc;
+	}
+	*out = b.plan;
+	return DS_OK;
+}

@@ -1,0 +1,1531 @@
+/* ds_mpas.c: stage 1, MPAS: memory-pressure-aware topological scheduling.
+ *
+ * Requires: a valid graph (ds_builder_finish).  Guarantees: order[] is a
+ * topological order of all n nodes in which every operation sits between
+ * the ALLOC and the FREE of each buffer it uses; at most one buffer of each
+ * L0 memory is live at any time whenever the scheduler finds such an order
+ * (it always does on graphs where the free-first order does, since that
+ * order is one of its candidates).  The aim is the least peak_vstay.
+ *
+ * Method.  Operations do not change memory: the decisions are which
+ * operation to run next, and an ALLOC is best run just before its first
+ * user, a FREE just after its last.  The list scheduler (greedy()) keeps
+ * candidate targets: an operation together with its not yet scheduled
+ * ancestors ("closure", bounded in size), extended along buffers left with
+ * a single consumer.  A target is rated by simulating it: the rise of
+ * memory over the current level, the net change once every FREE it enables
+ * has run, and the progress it makes towards freeing live buffers.  The
+ * best target runs, then every node that costs nothing (FREEs, operations
+ * whose buffers are live) runs at once.  L0 ALLOCs are gated: a target may
+ * not need a busy L0 memory, and one that leaves an L0 buffer live must
+ * leave a state in which every live L0 buffer can still be freed (no
+ * wait-for cycle between L0 memories), so the one-live rule holds without
+ * deadlock.  Several priority variants run forwards and on the reversed
+ * graph (FREEs play ALLOCs there; a reversed order has the same peak),
+ * then a local search moves operations around the peak.  The best order
+ * wins; ties keep the earlier candidate.
+ *
+ * Cost: each greedy run is O((N + E) * K * C) in the worst case, with K the
+ * closure bound (a constant) and C the number of candidates scanned per
+ * decision; in practice decisions are far fewer than nodes.  The local
+ * search is O(effort * (N + E)) at worst. */
+#include "ds_stage.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Number of L0 memories, indexed from DS_L0A. */
+#define NL0 3
+
+/* ---- the graph as the scheduler sees it ---- */
+
+/* One direction of the graph.  Edges are the graph's plus the implicit
+ * ones (ALLOC before every user and before the FREE, every user before the
+ * FREE), so any topological order of the view is a valid schedule.  In the
+ * reversed view pred and succ swap, and so do ALLOC and FREE. */
+typedef struct view {
+	int32_t n;
+	const int32_t *poff, *pred, *soff, *succ;
+	const uint8_t *kind; /* enum ds_kind in this direction */
+	const int64_t *stay; /* bytes counted in peak_vstay (ALLOC/FREE) */
+	const int8_t *l0;    /* 0..NL0-1 for L0 ALLOC/FREE nodes, else -1 */
+	const int32_t *mate; /* ALLOC <-> FREE of the same buffer, else -1 */
+	const int32_t *level; /* operations on the longest path from a root */
+	const uint8_t *source; /* preceded by ALLOCs only: a load, never a
+				  target of its own (it only adds memory) */
+	const int32_t *buf, *uoff, *user; /* the graph's buffers and users */
+	const int32_t *useoff, *use;	  /* the graph's operations' buffers */
+	const int32_t *balloc, *bfree;	  /* a buffer's ALLOC and FREE */
+} view;
+
+/* ---- greedy variants ---- */
+
+enum {
+	POL_NET,  /* least net memory, then least rise */
+	POL_RISE, /* least rise, then least net */
+	POL_PEAK  /* stay under the bound if possible (then by prio),
+		     else least rise */
+};
+enum {
+	PR_NET,	   /* least net */
+	PR_CREDIT, /* most progress on live buffers */
+	PR_RECENT  /* most recently rated: depth first */
+};
+
+typedef struct gparams {
+	int8_t dir;   /* 0 forwards, 1 on the reversed graph */
+	int8_t pol;
+	int8_t prio;  /* POL_PEAK only */
+	int8_t tie;   /* +1: lowest level first, -1: highest */
+	int32_t kmax; /* closure bound, in nodes */
+} gparams;
+
+/* ---- candidates ---- */
+
+/* Outcome of rating one target.  EV_BIG: the closure is too big;
+ * EV_BLOCKED: it needs a busy L0 memory; EV_UNSAFE: it would leave an L0
+ * buffer that might never be freed, or its own closure needs two buffers
+ * of one L0 memory.  Such targets come back when an ancestor runs. */
+enum { EV_OK, EV_BIG, EV_BLOCKED, EV_UNSAFE };
+
+typedef struct cand {
+	int32_t t;
+	int32_t why; /* -1: can run; else the busy L0 memory it waits for */
+	int64_t rise, net;
+	int64_t credit; /* progress towards freeing live buffers, scaled */
+	int64_t seq;	/* when it was rated */
+} cand;
+
+typedef struct jent {
+	int32_t *p;
+	int32_t old;
+} jent;
+
+/* The state of one greedy run. */
+typedef struct run {
+	const view *v;
+	const gparams *p;
+	const ds_heap *h;
+	int32_t *done;	 /* node has run */
+	int32_t *wait;	 /* ALLOC: preds not done; others: preds not available
+			    (an ALLOC is available once it could run) */
+	int32_t *palloc; /* ALLOC preds not done */
+	int32_t *mark;
+	int32_t stamp;
+	int32_t *pushed; /* round in which a target was last rated */
+	int32_t round;
+	int64_t seq;
+	/* undo journal of a simulation */
+	jent *jr;
+	int64_t njr;
+	bool sim;
+	/* scalars */
+	int64_t cur, peak;
+	int32_t l0cnt[NL0], l0hold[NL0];
+	int viol;
+	/* nodes that cost nothing and can run */
+	int32_t *eag;
+	int32_t neag;
+	/* closure, and the DFS stacks that build it */
+	int32_t *clos, nclos;
+	int32_t *stk, *stki;
+	int32_t *fresh;	      /* ALLOCs run by the target being played */
+	int32_t *plan, nplan; /* the nodes a target runs, in order */
+	int32_t *slog, nslog; /* every node a simulation ran */
+	bool nobound;	      /* forced(): closures of any size */
+	/* candidates, and each target's index among them (-1: none) */
+	cand *c;
+	int64_t nc, capc;
+	int32_t *cpos;
+	/* the order */
+	int32_t *out, nout;
+	int64_t runpeak; /* peak of the order so far */
+	bool invalid;	 /* the one-live rule had to be broken */
+} run;
+
+static void jset(run *r, int32_t *p, int32_t val)
+{
+	if (r->sim) {
+		r->jr[r->njr].p = p;
+		r->jr[r->njr].old = *p;
+		r->njr++;
+	}
+	*p = val;
+}
+
+static void make_eager_if_ready(run *r, int32_t w)
+{
+	if (!r->done[w] && r->wait[w] == 0 && r->palloc[w] == 0 &&
+	    r->v->kind[w] != DS_ALLOC)
+		r->eag[r->neag++] = w;
+}
+
+/* An ALLOC became able to run: its users no longer wait for it. */
+static void alloc_ready(run *r, int32_t a)
+{
+	const view *v = r->v;
+	for (int32_t k = v->soff[a]; k < v->soff[a + 1]; k++) {
+		int32_t y = v->succ[k];
+		if (v->kind[y] == DS_ALLOC)
+			continue;
+		jset(r, &r->wait[y], r->wait[y] - 1);
+		make_eager_if_ready(r, y);
+	}
+}
+
+static void cand_remove(run *r, int32_t t)
+{
+	int64_t i = r->cpos[t];
+	if (i < 0)
+		return;
+	r->c[i] = r->c[--r->nc];
+	r->cpos[r->c[i].t] = (int32_t)i;
+	r->cpos[t] = -1;
+}
+
+/* Runs node x (for real, or in a simulation with a journal). */
+static void exec_node(run *r, int32_t x)
+{
+	const view *v = r->v;
+	DS_ASSERT(!r->done[x]);
+	jset(r, &r->done[x], 1);
+	int m = v->l0[x];
+	if (v->kind[x] == DS_ALLOC) {
+		r->cur += v->stay[x];
+		if (r->cur > r->peak)
+			r->peak = r->cur;
+		if (m >= 0) {
+			if (r->l0cnt[m] > 0) {
+				if (r->viol < 0)
+					r->viol = m;
+				if (!r->sim)
+					r->invalid = true;
+			}
+			r->l0cnt[m]++;
+			r->l0hold[m] = x;
+		}
+	} else if (v->kind[x] == DS_FREE) {
+		r->cur -= v->stay[x];
+		if (m >= 0) {
+			r->l0cnt[m]--;
+			if (r->l0cnt[m] == 0)
+				r->l0hold[m] = -1;
+		}
+	}
+	if (r->sim) {
+		r->slog[r->nslog++] = x;
+	} else {
+		r->out[r->nout++] = x;
+		cand_remove(r, x);
+	}
+	for (int32_t k = v->soff[x]; k < v->soff[x + 1]; k++) {
+		int32_t w = v->succ[k];
+		if (v->kind[w] == DS_ALLOC) {
+			jset(r, &r->wait[w], r->wait[w] - 1);
+			if (r->wait[w] == 0)
+				alloc_ready(r, w);
+			continue;
+		}
+		if (v->kind[x] == DS_ALLOC)
+			jset(r, &r->palloc[w], r->palloc[w] - 1);
+		else
+			jset(r, &r->wait[w], r->wait[w] - 1);
+		make_eager_if_ready(r, w);
+	}
+}
+
+static void drain(run *r)
+{
+	while (r->neag > 0) {
+		int32_t w = r->eag[--r->neag];
+		if (!r->done[w])
+			exec_node(r, w);
+	}
+}
+
+/* The closure of t: t and its ancestors that have not run, in the order
+ * they would run (depth first; ALLOC preds last, so just before their
+ * user).  False when it holds more than kmax nodes. */
+static bool closure(run *r, int32_t t)
+{
+	const view *v = r->v;
+	int32_t st = ++r->stamp, sp = 0;
+	r->nclos = 0;
+	r->mark[t] = st;
+	r->stk[sp] = t;
+	r->stki[sp++] = 0;
+	while (sp > 0) {
+		int32_t x = r->stk[sp - 1];
+		int32_t deg = v->poff[x + 1] - v->poff[x];
+		int32_t i = r->stki[sp - 1]++;
+		if (i >= 2 * deg) {
+			r->clos[r->nclos++] = x;
+			sp--;
+			continue;
+		}
+		int32_t y = v->pred[v->poff[x] + (i < deg ? i : i - deg)];
+		if ((v->kind[y] == DS_ALLOC) != (i >= deg) || r->done[y] ||
+		    r->mark[y] == st)
+			continue;
+		if (r->nclos + sp >= r->p->kmax && !r->nobound)
+			return false;
+		r->mark[y] = st;
+		r->stk[sp] = y;
+		r->stki[sp++] = 0;
+	}
+	return true;
+}
+
+/* The L0 memories whose not yet allocated buffers the FREE f still waits
+ * for; all of them when the search exceeds a small budget (the caller
+ * then treats the state as unsafe). */
+static int l0_needs(run *r, int32_t f)
+{
+	const view *v = r->v;
+	int32_t st = ++r->stamp, sp = 0, seen = 0;
+	int needs = 0;
+	r->mark[f] = st;
+	r->stk[sp++] = f;
+	while (sp > 0) {
+		int32_t x = r->stk[--sp];
+		if (++seen > 256)
+			return (1 << NL0) - 1;
+		if (v->kind[x] == DS_ALLOC && v->l0[x] >= 0)
+			needs |= 1 << v->l0[x];
+		for (int32_t k = v->poff[x]; k < v->poff[x + 1]; k++) {
+			int32_t y = v->pred[k];
+			if (r->done[y] || r->mark[y] == st)
+				continue;
+			r->mark[y] = st;
+			r->stk[sp++] = y;
+		}
+	}
+	return needs;
+}
+
+/* Every live L0 buffer can still be freed: none waits for its own memory,
+ * and the wait-for relation between busy memories has no cycle. */
+static bool l0_safe(run *r)
+{
+	int needs[NL0] = {0}, busy = 0;
+	for (int m = 0; m < NL0; m++) {
+		if (r->l0cnt[m] == 0)
+			continue;
+		busy |= 1 << m;
+		needs[m] = l0_needs(r, r->v->mate[r->l0hold[m]]);
+		if (needs[m] & (1 << m))
+			return false;
+	}
+	/* peel memories that wait for no busy memory */
+	for (bool again = true; again;) {
+		again = false;
+		for (int m = 0; m < NL0; m++)
+			if ((busy & (1 << m)) && !(needs[m] & busy)) {
+				busy &= ~(1 << m);
+				again = true;
+			}
+	}
+	return busy == 0;
+}
+
+/* Simulation state that a checkpoint saves. */
+typedef struct ckpt {
+	int64_t njr, cur, peak;
+	int32_t l0cnt[NL0], l0hold[NL0];
+	int32_t neag, nplan, nslog;
+} ckpt;
+
+static void save(const run *r, ckpt *c)
+{
+	c->njr = r->njr;
+	c->cur = r->cur;
+	c->peak = r->peak;
+	memcpy(c->l0cnt, r->l0cnt, sizeof c->l0cnt);
+	memcpy(c->l0hold, r->l0hold, sizeof c->l0hold);
+	c->neag = r->neag;
+	c->nplan = r->nplan;
+	c->nslog = r->nslog;
+}
+
+static void restore(run *r, const ckpt *c)
+{
+	while (r->njr > c->njr) {
+		r->njr--;
+		*r->jr[r->njr].p = r->jr[r->njr].old;
+	}
+	r->cur = c->cur;
+	r->peak = c->peak;
+	memcpy(r->l0cnt, c->l0cnt, sizeof c->l0cnt);
+	memcpy(r->l0hold, c->l0hold, sizeof c->l0hold);
+	r->neag = c->neag;
+	r->nplan = c->nplan;
+	r->nslog = c->nslog;
+	r->viol = -1;
+}
+
+/* Runs the closure just built, recording it in the plan. */
+static void play_closure(run *r, int32_t *nfresh, bool *newl0)
+{
+	const view *v = r->v;
+	for (int32_t i = 0; i < r->nclos && r->viol < 0; i++) {
+		int32_t x = r->clos[i];
+		if (r->done[x])
+			continue;
+		if (v->kind[x] == DS_ALLOC) {
+			r->fresh[(*nfresh)++] = x;
+			if (v->l0[x] >= 0)
+				*newl0 = true;
+		}
+		r->plan[r->nplan++] = x;
+		exec_node(r, x);
+		drain(r);
+	}
+}
+
+/* Simulates target t into the plan: its closure, then, while a buffer it
+ * allocated has a single user left, that user's closure too: a chain of
+ * single consumers is one decision (a load alone looks cheap, but its
+ * buffer stays until the consumer runs).  An extension that would break
+ * the one-live rule is dropped. */
+static int play(run *r, int32_t t, bool *newl0)
+{
+	const view *v = r->v;
+	int32_t nfresh = 0, scan = 0;
+	r->nplan = 0;
+	if (!closure(r, t))
+		return EV_BIG;
+	play_closure(r, &nfresh, newl0);
+	if (r->viol >= 0)
+		return EV_BLOCKED;
+	while (r->nplan < 4 * r->p->kmax) {
+		int32_t u = -1;
+		while (u < 0 && scan < nfresh) {
+			int32_t a = r->fresh[scan++], b = v->buf[a], left = 0;
+			if (r->done[v->mate[a]])
+				continue;
+			for (int32_t k = v->uoff[b]; k < v->uoff[b + 1]; k++)
+				if (!r->done[v->user[k]]) {
+					left++;
+					u = v->user[k];
+				}
+			if (left != 1)
+				u = -1;
+		}
+		if (u < 0 || !closure(r, u))
+			break;
+		ckpt c;
+		bool l0 = *newl0;
+		save(r, &c);
+		int32_t nf = nfresh;
+		play_closure(r, &nfresh, &l0);
+		if (r->viol >= 0) {
+			restore(r, &c);
+			nfresh = nf;
+			break;
+		}
+		*newl0 = l0;
+	}
+	return EV_OK;
+}
+
+/* Progress a simulation made on buffers that were live before it and stay
+ * live: each counts its size times the share of its remaining users that
+ * ran.  It separates otherwise equal targets in favour of the one that
+ * brings live buffers closest to their FREE, which keeps a consistent
+ * direction through symmetric structures such as tiled loops. */
+static int64_t credit(run *r)
+{
+	const view *v = r->v;
+	int32_t st = ++r->stamp;
+	int64_t sum = 0;
+	for (int32_t i = 0; i < r->nslog; i++)
+		r->mark[r->slog[i]] = st;
+	for (int32_t i = 0; i < r->nslog; i++) {
+		int32_t x = r->slog[i];
+		if (v->kind[x] != DS_OP)
+			continue;
+		for (int32_t k = v->useoff[x]; k < v->useoff[x + 1]; k++) {
+			int32_t b = v->use[k], a = v->balloc[b];
+			if (r->mark[a] == st || r->mark[a] == -st ||
+			    r->done[v->bfree[b]] || v->stay[a] == 0)
+				continue;
+			r->mark[a] = -st; /* counted */
+			int32_t left = 0, ran = 0;
+			for (int32_t j = v->uoff[b]; j < v->uoff[b + 1]; j++) {
+				int32_t u = v->user[j];
+				if (r->mark[u] == st)
+					ran++;
+				else if (!r->done[u])
+					left++;
+			}
+			sum += v->stay[a] * 1024 * ran / (left + ran);
+		}
+	}
+	return sum;
+}
+
+/* Rates target t by playing it in a simulation into e.  The plan stays
+ * valid until the state changes, for commit(). */
+static int rate(run *r, int32_t t, cand *e)
+{
+	ckpt c;
+	bool newl0 = false;
+	r->sim = true;
+	r->njr = 0;
+	r->nslog = 0;
+	r->viol = -1;
+	save(r, &c);
+	r->peak = r->cur;
+	int rc = play(r, t, &newl0);
+	e->t = t;
+	e->why = -1;
+	if (rc == EV_BLOCKED) {
+		e->why = r->viol;
+		if (c.l0cnt[r->viol] == 0)
+			rc = EV_UNSAFE;
+	} else if (rc == EV_OK && newl0 && !l0_safe(r)) {
+		rc = EV_UNSAFE;
+	}
+	e->rise = r->peak - c.cur;
+	e->net = r->cur - c.cur;
+	e->credit = rc == EV_OK ? credit(r) : 0;
+	e->seq = ++r->seq;
+	int32_t nplan = r->nplan;
+	restore(r, &c);
+	r->nplan = nplan;
+	r->sim = false;
+	return rc;
+}
+
+static int64_t prio_key(const run *r, const cand *a)
+{
+	switch (r->p->prio) {
+	case PR_NET:
+		return a->net;
+	case PR_CREDIT:
+		return -a->credit;
+	default:
+		return -a->seq;
+	}
+}
+
+/* a before b in the variant's order. */
+static bool better(const run *r, const cand *a, const cand *b)
+{
+	int64_t ka[4], kb[4];
+	switch (r->p->pol) {
+	case POL_NET:
+		ka[0] = a->net, kb[0] = b->net;
+		ka[1] = a->rise, kb[1] = b->rise;
+		break;
+	case POL_RISE:
+		ka[0] = a->rise, kb[0] = b->rise;
+		ka[1] = a->net, kb[1] = b->net;
+		break;
+	default: {
+		/* under the peak so far: free, so by priority; above: by
+		 * the new peak */
+		int64_t room = r->runpeak - r->cur;
+		ka[0] = a->rise > room ? a->rise : 0;
+		kb[0] = b->rise > room ? b->rise : 0;
+		ka[1] = prio_key(r, a), kb[1] = prio_key(r, b);
+		break;
+	}
+	}
+	ka[2] = -a->credit, kb[2] = -b->credit;
+	ka[3] = (int64_t)r->v->level[a->t] * r->p->tie;
+	kb[3] = (int64_t)r->v->level[b->t] * r->p->tie;
+	for (int i = 0; i < 4; i++)
+		if (ka[i] != kb[i])
+			return ka[i] < kb[i];
+	return a->t < b->t;
+}
+
+/* Rates t and files it among the candidates, or drops it when it cannot
+ * be a target now (it comes back when an ancestor runs). */
+static int consider(run *r, int32_t t, ds_err *err)
+{
+	const view *v = r->v;
+	if (r->done[t] || v->kind[t] == DS_ALLOC || v->source[t] ||
+	    r->pushed[t] == r->round)
+		return DS_OK;
+	r->pushed[t] = r->round;
+	cand e;
+	int ev = rate(r, t, &e);
+	if (ev == EV_BIG || ev == EV_UNSAFE) {
+		cand_remove(r, t);
+		return DS_OK;
+	}
+	if (r->cpos[t] >= 0) {
+		r->c[r->cpos[t]] = e;
+		return DS_OK;
+	}
+	if (ds_reserve(r->h, (void **)&r->c, &r->capc, r->nc + 1,
+		       sizeof *r->c, err))
+		return DS_ENOMEM;
+	r->cpos[t] = (int32_t)r->nc;
+	r->c[r->nc++] = e;
+	return DS_OK;
+}
+
+/* After nodes ran: their successors, and those successors' successors,
+ * have smaller closures now; a FREE left waiting for one user makes that
+ * user's rating better. */
+static int retrigger(run *r, int32_t from, ds_err *err)
+{
+	const view *v = r->v;
+	r->round++;
+	for (int32_t i = from; i < r->nout; i++) {
+		int32_t x = r->out[i];
+		for (int32_t k = v->soff[x]; k < v->soff[x + 1]; k++) {
+			int32_t w = v->succ[k];
+			if (r->done[w] || v->kind[w] == DS_ALLOC)
+				continue;
+			if (v->kind[w] == DS_FREE && r->wait[w] == 1) {
+				for (int32_t j = v->poff[w]; j < v->poff[w + 1];
+				     j++) {
+					int32_t u = v->pred[j];
+					if (!r->done[u] &&
+					    v->kind[u] != DS_ALLOC &&
+					    consider(r, u, err))
+						return DS_ENOMEM;
+				}
+				continue;
+			}
+			if (consider(r, w, err))
+				return DS_ENOMEM;
+			for (int32_t j = v->soff[w]; j < v->soff[w + 1]; j++)
+				if (consider(r, v->succ[j], err))
+					return DS_ENOMEM;
+		}
+	}
+	return DS_OK;
+}
+
+/* Runs the plan rate() just made, for real. */
+static void commit(run *r)
+{
+	for (int32_t i = 0; i < r->nplan; i++) {
+		int32_t x = r->plan[i];
+		if (!r->done[x]) {
+			exec_node(r, x);
+			drain(r);
+		}
+	}
+}
+
+/* No candidate can run without breaking the one-live rule: run the best
+ * operation that waits for nothing but ALLOCs, the rule permitting;
+ * failing that, the first one (breaking the rule); failing that, an ALLOC
+ * nobody waits for. */
+static void forced(run *r)
+{
+	const view *v = r->v;
+	int32_t any = -1, ready = -1;
+	cand best = {-1, -1, 0, 0, 0, 0};
+	for (int32_t x = 0; x < v->n; x++) {
+		if (r->done[x] || r->wait[x] != 0)
+			continue;
+		if (v->kind[x] == DS_ALLOC) {
+			if (ready < 0)
+				ready = x;
+			continue;
+		}
+		if (any < 0)
+			any = x;
+		cand e;
+		if (rate(r, x, &e) == EV_OK &&
+		    (best.t < 0 || better(r, &e, &best)))
+			best = e;
+	}
+	int32_t t = best.t >= 0 ? best.t : any;
+	if (t >= 0) {
+		cand e;
+		r->nobound = true;
+		rate(r, t, &e);
+		r->nobound = false;
+		if (best.t < 0)
+			r->invalid = true;
+		commit(r);
+		return;
+	}
+	DS_ASSERT(ready >= 0);
+	exec_node(r, ready);
+	drain(r);
+}
+
+static void run_free(run *r)
+{
+	const ds_heap *h = r->h;
+	ds_free(h, r->done);
+	ds_free(h, r->wait);
+	ds_free(h, r->palloc);
+	ds_free(h, r->mark);
+	ds_free(h, r->pushed);
+	ds_free(h, r->jr);
+	ds_free(h, r->eag);
+	ds_free(h, r->clos);
+	ds_free(h, r->fresh);
+	ds_free(h, r->plan);
+	ds_free(h, r->slog);
+	ds_free(h, r->stk);
+	ds_free(h, r->stki);
+	ds_free(h, r->c);
+	ds_free(h, r->cpos);
+}
+
+/* One greedy run over view v into out[0..n); *invalid when the one-live
+ * rule had to be broken. */
+static int greedy(const view *v, const gparams *p, const ds_heap *h,
+		  int32_t *out, bool *invalid, ds_err *err)
+{
+	const int32_t n = v->n;
+	run R, *r = &R;
+	memset(r, 0, sizeof *r);
+	r->v = v;
+	r->p = p;
+	r->h = h;
+	r->out = out;
+	r->viol = -1;
+	int64_t ne = v->poff[n];
+	r->done = ds_alloc(h, (size_t)n, sizeof *r->done);
+	r->wait = ds_alloc(h, (size_t)n, sizeof *r->wait);
+	r->palloc = ds_alloc(h, (size_t)n, sizeof *r->palloc);
+	r->mark = ds_alloc(h, (size_t)n, sizeof *r->mark);
+	r->pushed = ds_alloc(h, (size_t)n, sizeof *r->pushed);
+	r->jr = ds_alloc(h, (size_t)(n + 2 * ne + 1), sizeof *r->jr);
+	r->eag = ds_alloc(h, (size_t)n + 1, sizeof *r->eag);
+	r->clos = ds_alloc(h, (size_t)n + 1, sizeof *r->clos);
+	r->fresh = ds_alloc(h, (size_t)n + 1, sizeof *r->fresh);
+	r->plan = ds_alloc(h, (size_t)n + 1, sizeof *r->plan);
+	r->slog = ds_alloc(h, (size_t)n + 1, sizeof *r->slog);
+	r->stk = ds_alloc(h, (size_t)n + 1, sizeof *r->stk);
+	r->stki = ds_alloc(h, (size_t)n + 1, sizeof *r->stki);
+	r->cpos = ds_alloc(h, (size_t)n, sizeof *r->cpos);
+	int rc = DS_OK;
+	if (!r->done || !r->wait || !r->palloc || !r->mark || !r->pushed ||
+	    !r->jr || !r->eag || !r->clos || !r->fresh || !r->plan ||
+	    !r->slog || !r->stk || !r->stki || !r->cpos) {
+		rc = ds_fail(err, DS_ENOMEM, "out of memory");
+		goto out;
+	}
+	for (int m = 0; m < NL0; m++)
+		r->l0hold[m] = -1;
+	for (int32_t x = 0; x < n; x++) {
+		r->cpos[x] = -1;
+		for (int32_t k = v->poff[x]; k < v->poff[x + 1]; k++) {
+			int32_t y = v->pred[k];
+			if (v->kind[x] == DS_ALLOC)
+				r->wait[x]++;
+			else if (v->kind[y] == DS_ALLOC)
+				r->palloc[x]++;
+			if (v->kind[x] != DS_ALLOC &&
+			    !(v->kind[y] == DS_ALLOC &&
+			      v->poff[y + 1] == v->poff[y]))
+				r->wait[x]++;
+		}
+	}
+	for (int32_t x = 0; x < n; x++)
+		make_eager_if_ready(r, x);
+	drain(r);
+	/* first candidates: what can run now, and one or two steps on */
+	r->round++;
+	for (int32_t x = 0; x < n && rc == DS_OK; x++) {
+		if (r->done[x] || v->kind[x] == DS_ALLOC || r->wait[x] != 0)
+			continue;
+		rc = consider(r, x, err);
+		for (int32_t k = v->soff[x]; k < v->soff[x + 1] && !rc; k++) {
+			int32_t w = v->succ[k];
+			rc = consider(r, w, err);
+			for (int32_t j = v->soff[w]; j < v->soff[w + 1] && !rc;
+			     j++)
+				rc = consider(r, v->succ[j], err);
+		}
+	}
+	r->runpeak = r->peak;
+	while (rc == DS_OK && r->nout < n) {
+		/* the best candidate whose L0 memory is free */
+		int64_t bi = -1;
+		for (int64_t i = 0; i < r->nc; i++) {
+			const cand *e = &r->c[i];
+			if (e->why >= 0 && r->l0cnt[e->why] > 0)
+				continue;
+			if (bi < 0 || better(r, e, &r->c[bi]))
+				bi = i;
+		}
+		int32_t from = r->nout;
+		if (bi < 0) {
+			forced(r);
+		} else {
+			/* its rating may be stale: rate it again, and look
+			 * again unless it is unchanged */
+			cand e, old = r->c[bi];
+			int ev = rate(r, old.t, &e);
+			if (ev == EV_BIG || ev == EV_UNSAFE) {
+				cand_remove(r, old.t);
+				continue;
+			}
+			if (ev == EV_BLOCKED || e.rise != old.rise ||
+			    e.net != old.net || e.credit != old.credit) {
+				r->c[bi] = e;
+				continue;
+			}
+			commit(r);
+		}
+		if (r->peak > r->runpeak)
+			r->runpeak = r->peak;
+		rc = retrigger(r, from, err);
+	}
+	*invalid = r->invalid;
+out:
+	run_free(r);
+	return rc;
+}
+
+/* ---- orders as a whole ---- */
+
+/* peak_vstay of a full order; *valid: the one-live rule holds. */
+static int64_t order_peak(const ds_graph *g, const int32_t *order,
+			  bool *valid)
+{
+	int64_t cur = 0, peak = 0;
+	int32_t live[DS_NMEM] = {0};
+	*valid = true;
+	for (int32_t i = 0; i < g->n; i++) {
+		int32_t x = order[i];
+		if (g->kind[x] == DS_OP)
+			continue;
+		int32_t b = g->buf[x];
+		int m = g->buf_mem[b];
+		int d = g->kind[x] == DS_ALLOC ? 1 : -1;
+		if (ds_mem_stays(m)) {
+			cur += d * g->buf_size[b];
+			if (cur > peak)
+				peak = cur;
+		} else {
+			live[m] += d;
+			if (live[m] > 1)
+				*valid = false;
+		}
+	}
+	return peak;
+}
+
+/* ---- building the views ---- */
+
+typedef struct views {
+	view fw, bw;
+	int32_t *poff, *pred, *soff, *succ;
+	uint8_t *kind_bw;
+	int64_t *stay;
+	int8_t *l0;
+	int32_t *mate;
+	int32_t *lev_fw, *lev_bw;
+	uint8_t *src_fw, *src_bw;
+} views;
+
+static void views_free(const ds_heap *h, views *w)
+{
+	ds_free(h, w->poff);
+	ds_free(h, w->pred);
+	ds_free(h, w->soff);
+	ds_free(h, w->succ);
+	ds_free(h, w->kind_bw);
+	ds_free(h, w->stay);
+	ds_free(h, w->l0);
+	ds_free(h, w->mate);
+	ds_free(h, w->lev_fw);
+	ds_free(h, w->lev_bw);
+	ds_free(h, w->src_fw);
+	ds_free(h, w->src_bw);
+	memset(w, 0, sizeof *w);
+}
+
+/* Longest path from a root counted in operations, along a topological
+ * order topo of the view (or its reverse when rev). */
+static void levels(const view *v, const int32_t *topo, bool rev,
+		   int32_t *lev)
+{
+	for (int32_t i = 0; i < v->n; i++) {
+		int32_t x = topo[rev ? v->n - 1 - i : i];
+		int32_t l = 0;
+		for (int32_t k = v->poff[x]; k < v->poff[x + 1]; k++)
+			if (lev[v->pred[k]] > l)
+				l = lev[v->pred[k]];
+		lev[x] = l + (v->kind[x] == DS_OP);
+	}
+}
+
+/* Operations whose preds are all ALLOCs. */
+static void sources(const view *v, uint8_t *src)
+{
+	for (int32_t x = 0; x < v->n; x++) {
+		src[x] = v->kind[x] == DS_OP;
+		for (int32_t k = v->poff[x]; k < v->poff[x + 1]; k++)
+			if (v->kind[v->pred[k]] != DS_ALLOC)
+				src[x] = 0;
+	}
+}
+
+static void fill_csr(int32_t n, int64_t ne, const int32_t *from,
+		     const int32_t *to, int32_t *off, int32_t *adj)
+{
+	/* off[] holds counts shifted by one on entry */
+	for (int32_t x = 0; x < n; x++)
+		off[x + 1] += off[x];
+	for (int64_t k = 0; k < ne; k++)
+		adj[off[from[k]]++] = to[k];
+	for (int32_t x = n; x > 0; x--)
+		off[x] = off[x - 1];
+	off[0] = 0;
+}
+
+static int views_build(const ds_graph *g, views *w, int32_t *topo,
+		       ds_err *e)
+{
+	const ds_heap *h = g->heap;
+	const int32_t n = g->n;
+	memset(w, 0, sizeof *w);
+	int64_t nuse = g->use_off[n];
+	int64_t ne = g->nedge + g->nbuf + 2 * nuse;
+	int32_t *es = ds_alloc(h, (size_t)ne + 1, sizeof *es);
+	int32_t *ed = ds_alloc(h, (size_t)ne + 1, sizeof *ed);
+	int32_t *indeg = ds_alloc(h, (size_t)n, sizeof *indeg);
+	w->poff = ds_alloc(h, (size_t)n + 1, sizeof *w->poff);
+	w->soff = ds_alloc(h, (size_t)n + 1, sizeof *w->soff);
+	w->pred = ds_alloc(h, (size_t)ne + 1, sizeof *w->pred);
+	w->succ = ds_alloc(h, (size_t)ne + 1, sizeof *w->succ);
+	w->kind_bw = ds_alloc(h, (size_t)n, sizeof *w->kind_bw);
+	w->stay = ds_alloc(h, (size_t)n, sizeof *w->stay);
+	w->l0 = ds_alloc(h, (size_t)n, sizeof *w->l0);
+	w->mate = ds_alloc(h, (size_t)n, sizeof *w->mate);
+	w->lev_fw = ds_alloc(h, (size_t)n, sizeof *w->lev_fw);
+	w->lev_bw = ds_alloc(h, (size_t)n, sizeof *w->lev_bw);
+	w->src_fw = ds_alloc(h, (size_t)n, sizeof *w->src_fw);
+	w->src_bw = ds_alloc(h, (size_t)n, sizeof *w->src_bw);
+	int rc = DS_OK;
+	if (!es || !ed || !indeg || !w->poff || !w->soff || !w->pred ||
+	    !w->succ || !w->kind_bw || !w->stay || !w->l0 || !w->mate ||
+	    !w->lev_fw || !w->lev_bw || !w->src_fw || !w->src_bw) {
+		rc = ds_fail(e, DS_ENOMEM, "out of memory");
+		goto out;
+	}
+	int64_t k = 0;
+	for (int64_t i = 0; i < g->nedge; i++, k++) {
+		es[k] = g->esrc[i];
+		ed[k] = g->edst[i];
+	}
+	for (int32_t b = 0; b < g->nbuf; b++) {
+		int32_t a = g->buf_alloc[b], f = g->buf_free[b];
+		es[k] = a;
+		ed[k++] = f;
+		for (int32_t j = g->user_off[b]; j < g->user_off[b + 1]; j++) {
+			es[k] = a;
+			ed[k++] = g->user[j];
+			es[k] = g->user[j];
+			ed[k++] = f;
+		}
+	}
+	DS_ASSERT(k == ne);
+	for (int64_t i = 0; i < ne; i++) {
+		w->poff[ed[i] + 1]++;
+		w->soff[es[i] + 1]++;
+	}
+	fill_csr(n, ne, ed, es, w->poff, w->pred);
+	fill_csr(n, ne, es, ed, w->soff, w->succ);
+	for (int32_t x = 0; x < n; x++) {
+		w->l0[x] = -1;
+		w->mate[x] = -1;
+		w->kind_bw[x] = g->kind[x] == DS_ALLOC	 ? DS_FREE
+				: g->kind[x] == DS_FREE ? DS_ALLOC
+							: DS_OP;
+		if (g->kind[x] == DS_OP)
+			continue;
+		int32_t b = g->buf[x];
+		int m = g->buf_mem[b];
+		if (ds_mem_stays(m))
+			w->stay[x] = g->buf_size[b];
+		else
+			w->l0[x] = (int8_t)(m - DS_L0A);
+		w->mate[x] = g->kind[x] == DS_ALLOC ? g->buf_free[b]
+						    : g->buf_alloc[b];
+	}
+	/* a topological order of the augmented graph (the implicit edges
+	 * may close a cycle the graph's own edges do not) */
+	int32_t head = 0, tail = 0;
+	for (int32_t x = 0; x < n; x++) {
+		indeg[x] = w->poff[x + 1] - w->poff[x];
+		if (indeg[x] == 0)
+			topo[tail++] = x;
+	}
+	while (head < tail) {
+		int32_t x = topo[head++];
+		for (int32_t j = w->soff[x]; j < w->soff[x + 1]; j++)
+			if (--indeg[w->succ[j]] == 0)
+				topo[tail++] = w->succ[j];
+	}
+	if (tail < n) {
+		rc = ds_fail(e, DS_EINPUT,
+			     "%s: no valid order: an operation would have to "
+			     "run outside the lifetime of one of its buffers",
+			     g->source);
+		goto out;
+	}
+	w->fw = (view){n,	 w->poff,   w->pred,	 w->soff, w->succ,
+		       g->kind,	 w->stay,   w->l0,	 w->mate, w->lev_fw, w->src_fw,
+		       g->buf,	 g->user_off, g->user, g->use_off, g->use,
+		       g->buf_alloc, g->buf_free};
+	w->bw = (view){n,	    w->soff,	  w->succ, w->poff, w->pred,
+		       w->kind_bw, w->stay,	  w->l0,   w->mate, w->lev_bw, w->src_bw,
+		       g->buf,	    g->user_off, g->user, g->use_off, g->use,
+		       g->buf_free, g->buf_alloc};
+	levels(&w->fw, topo, false, w->lev_fw);
+	levels(&w->bw, topo, true, w->lev_bw);
+	sources(&w->fw, w->src_fw);
+	sources(&w->bw, w->src_bw);
+out:
+	ds_free(h, es);
+	ds_free(h, ed);
+	ds_free(h, indeg);
+	if (rc)
+		views_free(h, w);
+	return rc;
+}
+
+/* ---- local search over the order of operations ---- */
+
+/* The order as a sequence of operations; every ALLOC sits just before the
+ * first operation tied to its buffer and every FREE just after the last
+ * ("lifetime compaction"), so a buffer lives over a range of positions.
+ * This needs ALLOCs without preds and FREEs without succs (true of every
+ * bundled graph); otherwise the search is skipped. */
+typedef struct ls {
+	const ds_graph *g;
+	const view *v; /* forwards */
+	const ds_heap *h;
+	int32_t nops, nbuf;
+	int32_t *seq, *pos;   /* pos: per node, -1 for ALLOC/FREE */
+	int32_t *boff, *bops; /* per buffer: the operations tied to it */
+	int32_t *ooff, *obuf; /* per node: the buffers tied to it */
+	int32_t *first, *last; /* per buffer: positions, -1: no operation */
+	int64_t *val;	       /* per position: live bytes while it runs */
+	int64_t *gap;	       /* [nops+1]: live bytes between positions */
+	int32_t *gl0;	       /* [(nops+1)*NL0]: live L0 buffers, same */
+	int64_t *pmax, *smax;  /* prefix and suffix maxima of val */
+	int32_t *pcnt, *scnt;  /* how many positions reach them */
+	int64_t peak;
+	int32_t npeak;
+	/* scratch */
+	int32_t *bst, *wcnt, *nst, *ord;
+	uint8_t *blive, *bafter;
+	int32_t st;
+} ls;
+
+static void ls_free(ls *s)
+{
+	const ds_heap *h = s->h;
+	ds_free(h, s->seq);
+	ds_free(h, s->pos);
+	ds_free(h, s->boff);
+	ds_free(h, s->bops);
+	ds_free(h, s->ooff);
+	ds_free(h, s->obuf);
+	ds_free(h, s->first);
+	ds_free(h, s->last);
+	ds_free(h, s->val);
+	ds_free(h, s->gap);
+	ds_free(h, s->gl0);
+	ds_free(h, s->pmax);
+	ds_free(h, s->smax);
+	ds_free(h, s->pcnt);
+	ds_free(h, s->scnt);
+	ds_free(h, s->bst);
+	ds_free(h, s->wcnt);
+	ds_free(h, s->nst);
+	ds_free(h, s->ord);
+	ds_free(h, s->blive);
+	ds_free(h, s->bafter);
+}
+
+static int64_t bsize(const ls *s, int32_t b)
+{
+	return ds_mem_stays(s->g->buf_mem[b]) ? s->g->buf_size[b] : 0;
+}
+
+static int bl0(const ls *s, int32_t b)
+{
+	int m = s->g->buf_mem[b];
+	return ds_mem_stays(m) ? -1 : m - DS_L0A;
+}
+
+/* Everything derived from seq; false when the one-live rule is broken. */
+static bool ls_eval_all(ls *s)
+{
+	const int32_t np = s->nops;
+	bool ok = true;
+	for (int32_t i = 0; i < np; i++)
+		s->pos[s->seq[i]] = i;
+	memset(s->val, 0, (size_t)np * sizeof *s->val);
+	memset(s->gap, 0, (size_t)(np + 1) * sizeof *s->gap);
+	memset(s->gl0, 0, (size_t)(np + 1) * NL0 * sizeof *s->gl0);
+	/* difference arrays, summed below */
+	for (int32_t b = 0; b < s->nbuf; b++) {
+		int32_t f = -1, l = -1;
+		for (int32_t k = s->boff[b]; k < s->boff[b + 1]; k++) {
+			int32_t p = s->pos[s->bops[k]];
+			if (f < 0 || p < f)
+				f = p;
+			if (p > l)
+				l = p;
+		}
+		s->first[b] = f;
+		s->last[b] = l;
+		if (f < 0)
+			continue;
+		int64_t z = bsize(s, b);
+		int m = bl0(s, b);
+		s->val[f] += z;
+		if (l + 1 < np)
+			s->val[l + 1] -= z;
+		s->gap[f + 1] += z;
+		s->gap[l + 1] -= z;
+		if (m >= 0) {
+			s->gl0[(f + 1) * NL0 + m]++;
+			s->gl0[(l + 1) * NL0 + m]--;
+		}
+	}
+	for (int32_t i = 1; i < np; i++)
+		s->val[i] += s->val[i - 1];
+	for (int32_t i = 1; i <= np; i++) {
+		s->gap[i] += s->gap[i - 1];
+		for (int m = 0; m < NL0; m++)
+			s->gl0[i * NL0 + m] += s->gl0[(i - 1) * NL0 + m];
+	}
+	/* one-live: at each position, buffers live across the gap before
+	 * it plus those that start there */
+	for (int32_t b = 0; b < s->nbuf && ok; b++) {
+		int m = bl0(s, b);
+		if (m >= 0 && s->first[b] >= 0 &&
+		    s->gl0[s->first[b] * NL0 + m] > 0)
+			ok = false;
+	}
+	for (int32_t i = 0; i < np; i++) {
+		int64_t x = s->val[i];
+		if (i == 0 || x > s->pmax[i - 1]) {
+			s->pmax[i] = x;
+			s->pcnt[i] = 1;
+		} else {
+			s->pmax[i] = s->pmax[i - 1];
+			s->pcnt[i] = s->pcnt[i - 1] + (x == s->pmax[i]);
+		}
+	}
+	for (int32_t i = np - 1; i >= 0; i--) {
+		int64_t x = s->val[i];
+		if (i == np - 1 || x > s->smax[i + 1]) {
+			s->smax[i] = x;
+			s->scnt[i] = 1;
+		} else {
+			s->smax[i] = s->smax[i + 1];
+			s->scnt[i] = s->scnt[i + 1] + (x == s->smax[i]);
+		}
+	}
+	s->peak = np ? s->pmax[np - 1] : 0;
+	s->npeak = np ? s->pcnt[np - 1] : 0;
+	return ok;
+}
+
+/* Peak and number of positions reaching it if positions lo..hi held
+ * ord[0..hi-lo] instead; false when the one-live rule would break. */
+static bool ls_try(ls *s, int32_t lo, int32_t hi, const int32_t *ord,
+		   int64_t *peak, int32_t *npeak)
+{
+	int32_t st = ++s->st;
+	int64_t cur = s->gap[lo], wmax = -1;
+	int32_t wn = 0, l0c[NL0];
+	for (int m = 0; m < NL0; m++)
+		l0c[m] = s->gl0[lo * NL0 + m];
+	for (int32_t i = 0; i <= hi - lo; i++) {
+		int32_t w = ord[i];
+		for (int32_t k = s->ooff[w]; k < s->ooff[w + 1]; k++) {
+			int32_t b = s->obuf[k];
+			if (s->bst[b] != st) {
+				s->bst[b] = st;
+				s->wcnt[b] = 0;
+				s->blive[b] = s->first[b] < lo;
+				s->bafter[b] = s->last[b] > hi;
+			}
+			s->wcnt[b]++;
+		}
+	}
+	for (int32_t i = 0; i <= hi - lo; i++) {
+		int32_t w = ord[i];
+		for (int32_t k = s->ooff[w]; k < s->ooff[w + 1]; k++) {
+			int32_t b = s->obuf[k];
+			if (s->blive[b])
+				continue;
+			s->blive[b] = 1;
+			int m = bl0(s, b);
+			if (m >= 0 && ++l0c[m] > 1)
+				return false;
+			cur += bsize(s, b);
+		}
+		if (cur > wmax) {
+			wmax = cur;
+			wn = 1;
+		} else if (cur == wmax) {
+			wn++;
+		}
+		for (int32_t k = s->ooff[w]; k < s->ooff[w + 1]; k++) {
+			int32_t b = s->obuf[k];
+			if (--s->wcnt[b] == 0 && !s->bafter[b]) {
+				int m = bl0(s, b);
+				if (m >= 0)
+					l0c[m]--;
+				cur -= bsize(s, b);
+			}
+		}
+	}
+	DS_ASSERT(cur == s->gap[hi + 1]);
+	int64_t pk = wmax;
+	if (lo > 0 && s->pmax[lo - 1] > pk)
+		pk = s->pmax[lo - 1];
+	if (hi + 1 < s->nops && s->smax[hi + 1] > pk)
+		pk = s->smax[hi + 1];
+	int32_t cnt = wmax == pk ? wn : 0;
+	if (lo > 0 && s->pmax[lo - 1] == pk)
+		cnt += s->pcnt[lo - 1];
+	if (hi + 1 < s->nops && s->smax[hi + 1] == pk)
+		cnt += s->scnt[hi + 1];
+	*peak = pk;
+	*npeak = cnt;
+	return true;
+}
+
+/* The move that takes operation x (at lo) later past position hi, with
+ * its descendants in between (later = true); or operation x (at hi)
+ * earlier before lo, with its ancestors in between.  ord gets the new
+ * contents of lo..hi. */
+static void ls_block(ls *s, int32_t lo, int32_t hi, bool later,
+		     int32_t *ord)
+{
+	const view *v = s->v;
+	int32_t st = ++s->st, k = 0;
+	if (later) {
+		s->nst[s->seq[lo]] = st;
+		for (int32_t i = lo + 1; i <= hi; i++) {
+			int32_t y = s->seq[i];
+			for (int32_t j = v->poff[y]; j < v->poff[y + 1]; j++)
+				if (s->nst[v->pred[j]] == st) {
+					s->nst[y] = st;
+					break;
+				}
+		}
+		for (int32_t i = lo; i <= hi; i++)
+			if (s->nst[s->seq[i]] != st)
+				ord[k++] = s->seq[i];
+		for (int32_t i = lo; i <= hi; i++)
+			if (s->nst[s->seq[i]] == st)
+				ord[k++] = s->seq[i];
+	} else {
+		s->nst[s->seq[hi]] = st;
+		for (int32_t i = hi - 1; i >= lo; i--) {
+			int32_t y = s->seq[i];
+			for (int32_t j = v->soff[y]; j < v->soff[y + 1]; j++)
+				if (s->nst[v->succ[j]] == st) {
+					s->nst[y] = st;
+					break;
+				}
+		}
+		for (int32_t i = lo; i <= hi; i++)
+			if (s->nst[s->seq[i]] == st)
+				ord[k++] = s->seq[i];
+		for (int32_t i = lo; i <= hi; i++)
+			if (s->nst[s->seq[i]] != st)
+				ord[k++] = s->seq[i];
+	}
+	DS_ASSERT(k == hi - lo + 1);
+}
+
+/* One step: the best move that takes a buffer live at a peak position off
+ * it, applied when it lowers the peak or the number of positions at the
+ * peak.  False at a local optimum. */
+static bool ls_step(ls *s, int32_t *best_ord, int32_t window)
+{
+	int64_t bp = s->peak;
+	int32_t bn = s->npeak, blo = -1, bhi = -1;
+	int32_t *ord = s->ord;
+	int tries = 0;
+	for (int32_t p = 0; p < s->nops && tries < 4; p++) {
+		if (s->val[p] != s->peak)
+			continue;
+		tries++;
+		for (int32_t b = 0; b < s->nbuf; b++) {
+			if (bsize(s, b) == 0 || s->first[b] < 0 ||
+			    s->first[b] > p || s->last[b] < p)
+				continue;
+			for (int dir = 0; dir < 2; dir++) {
+				int32_t lo = dir ? p : s->first[b];
+				int32_t hi = dir ? s->last[b] : p;
+				if (lo == hi || hi - lo > window)
+					continue;
+				ls_block(s, lo, hi, !dir, ord);
+				int64_t pk;
+				int32_t np;
+				if (!ls_try(s, lo, hi, ord, &pk, &np))
+					continue;
+				if (pk < bp || (pk == bp && np < bn)) {
+					bp = pk;
+					bn = np;
+					blo = lo;
+					bhi = hi;
+					memcpy(best_ord, ord,
+					       (size_t)(hi - lo + 1) *
+						       sizeof *ord);
+				}
+			}
+		}
+	}
+	if (blo < 0)
+		return false;
+	memcpy(s->seq + blo, best_ord, (size_t)(bhi - blo + 1) * sizeof *ord);
+	bool ok = ls_eval_all(s);
+	DS_ASSERT(ok && s->peak == bp && s->npeak == bn);
+	(void)ok;
+	return true;
+}
+
+static int ls_init(ls *s, const ds_graph *g, const view *v, ds_err *e)
+{
+	const ds_heap *h = g->heap;
+	const int32_t n = g->n;
+	memset(s, 0, sizeof *s);
+	s->g = g;
+	s->v = v;
+	s->h = h;
+	s->nbuf = g->nbuf;
+	for (int32_t x = 0; x < n; x++)
+		s->nops += g->kind[x] == DS_OP;
+	int32_t nb = g->nbuf;
+	s->seq = ds_alloc(h, (size_t)s->nops + 1, sizeof *s->seq);
+	s->pos = ds_alloc(h, (size_t)n, sizeof *s->pos);
+	s->boff = ds_alloc(h, (size_t)nb + 1, sizeof *s->boff);
+	s->ooff = ds_alloc(h, (size_t)n + 1, sizeof *s->ooff);
+	s->first = ds_alloc(h, (size_t)nb + 1, sizeof *s->first);
+	s->last = ds_alloc(h, (size_t)nb + 1, sizeof *s->last);
+	s->val = ds_alloc(h, (size_t)s->nops + 1, sizeof *s->val);
+	s->gap = ds_alloc(h, (size_t)s->nops + 1, sizeof *s->gap);
+	s->gl0 = ds_alloc(h, ((size_t)s->nops + 1) * NL0, sizeof *s->gl0);
+	s->pmax = ds_alloc(h, (size_t)s->nops + 1, sizeof *s->pmax);
+	s->smax = ds_alloc(h, (size_t)s->nops + 1, sizeof *s->smax);
+	s->pcnt = ds_alloc(h, (size_t)s->nops + 1, sizeof *s->pcnt);
+	s->scnt = ds_alloc(h, (size_t)s->nops + 1, sizeof *s->scnt);
+	s->bst = ds_alloc(h, (size_t)nb + 1, sizeof *s->bst);
+	s->wcnt = ds_alloc(h, (size_t)nb + 1, sizeof *s->wcnt);
+	s->nst = ds_alloc(h, (size_t)n, sizeof *s->nst);
+	s->ord = ds_alloc(h, (size_t)s->nops + 1, sizeof *s->ord);
+	s->blive = ds_alloc(h, (size_t)nb + 1, sizeof *s->blive);
+	s->bafter = ds_alloc(h, (size_t)nb + 1, sizeof *s->bafter);
+	if (!s->seq || !s->pos || !s->boff || !s->ooff || !s->first ||
+	    !s->last || !s->val || !s->gap || !s->gl0 || !s->pmax ||
+	    !s->smax || !s->pcnt || !s->scnt || !s->bst || !s->wcnt ||
+	    !s->nst || !s->ord || !s->blive || !s->bafter)
+		return ds_fail(e, DS_ENOMEM, "out of memory");
+	/* a buffer's operations: those after its ALLOC and before its
+	 * FREE in the augmented graph (its users and any tied by edges) */
+	int32_t st = 0;
+	for (int pass = 0; pass < 2; pass++) {
+		int32_t k = 0;
+		for (int32_t b = 0; b < nb; b++) {
+			s->boff[b] = k;
+			st++;
+			int32_t ends[2] = {g->buf_alloc[b], g->buf_free[b]};
+			for (int j = 0; j < 2; j++) {
+				int32_t x = ends[j];
+				const int32_t *adj = j ? v->pred : v->succ;
+				int32_t a0 = j ? v->poff[x] : v->soff[x];
+				int32_t a1 = j ? v->poff[x + 1] : v->soff[x + 1];
+				for (int32_t i = a0; i < a1; i++) {
+					int32_t y = adj[i];
+					if (g->kind[y] != DS_OP ||
+					    s->nst[y] == st)
+						continue;
+					s->nst[y] = st;
+					if (pass)
+						s->bops[k] = y;
+					k++;
+				}
+			}
+		}
+		s->boff[nb] = k;
+		if (!pass) {
+			s->bops = ds_alloc(h, (size_t)k + 1, sizeof *s->bops);
+			s->obuf = ds_alloc(h, (size_t)k + 1, sizeof *s->obuf);
+			if (!s->bops || !s->obuf)
+				return ds_fail(e, DS_ENOMEM, "out of memory");
+		}
+	}
+	for (int32_t b = 0; b < nb; b++)
+		for (int32_t k = s->boff[b]; k < s->boff[b + 1]; k++)
+			s->ooff[s->bops[k] + 1]++;
+	for (int32_t x = 0; x < n; x++)
+		s->ooff[x + 1] += s->ooff[x];
+	for (int32_t b = 0; b < nb; b++)
+		for (int32_t k = s->boff[b]; k < s->boff[b + 1]; k++) {
+			int32_t y = s->bops[k];
+			s->obuf[s->ooff[y] + s->pos[y]++] = b;
+		}
+	return DS_OK;
+}
+
+/* The search applies: ALLOCs have no preds, FREEs no succs. */
+static bool ls_applies(const ds_graph *g)
+{
+	for (int32_t x = 0; x < g->n; x++) {
+		if (g->kind[x] == DS_ALLOC && g->pred_off[x + 1] > g->pred_off[x])
+			return false;
+		if (g->kind[x] == DS_FREE && g->succ_off[x + 1] > g->succ_off[x])
+			return false;
+	}
+	return true;
+}
+
+/* Improves order (all n nodes) in place with at most effort moves;
+ * the result is never worse. */
+static void ls_run(ls *s, int32_t *order, int64_t effort, int32_t window)
+{
+	const ds_graph *g = s->g;
+	int32_t k = 0;
+	for (int32_t i = 0; i < g->n; i++)
+		if (g->kind[order[i]] == DS_OP)
+			s->seq[k++] = order[i];
+	if (!ls_eval_all(s))
+		return; /* the order breaks the one-live rule: leave it */
+	int32_t *tmp = order; /* scratch while searching */
+	for (int64_t it = 0; it < effort; it++)
+		if (!ls_step(s, tmp, window))
+			break;
+	/* the compacted order: unused buffers first, then each operation
+	 * with the ALLOCs that start there before it and the FREEs that end
+	 * there after it */
+	k = 0;
+	for (int32_t b = 0; b < g->nbuf; b++)
+		if (s->first[b] < 0) {
+			order[k++] = g->buf_alloc[b];
+			order[k++] = g->buf_free[b];
+		}
+	int32_t np = s->nops;
+	for (int32_t i = 0; i < np; i++) {
+		int32_t x = s->seq[i];
+		for (int32_t j = s->ooff[x]; j < s->ooff[x + 1]; j++) {
+			int32_t b = s->obuf[j];
+			if (s->first[b] == i)
+				order[k++] = g->buf_alloc[b];
+		}
+		order[k++] = x;
+		for (int32_t j = s->ooff[x]; j < s->ooff[x + 1]; j++) {
+			int32_t b = s->obuf[j];
+			if (s->last[b] == i)
+				order[k++] = g->buf_free[b];
+		}
+	}
+	DS_ASSERT(k == g->n);
+}
+
+/* ---- the pass ---- */
+
+static const gparams variants[] = {
+	{0, POL_NET, 0, 1, 24},	  {0, POL_RISE, 0, 1, 24},
+	{0, POL_PEAK, PR_NET, 1, 24}, {0, POL_PEAK, PR_CREDIT, 1, 24},
+	{0, POL_PEAK, PR_RECENT, 1, 24},
+	{1, POL_NET, 0, 1, 24},	  {1, POL_RISE, 0, 1, 24},
+	{1, POL_PEAK, PR_NET, 1, 24}, {1, POL_PEAK, PR_CREDIT, 1, 24},
+	{1, POL_PEAK, PR_RECENT, 1, 24},
+	{0, POL_NET, 0, 1, 1 << 20},	  {0, POL_RISE, 0, 1, 1 << 20},
+	{0, POL_PEAK, PR_NET, 1, 1 << 20}, {0, POL_PEAK, PR_CREDIT, 1, 1 << 20},
+	{0, POL_PEAK, PR_RECENT, 1, 1 << 20},
+	{1, POL_NET, 0, 1, 1 << 20},	  {1, POL_RISE, 0, 1, 1 << 20},
+	{1, POL_PEAK, PR_NET, 1, 1 << 20}, {1, POL_PEAK, PR_CREDIT, 1, 1 << 20},
+	{1, POL_PEAK, PR_RECENT, 1, 1 << 20},
+};
+
+int ds_mpas(const ds_graph *g, const ds_mpas_opts *o, int32_t *order,
+	    ds_err *e)
+{
+	const ds_heap *h = g->heap;
+	const int32_t n = g->n;
+	(void)o;
+	views w;
+	int32_t *cand = ds_alloc(h, (size_t)n, sizeof *cand);
+	int32_t *topo = ds_alloc(h, (size_t)n, sizeof *topo);
+	if (!cand || !topo) {
+		ds_free(h, cand);
+		ds_free(h, topo);
+		return ds_fail(e, DS_ENOMEM, "out of memory");
+	}
+	int rc = views_build(g, &w, topo, e);
+	if (rc) {
+		ds_free(h, cand);
+		ds_free(h, topo);
+		return rc;
+	}
+	/* the baseline: free-first */
+	int64_t best = INT64_MAX;
+	bool best_valid = false;
+	ls L;
+	bool use_ls = ls_applies(g);
+	int64_t effort = getenv("MPAS_LS") ? atol(getenv("MPAS_LS")) : 0;
+	int32_t window = getenv("MPAS_WIN") ? atoi(getenv("MPAS_WIN")) : 4096;
+	rc = ls_init(&L, g, &w.fw, e);
+	if (rc == DS_OK)
+		rc = ds_order_free_first(g, order, e);
+	if (rc == DS_OK) {
+		if (use_ls && effort > 0) {
+			int64_t p0 = order_peak(g, order, &best_valid);
+			ls_run(&L, order, effort, window);
+			if (getenv("MPAS_DEBUG"))
+				fprintf(stderr, "  free-first %lld -> %lld\n", (long long)p0, (long long)order_peak(g, order, &best_valid));
+		}
+		best = order_peak(g, order, &best_valid);
+	}
+	if (getenv("MPAS_VARS"))
+		best = INT64_MAX, best_valid = false;
+	const int nvar = (int)(sizeof variants / sizeof variants[0]);
+	const char *only = getenv("MPAS_VARS");
+	for (int i = 0; i < nvar && rc == DS_OK; i++) {
+		if (only && !strchr(only, 'a' + i))
+			continue;
+		const gparams *p = &variants[i];
+		bool inval = false;
+		rc = greedy(p->dir ? &w.bw : &w.fw, p, h, cand, &inval, e);
+		if (rc)
+			break;
+		if (p->dir)
+			for (int32_t a = 0, b = n - 1; a < b; a++, b--) {
+				int32_t t = cand[a];
+				cand[a] = cand[b];
+				cand[b] = t;
+			}
+		bool valid;
+		int64_t pk = order_peak(g, cand, &valid);
+		int64_t pk0 = pk;
+		if (use_ls && effort > 0) {
+			ls_run(&L, cand, effort, window);
+			pk = order_peak(g, cand, &valid);
+		}
+		if (getenv("MPAS_DEBUG"))
+			fprintf(stderr, "  var %c: peak %lld -> %lld%s\n", 'a' + i,
+				(long long)pk0, (long long)pk, valid ? "" : " INVALID");
+		if ((valid && !best_valid) ||
+		    (valid == best_valid && pk < best)) {
+			best = pk;
+			best_valid = valid;
+			memcpy(order, cand, (size_t)n * sizeof *order);
+		}
+	}
+	ls_free(&L);
+	views_free(h, &w);
+	ds_free(h, cand);
+	ds_free(h, topo);
+	return rc;
+}

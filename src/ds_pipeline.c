@@ -1,0 +1,146 @@
+/* ds_pipeline.c: the schedulers, end to end, each plan checked.
+ *
+ * dan runs the passes in order — MPAS (an order), DLR (placement and
+ * spills), CPE (pipeline overlap) — stopping after the stage asked for.
+ * The baselines are an order plus the shared placer with their policy.
+ *
+ * Requires: a valid graph.  Guarantees: the plan returned has passed
+ * ds_replay (with the one-live rule for an MPAS-only plan), and *fig holds
+ * its figures. */
+#include "ds_pipeline.h"
+
+#include <string.h>
+#include <time.h>
+
+const char *const ds_sched_names[DS_NSCHED] = {
+	"original", "free-first", "lpmf", "cp-list", "vpux", "dan"};
+const char *const ds_stage_names[4] = {"", "mpas", "dlr", "cpe"};
+
+void ds_run_opts_default(ds_run_opts *o)
+{
+	memset(o, 0, sizeof *o);
+	o->scheduler = DS_SCHED_DAN;
+	o->stage = DS_STAGE_CPE;
+	o->cpe.traffic_budget_pct = 5;
+	o->cpe.peak_budget_pct = 0;
+}
+
+static double seconds_since(clock_t t0)
+{
+	return (double)(clock() - t0) / CLOCKS_PER_SEC;
+}
+
+/* Replays p (the evaluator is the judge of every pass) and reports. */
+static int check(const ds_graph *g, const ds_run_opts *o, const char *stage,
+		 const ds_plan *p, bool q1, clock_t t0, ds_figures *fig,
+		 ds_err *e)
+{
+	ds_replay_opts ro = {.q1 = q1};
+	int rc = ds_replay(g, p, &ro, fig, e);
+	if (rc == DS_EPLAN) {
+		/* a pass produced an invalid plan: a bug, say so plainly */
+		char msg[sizeof e->msg];
+		memcpy(msg, e->msg, sizeof msg);
+		return ds_fail(e, DS_EPLAN, "%s: internal error: stage %s made "
+			       "an invalid plan: %.400s",
+			       g->source, stage, msg);
+	}
+	if (rc == DS_OK && o->progress)
+		o->progress(o->progress_ud, stage, seconds_since(t0), fig);
+	return rc;
+}
+
+typedef int (*order_fn)(const ds_graph *g, int32_t *order, ds_err *e);
+
+static int run_baseline(const ds_graph *g, const ds_run_opts *o,
+			ds_plan *out, ds_figures *fig, ds_err *e)
+{
+	static const order_fn orders[] = {ds_order_id, ds_order_free_first,
+					  ds_order_lpmf, ds_order_cp_list,
+					  ds_order_vpux};
+	static const ds_place_opts place[] = {
+		{DS_FIRST_FIT, DS_VICTIM_FURTHEST}, /* original */
+		{DS_BEST_FIT, DS_VICTIM_FURTHEST},  /* free-first */
+		{DS_BEST_FIT, DS_VICTIM_FURTHEST},  /* lpmf */
+		{DS_FIRST_FIT, DS_VICTIM_FURTHEST}, /* cp-list */
+		{DS_FIRST_FIT, DS_VICTIM_FURTHEST}, /* vpux: linear scan */
+	};
+	clock_t t0 = clock();
+	int32_t *order = ds_alloc(g->heap, (size_t)g->n, sizeof *order);
+	if (!order)
+		return ds_fail(e, DS_ENOMEM, "out of memory");
+	int rc = orders[o->scheduler](g, order, e);
+	if (rc == DS_OK)
+		rc = ds_place(g, order, &place[o->scheduler], out, e);
+	ds_free(g->heap, order);
+	if (rc == DS_OK)
+		rc = check(g, o, ds_sched_names[o->scheduler], out, false, t0,
+			   fig, e);
+	if (rc)
+		ds_plan_free(g->heap, out);
+	return rc;
+}
+
+static int run_dan(const ds_graph *g, const ds_run_opts *o, ds_plan *out,
+		   ds_figures *fig, ds_err *e)
+{
+	const ds_heap *h = g->heap;
+	ds_plan dlr, cpe;
+	memset(&dlr, 0, sizeof dlr);
+	memset(&cpe, 0, sizeof cpe);
+	clock_t t0 = clock();
+	int32_t *order = ds_alloc(h, (size_t)g->n, sizeof *order);
+	if (!order)
+		return ds_fail(e, DS_ENOMEM, "out of memory");
+	int rc = ds_mpas(g, &o->mpas, order, e);
+	if (rc == DS_OK) {
+		/* the one-live rule binds the MPAS figure; a graph where it
+		 * cannot hold may still go on to the later stages */
+		ds_plan mp = {g->n, order, NULL, 0, NULL};
+		rc = check(g, o, "mpas", &mp, true, t0, fig, e);
+		if (rc == DS_EPLAN && o->stage != DS_STAGE_MPAS)
+			rc = check(g, o, "mpas", &mp, false, t0, fig, e);
+	}
+	if (rc == DS_OK && o->stage == DS_STAGE_MPAS) {
+		memset(out, 0, sizeof *out);
+		out->order = order;
+		out->len = g->n;
+		return DS_OK;
+	}
+	if (rc == DS_OK) {
+		t0 = clock();
+		rc = ds_dlr(g, order, &o->dlr, &dlr, e);
+		if (rc == DS_OK)
+			rc = check(g, o, "dlr", &dlr, false, t0, fig, e);
+	}
+	ds_free(h, order);
+	if (rc == DS_OK && o->stage == DS_STAGE_DLR) {
+		*out = dlr;
+		return DS_OK;
+	}
+	if (rc == DS_OK) {
+		t0 = clock();
+		rc = ds_cpe(g, &dlr, &o->cpe, &cpe, e);
+		if (rc == DS_OK)
+			rc = check(g, o, "cpe", &cpe, false, t0, fig, e);
+	}
+	ds_plan_free(h, &dlr);
+	if (rc) {
+		ds_plan_free(h, &cpe);
+		return rc;
+	}
+	*out = cpe;
+	return DS_OK;
+}
+
+int ds_run(const ds_graph *g, const ds_run_opts *o, ds_plan *out,
+	   ds_figures *fig, ds_err *e)
+{
+	memset(out, 0, sizeof *out);
+	if (o->scheduler < 0 || o->scheduler >= DS_NSCHED)
+		return ds_fail(e, DS_EINPUT, "unknown scheduler %d",
+			       o->scheduler);
+	if (o->scheduler == DS_SCHED_DAN)
+		return run_dan(g, o, out, fig, e);
+	return run_baseline(g, o, out, fig, e);
+}

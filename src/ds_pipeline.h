@@ -1,0 +1,37 @@
+/* ds_pipeline.h: running a scheduler end to end (ds_pipeline.c). */
+#ifndef DS_PIPELINE_H
+#define DS_PIPELINE_H
+
+#include "ds_stage.h"
+
+enum {
+	DS_SCHED_ORIGINAL,   /* node-Id order, first fit, furthest next use */
+	DS_SCHED_FREE_FIRST, /* Kahn FREE first / ALLOC last, best fit */
+	DS_SCHED_LPMF,	     /* PyTorch Inductor lpmf (+BFS/DFS), best fit */
+	DS_SCHED_CP_LIST,    /* HEFT upward rank, first fit */
+	DS_SCHED_VPUX,	     /* OpenVINO NPU per-executor queues, linear scan */
+	DS_SCHED_DAN,	     /* the three stages */
+	DS_NSCHED
+};
+extern const char *const ds_sched_names[DS_NSCHED];
+
+enum { DS_STAGE_MPAS = 1, DS_STAGE_DLR = 2, DS_STAGE_CPE = 3 };
+extern const char *const ds_stage_names[4];
+
+typedef struct ds_run_opts {
+	int scheduler;
+	int stage; /* dan only: the last stage to run */
+	ds_mpas_opts mpas;
+	ds_dlr_opts dlr;
+	ds_cpe_opts cpe;
+	/* called after each stage with its time and figures (may be NULL) */
+	void (*progress)(void *ud, const char *stage, double seconds,
+			 const ds_figures *f);
+	void *progress_ud;
+} ds_run_opts;
+
+void ds_run_opts_default(ds_run_opts *o);
+int ds_run(const ds_graph *g, const ds_run_opts *o, ds_plan *out,
+	   ds_figures *fig, ds_err *e);
+
+#endif

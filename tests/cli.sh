@@ -1,0 +1,145 @@
+#!/usr/bin/env bash
+# cli.sh: the command line's exit codes, messages and files.
+# usage: cli.sh path/to/dansched SOURCE_DIR
+set -uo pipefail
+
+B=$1
+SRC=$2
+DATA=$SRC/data
+T=$(mktemp -d /tmp/ds_cli_XXXXXX)
+trap 'rm -rf "$T"' EXIT
+fails=0
+
+fail() {
+	echo "FAIL: $*" >&2
+	fails=$((fails + 1))
+}
+
+# expect STATUS CMD...: runs CMD, stdout to $T/out, stderr to $T/err
+expect() {
+	local want=$1
+	shift
+	"$@" >"$T/out" 2>"$T/err"
+	local got=$?
+	if [ "$got" -ne "$want" ]; then
+		fail "'$*' exited $got, expected $want; stderr: $(head -c 300 "$T/err")"
+		return 1
+	fi
+	return 0
+}
+
+# the smallest bundled graph, found rather than named
+G=$(ls -S "$DATA"/*.json | tail -n 1)
+N=$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["Nodes"]))' "$G")
+[ "$N" -gt 0 ] || fail "cannot count the nodes of $G"
+
+# ---- help, version, usage errors
+expect 0 "$B" --help && { grep -q "eval" "$T/out" || fail "--help does not list eval"; }
+expect 0 "$B" --version && { grep -qx "dansched [0-9.]*" "$T/out" || fail "--version printed '$(cat "$T/out")'"; }
+expect 0 "$B" eval --help
+expect 2 "$B"
+expect 2 "$B" frobnicate && { grep -q "frobnicate" "$T/err" || fail "unknown command not named"; }
+expect 2 "$B" eval "$G"
+expect 2 "$B" eval "$G" "$T/none.txt" --bogus
+
+# ---- eval: the Id order is a valid schedule
+seq 0 $((N - 1)) >"$T/id.txt"
+expect 0 "$B" eval "$G" "$T/id.txt" && {
+	grep -q "valid=1" "$T/out" || fail "eval output lacks valid=1: $(cat "$T/out")"
+}
+expect 0 "$B" eval "$G" "$T/id.txt" --json && {
+	python3 - "$T/out" "$N" <<'PY' || fail "eval --json output: $(cat "$T/out")"
+import json, sys
+d = json.load(open(sys.argv[1]))
+keys = ["peak_vstay", "extra_ddr", "spills", "makespan",
+        "lb_critical_path", "lb_pipe_load"]
+missing = [k for k in keys if not isinstance(d.get(k), int)]
+assert not missing, missing
+assert d["valid"] == 1 and d["nodes"] == int(sys.argv[2])
+assert d["spills"] == 0 and d["extra_ddr"] == 0
+assert d["makespan"] >= max(d["lb_critical_path"], d["lb_pipe_load"]) > 0
+PY
+}
+
+# ---- eval: broken schedules exit 1 with one line naming the rule
+head -n $((N - 1)) "$T/id.txt" >"$T/short.txt"
+expect 1 "$B" eval "$G" "$T/short.txt" && {
+	[ "$(wc -l <"$T/err")" -eq 1 ] || fail "broken schedule: not one line on stderr"
+	grep -q "schedule" "$T/err" || fail "broken schedule: rule not named: $(cat "$T/err")"
+}
+tac "$T/id.txt" >"$T/rev.txt"
+expect 1 "$B" eval "$G" "$T/rev.txt" && {
+	grep -q "order" "$T/err" || fail "reversed schedule: $(cat "$T/err")"
+}
+expect 1 "$B" eval "$G" "$T/rev.txt" --json && {
+	python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["valid"]==0 and "order" in d["error"]' "$T/out" ||
+		fail "eval --json of a broken plan: $(cat "$T/out")"
+}
+
+# ---- eval: a malformed graph exits 2 with one line naming the file
+head -c 2000 "$G" >"$T/broken.json"
+expect 2 "$B" eval "$T/broken.json" "$T/id.txt" && {
+	[ "$(wc -l <"$T/err")" -eq 1 ] || fail "malformed graph: $(wc -l <"$T/err") lines on stderr"
+	grep -q "broken.json" "$T/err" || fail "malformed graph: file not named: $(cat "$T/err")"
+}
+expect 2 "$B" eval "$T/missing.json" "$T/id.txt" && {
+	grep -q "missing.json" "$T/err" || fail "missing graph not named"
+}
+expect 2 "$B" eval "$G" "$T/missing.txt" && {
+	grep -q "missing.txt" "$T/err" || fail "missing schedule not named"
+}
+
+# ---- schedule: one bad graph among good ones writes nothing
+cp "$G" "$T/good.json"
+expect 2 "$B" schedule "$T/good.json" "$T/broken.json" -o "$T/outdir" && {
+	grep -q "broken.json" "$T/err" || fail "schedule: bad graph not named: $(cat "$T/err")"
+	if [ -e "$T/outdir" ] && [ -n "$(ls -A "$T/outdir")" ]; then
+		fail "schedule with a bad graph wrote $(ls "$T/outdir")"
+	fi
+}
+expect 2 "$B" schedule "$T/good.json"
+# and the good ones alone: files written, and each is a valid plan
+expect 0 "$B" schedule "$T/good.json" -o "$T/outdir" && {
+	s="$T/outdir/good_schedule.txt"
+	if [ -f "$s" ]; then
+		m=()
+		[ -f "$T/outdir/good_memory.txt" ] && m=("$T/outdir/good_memory.txt")
+		[ -f "$T/outdir/good_spill.txt" ] && m+=("$T/outdir/good_spill.txt")
+		expect 0 "$B" eval "$T/good.json" "$s" "${m[@]}"
+	else
+		fail "schedule wrote $(ls "$T/outdir"), not good_schedule.txt"
+	fi
+}
+
+# ---- convert: JSON -> CSV -> JSON gives the same graph, for every bundled
+# graph; ds_json.c promises the bundled layout byte for byte, so cmp too
+pairs=()
+for g in "$DATA"/*.json; do
+	c=$(basename "$g" .json)
+	expect 0 "$B" convert "$g" "$T/${c}_nodes.csv" || continue
+	[ -f "$T/${c}_edges.csv" ] || { fail "convert wrote no ${c}_edges.csv"; continue; }
+	head -n 1 "$T/${c}_nodes.csv" | grep -q "^Id,Op,BufId,Size,Type,Pipe,Cycles,Bufs" ||
+		fail "$c: nodes table header: $(head -n 1 "$T/${c}_nodes.csv")"
+	expect 0 "$B" convert "$T/${c}_nodes.csv" "$T/$c.back.json" || continue
+	cmp -s "$g" "$T/$c.back.json" || fail "$c: round trip is not byte for byte"
+	pairs+=("$g" "$T/$c.back.json")
+done
+[ ${#pairs[@]} -gt 0 ] || fail "no graph converted"
+python3 - "${pairs[@]}" <<'PY' || fail "convert round trip changed a graph"
+import json, sys
+for a_path, b_path in zip(sys.argv[1::2], sys.argv[2::2]):
+    a = json.load(open(a_path))
+    b = json.load(open(b_path))
+    assert a["Nodes"] == b["Nodes"], f"{a_path}: Nodes differ"
+    assert [list(e) for e in a["Edges"]] == [list(e) for e in b["Edges"]], \
+        f"{a_path}: Edges differ"
+PY
+expect 2 "$B" convert "$T/broken.json" "$T/x_nodes.csv" && {
+	[ ! -e "$T/x_nodes.csv" ] || fail "convert of a bad graph wrote a file"
+}
+
+if [ "$fails" -ne 0 ]; then
+	echo "$fails CLI check(s) failed" >&2
+	exit 1
+fi
+echo "all CLI checks passed"

@@ -1,0 +1,284 @@
+/* test_cpe.c: stage 3, critical path enhancement (ds_cpe.c).
+ *
+ * On every bundled graph (and on generated ones with tight memories, so
+ * with many spills), starting from the free-first order placed by the
+ * shared placer: the plan ds_cpe returns passes ds_replay, its extra DDR
+ * traffic stays within the budget (equal to the input's with budget 0),
+ * its peak_vstay within the peak budget (never above the input's with
+ * budget 0), its makespan is never longer, and the same input gives the
+ * same bytes out.  A tiny graph checks that double buffering emerges where
+ * memory allows it; a failing heap checks every error path. */
+#include "test_util.h"
+
+#include "ds_stage.h"
+
+/* The input plans: free-first order, best fit, cheapest victims. */
+static void input_plan(const ds_graph *g, ds_plan *p)
+{
+	ds_err e;
+	int32_t *order = malloc((size_t)g->n * sizeof *order);
+	assert_non_null(order);
+	assert_int_equal(ds_order_free_first(g, order, &e), DS_OK);
+	ds_place_opts po = {DS_BEST_FIT, DS_VICTIM_COST};
+	int rc = ds_place(g, order, &po, p, &e);
+	if (rc)
+		fail_msg("ds_place: %s", e.msg);
+	free(order);
+}
+
+static void must_replay(const ds_graph *g, const ds_plan *p, ds_figures *f)
+{
+	ds_err e;
+	int rc = ds_replay(g, p, NULL, f, &e);
+	if (rc)
+		fail_msg("%s: replay refuses the plan: %s", g->source, e.msg);
+}
+
+static bool same_plan(const ds_graph *g, const ds_plan *a, const ds_plan *b)
+{
+	return a->len == b->len && a->nspill == b->nspill &&
+	       !memcmp(a->order, b->order, (size_t)a->len * sizeof *a->order) &&
+	       !memcmp(a->offset, b->offset,
+		       (size_t)g->nbuf * sizeof *a->offset) &&
+	       (a->nspill == 0 ||
+		!memcmp(a->spill, b->spill,
+			(size_t)a->nspill * sizeof *a->spill));
+}
+
+/* Runs ds_cpe on p with the budgets and checks everything the pass
+ * guarantees; returns the output's figures. */
+static void check_cpe(const ds_graph *g, const ds_plan *p, double traffic,
+		      double peak, ds_figures *out)
+{
+	ds_figures in, f;
+	must_replay(g, p, &in);
+	ds_cpe_opts o = {traffic, peak, 0};
+	ds_plan q;
+	ds_err e;
+	int rc = ds_cpe(g, p, &o, &q, &e);
+	if (rc)
+		fail_msg("%s: ds_cpe failed: %s", g->source, e.msg);
+	must_replay(g, &q, &f);
+	if ((double)f.extra_ddr >
+	    (double)in.extra_ddr * (1 + traffic / 100) + 1e-9)
+		fail_msg("%s: traffic %lld over the budget (input %lld)",
+			 g->source, (long long)f.extra_ddr,
+			 (long long)in.extra_ddr);
+	if (traffic == 0)
+		assert_int_equal(f.extra_ddr, in.extra_ddr);
+	if ((double)f.peak_vstay >
+	    (double)in.peak_vstay * (1 + peak / 100) + 1e-9)
+		fail_msg("%s: peak_vstay %lld over the budget (input %lld)",
+			 g->source, (long long)f.peak_vstay,
+			 (long long)in.peak_vstay);
+	if (f.makespan > in.makespan)
+		fail_msg("%s: makespan %lld longer than the input's %lld",
+			 g->source, (long long)f.makespan,
+			 (long long)in.makespan);
+	/* determinism: the same input, the same plan */
+	ds_plan q2;
+	assert_int_equal(ds_cpe(g, p, &o, &q2, &e), DS_OK);
+	assert_true(same_plan(g, &q, &q2));
+	ds_plan_free(g->heap, &q);
+	ds_plan_free(g->heap, &q2);
+	*out = f;
+}
+
+/* ---- the bundled graphs ---- */
+
+static void bundled_graphs(void **state)
+{
+	(void)state;
+	DIR *d = opendir(DS_SOURCE_DIR "/data");
+	assert_non_null(d);
+	struct dirent *de;
+	int seen = 0;
+	while ((de = readdir(d))) {
+		size_t l = strlen(de->d_name);
+		if (l < 6 || strcmp(de->d_name + l - 5, ".json"))
+			continue;
+		char path[4096];
+		snprintf(path, sizeof path, "%s/data/%s", DS_SOURCE_DIR,
+			 de->d_name);
+		ds_graph *g = NULL;
+		ds_err e;
+		ds_caps caps;
+		ds_caps_default(&caps);
+		if (ds_load_graph(ds_heap_std(), path, &caps, &g, &e))
+			fail_msg("%s", e.msg);
+		ds_plan p;
+		input_plan(g, &p);
+		ds_figures in, f5, f0;
+		must_replay(g, &p, &in);
+		check_cpe(g, &p, 5, 0, &f5);
+		check_cpe(g, &p, 0, 0, &f0);
+		/* the bundled graphs all leave room for overlap */
+		if (f5.makespan >= in.makespan)
+			fail_msg("%s: no improvement (%lld)", path,
+				 (long long)in.makespan);
+		ds_plan_free(g->heap, &p);
+		ds_graph_free(g);
+		seen++;
+	}
+	closedir(d);
+	assert_true(seen >= 6);
+}
+
+/* ---- generated graphs, tight memories: many spills ---- */
+
+static void generated_graphs(void **state)
+{
+	(void)state;
+	for (int kind = DS_GEN_MATMUL; kind <= DS_GEN_RANDOM; kind++) {
+		for (uint64_t seed = 1; seed <= 3; seed++) {
+			ds_caps caps;
+			ds_caps_default(&caps);
+			if (seed >= 2) {
+				caps.cap[DS_L1] = 700;
+				caps.cap[DS_UB] = 300;
+			}
+			if (seed == 3) {
+				caps.cap[DS_L0A] = caps.cap[DS_L0B] = 200;
+				caps.cap[DS_L0C] = 300;
+			}
+			ds_graph *g = NULL;
+			ds_err e;
+			if (ds_generate(ds_heap_std(), kind, 800, seed, &caps,
+					&g, &e))
+				fail_msg("ds_generate: %s", e.msg);
+			ds_plan p;
+			input_plan(g, &p);
+			ds_figures f;
+			check_cpe(g, &p, 5, 0, &f);
+			check_cpe(g, &p, 0, 10, &f);
+			ds_plan_free(g->heap, &p);
+			ds_graph_free(g);
+		}
+	}
+}
+
+/* ---- double buffering emerges ---- */
+
+#define NODE_BUF(id, op, buf)                                                \
+	"{\"Id\":" #id ",\"Op\":\"" op "\",\"BufId\":" #buf                   \
+	",\"Size\":128,\"Type\":\"L0A\"}"
+#define NODE_OP(id, pipe, buf)                                               \
+	"{\"Id\":" #id ",\"Op\":\"OP" #id "\",\"Pipe\":\"" pipe                \
+	"\",\"Cycles\":100,\"Bufs\":[" #buf "]}"
+
+/* Two load -> compute chains on L0A buffers of half its capacity.  The
+ * input keeps both at offset 0, so the second load waits for the first
+ * compute (makespan 400); with the second buffer moved to the other half,
+ * the second load overlaps the first compute (300). */
+static const char two_chains[] =
+	"{\"Nodes\":[" NODE_BUF(0, "ALLOC", 1) "," NODE_OP(1, "MTE1", 1) ","
+	NODE_OP(2, "CUBE", 1) "," NODE_BUF(3, "FREE", 1) ","
+	NODE_BUF(4, "ALLOC", 2) "," NODE_OP(5, "MTE1", 2) ","
+	NODE_OP(6, "CUBE", 2) "," NODE_BUF(7, "FREE", 2)
+	"],\"Edges\":[[0,1],[1,2],[2,3],[0,3],[4,5],[5,6],[6,7],[4,7]]}";
+
+static void double_buffering(void **state)
+{
+	(void)state;
+	ds_graph *g = must_load(two_chains);
+	int32_t order[8] = {0, 1, 2, 3, 4, 5, 6, 7};
+	int64_t offset[2] = {0, 0};
+	ds_plan p = {8, order, offset, 0, NULL};
+	ds_figures in, f;
+	must_replay(g, &p, &in);
+	assert_int_equal(in.makespan, 400);
+	check_cpe(g, &p, 0, 0, &f);
+	assert_int_equal(f.makespan, 300);
+	assert_int_equal(f.peak_vstay, 0);
+	ds_graph_free(g);
+}
+
+/* ---- refusals and defaults ---- */
+
+static void needs_offsets(void **state)
+{
+	(void)state;
+	ds_graph *g = must_load(two_chains);
+	int32_t order[8] = {0, 1, 2, 3, 4, 5, 6, 7};
+	ds_plan p = {8, order, NULL, 0, NULL}, q;
+	ds_err e;
+	assert_int_equal(ds_cpe(g, &p, NULL, &q, &e), DS_EINPUT);
+	assert_null(q.order);
+	/* an invalid input plan is refused, not improved */
+	int64_t offset[2] = {0, 64};
+	int32_t both[8] = {0, 4, 1, 2, 3, 5, 6, 7};
+	ds_plan bad = {8, both, offset, 0, NULL};
+	assert_int_equal(ds_cpe(g, &bad, NULL, &q, &e), DS_EPLAN);
+	ds_graph_free(g);
+}
+
+static void null_options(void **state)
+{
+	(void)state;
+	ds_graph *g = must_load(two_chains);
+	int32_t order[8] = {0, 1, 2, 3, 4, 5, 6, 7};
+	int64_t offset[2] = {0, 0};
+	ds_plan p = {8, order, offset, 0, NULL}, q;
+	ds_err e;
+	assert_int_equal(ds_cpe(g, &p, NULL, &q, &e), DS_OK);
+	ds_figures f;
+	must_replay(g, &q, &f);
+	assert_int_equal(f.makespan, 300);
+	ds_plan_free(g->heap, &q);
+	ds_graph_free(g);
+}
+
+/* ---- out of memory: every allocation may fail ---- */
+
+static void out_of_memory(void **state)
+{
+	(void)state;
+	ds_faulty st = {0, 0, 0};
+	ds_heap fh = ds_heap_faulty(&st);
+	ds_caps caps;
+	ds_caps_default(&caps);
+	caps.cap[DS_L1] = 700;
+	caps.cap[DS_UB] = 300;
+	ds_graph *g = NULL;
+	ds_err e;
+	assert_int_equal(ds_generate(&fh, DS_GEN_ATTENTION, 300, 7, &caps, &g,
+				     &e),
+			 DS_OK);
+	ds_plan p;
+	input_plan(g, &p);
+	long live = st.live;
+	int rc = DS_ENOMEM;
+	for (long k = 1; rc == DS_ENOMEM; k++) {
+		ds_plan q;
+		st.fail_at = st.calls + k;
+		rc = ds_cpe(g, &p, NULL, &q, &e);
+		st.fail_at = 0;
+		if (rc == DS_ENOMEM) {
+			assert_int_equal(e.code, DS_ENOMEM);
+			assert_null(q.order);
+			assert_int_equal(st.live, live);
+		} else {
+			assert_int_equal(rc, DS_OK);
+			ds_figures f;
+			must_replay(g, &q, &f);
+			ds_plan_free(g->heap, &q);
+			assert_int_equal(st.live, live);
+		}
+	}
+	ds_plan_free(g->heap, &p);
+	ds_graph_free(g);
+	assert_int_equal(st.live, 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(double_buffering),
+		cmocka_unit_test(needs_offsets),
+		cmocka_unit_test(null_options),
+		cmocka_unit_test(out_of_memory),
+		cmocka_unit_test(generated_graphs),
+		cmocka_unit_test(bundled_graphs),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

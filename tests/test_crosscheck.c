@@ -1,0 +1,328 @@
+/* test_crosscheck.c: our evaluator against the independent referee.
+ *
+ * For every bundled graph, and for graphs neither has seen (Ids renumbered
+ * at random, two operators combined in one graph), plans are written to a
+ * temporary folder and both ds_replay and ../shared/referee/npu_referee.py
+ * measure them; every figure must be identical.  Plans: the Id order, and
+ * randomised valid plans (random topological orders, the shared placer with
+ * a random policy, so many spills) — at least 200 in all.
+ *
+ * Where the referee is missing the test says so loudly and is skipped
+ * (exit 77, which CTest reports as skipped).  DS_CROSSCHECK_QUICK=1 runs
+ * a fifth of the plans (the sanitizer pass of CI: the referee is slow). */
+#include "ds_stage.h"
+
+#include <cjson/cJSON.h>
+#include <dirent.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#ifndef REFEREE
+#define REFEREE "../shared/referee/npu_referee.py"
+#endif
+
+static int failures, checked;
+
+static uint64_t next_rand(uint64_t *s)
+{
+	uint64_t z = (*s += 0x9E3779B97F4A7C15ull); /* splitmix64 */
+	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+	z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+	return z ^ (z >> 31);
+}
+
+/* A random topological order: Kahn picking a random ready node; with
+ * free_first, FREEs and operations go before ALLOCs (far fewer spills). */
+static void random_order(const ds_graph *g, uint64_t seed, bool free_first,
+			 int32_t *order)
+{
+	int32_t n = g->n;
+	int32_t *indeg = calloc((size_t)n, sizeof *indeg);
+	int32_t *ready = malloc((size_t)n * sizeof *ready);
+	int32_t nr = 0, len = 0;
+	for (int32_t v = 0; v < n; v++) {
+		indeg[v] = g->pred_off[v + 1] - g->pred_off[v];
+		if (!indeg[v])
+			ready[nr++] = v;
+	}
+	while (len < n) {
+		int32_t pick = (int32_t)(next_rand(&seed) % (uint64_t)nr);
+		if (free_first) {
+			for (int32_t k = 0; k < nr; k++)
+				if (g->kind[ready[k]] != DS_ALLOC) {
+					pick = k;
+					break;
+				}
+		}
+		int32_t v = ready[pick];
+		ready[pick] = ready[--nr];
+		order[len++] = v;
+		for (int32_t k = g->succ_off[v]; k < g->succ_off[v + 1]; k++)
+			if (--indeg[g->succ[k]] == 0)
+				ready[nr++] = g->succ[k];
+	}
+	free(indeg);
+	free(ready);
+}
+
+/* Runs the referee on files in dir and compares its figures with ours. */
+static void compare(const ds_graph *g, const char *graph_path,
+		    const char *dir, const ds_plan *p, const char *what)
+{
+	ds_err e;
+	ds_figures f;
+	ds_replay_opts o = {0};
+	if (ds_replay(g, p, &o, &f, &e) != DS_OK) {
+		printf("FAIL %s: our evaluator refuses a valid plan: %s\n",
+		       what, e.msg);
+		failures++;
+		return;
+	}
+	if (ds_plan_write(g, p, dir, "x", &e) != DS_OK) {
+		printf("FAIL %s: %s\n", what, e.msg);
+		failures++;
+		return;
+	}
+	char cmd[4096];
+	if (p->offset)
+		snprintf(cmd, sizeof cmd,
+			 "python3 '%s' '%s' '%s/x_schedule.txt' "
+			 "'%s/x_memory.txt' '%s/x_spill.txt' --json",
+			 REFEREE, graph_path, dir, dir, dir);
+	else
+		snprintf(cmd, sizeof cmd,
+			 "python3 '%s' '%s' '%s/x_schedule.txt' --json",
+			 REFEREE, graph_path, dir);
+	FILE *pp = popen(cmd, "r");
+	char out[4096] = "";
+	size_t got = pp ? fread(out, 1, sizeof out - 1, pp) : 0;
+	out[got] = 0;
+	int st = pp ? pclose(pp) : -1;
+	cJSON *j = cJSON_Parse(out);
+	if (st != 0 || !j) {
+		printf("FAIL %s: the referee says: %s\n", what, out);
+		failures++;
+		cJSON_Delete(j);
+		return;
+	}
+	struct {
+		const char *key;
+		int64_t ours;
+	} fig[] = {{"peak_vstay", f.peak_vstay},
+		   {"extra_ddr", f.extra_ddr},
+		   {"spills", f.spills},
+		   {"makespan", f.makespan},
+		   {"lb_critical_path", f.lb_critical_path},
+		   {"lb_pipe_load", f.lb_pipe_load},
+		   {"peak_L1", p->offset ? f.peak_mem[DS_L1] : 0},
+		   {"peak_UB", p->offset ? f.peak_mem[DS_UB] : 0}};
+	for (size_t k = 0; k < sizeof fig / sizeof fig[0]; k++) {
+		cJSON *x = cJSON_GetObjectItemCaseSensitive(j, fig[k].key);
+		if (!cJSON_IsNumber(x) || (int64_t)x->valuedouble != fig[k].ours) {
+			printf("FAIL %s: %s ours %lld, referee %s\n", what,
+			       fig[k].key, (long long)fig[k].ours,
+			       cJSON_IsNumber(x) ? cJSON_PrintUnformatted(x)
+						 : "missing");
+			failures++;
+		}
+	}
+	cJSON_Delete(j);
+	checked++;
+}
+
+/* The Id order and `count` random plans of one graph file. */
+static void check_graph(const char *path, const char *dir, int count,
+			uint64_t seed, bool id_order_is_topological)
+{
+	const ds_heap *h = ds_heap_std();
+	ds_caps caps;
+	ds_caps_default(&caps);
+	ds_graph *g;
+	ds_err e;
+	if (ds_load_graph(h, path, &caps, &g, &e)) {
+		printf("FAIL %s: %s\n", path, e.msg);
+		failures++;
+		return;
+	}
+	int32_t *order = malloc((size_t)g->n * sizeof *order);
+	ds_plan p;
+	char what[512];
+	/* the Id order (the free-first order where Ids were renumbered),
+	 * order only */
+	memset(&p, 0, sizeof p);
+	if (id_order_is_topological)
+		ds_order_id(g, order, &e);
+	else
+		ds_order_free_first(g, order, &e);
+	p.order = order;
+	p.len = g->n;
+	snprintf(what, sizeof what, "%s %s order", path,
+		 id_order_is_topological ? "Id" : "free-first");
+	compare(g, path, dir, &p, what);
+	for (int i = 0; i < count; i++) {
+		uint64_t s = seed + (uint64_t)i * 7919;
+		bool ff = i % 3 != 0;
+		random_order(g, s, ff, order);
+		ds_place_opts po = {(int)(next_rand(&s) % 2),
+				    (int)(next_rand(&s) % 2)};
+		if (ds_place(g, order, &po, &p, &e)) {
+			printf("FAIL %s: placer: %s\n", path, e.msg);
+			failures++;
+			continue;
+		}
+		snprintf(what, sizeof what, "%s plan %d (%s order, fit %d, "
+			 "victim %d, %d spills)", path, i,
+			 ff ? "free-first random" : "random", po.fit,
+			 po.victim, p.nspill);
+		compare(g, path, dir, &p, what);
+		ds_plan_free(h, &p);
+	}
+	free(order);
+	ds_graph_free(g);
+}
+
+/* Writes a graph that renumbers Ids of src at random, or appends a second
+ * copy of src2 with Ids and BufIds shifted past those of src. */
+static int write_variant(const char *src, const char *src2, uint64_t seed,
+			 const char *out)
+{
+	const ds_heap *h = ds_heap_std();
+	ds_caps caps;
+	ds_caps_default(&caps);
+	ds_graph *g[2] = {NULL, NULL};
+	ds_err e;
+	if (ds_load_graph(h, src, &caps, &g[0], &e) ||
+	    (src2 && ds_load_graph(h, src2, &caps, &g[1], &e))) {
+		printf("FAIL %s\n", e.msg);
+		ds_graph_free(g[0]);
+		return -1;
+	}
+	int32_t total = g[0]->n + (g[1] ? g[1]->n : 0);
+	int32_t *perm = malloc((size_t)total * sizeof *perm);
+	for (int32_t i = 0; i < total; i++)
+		perm[i] = i;
+	for (int32_t i = total - 1; seed && i > 0; i--) {
+		int32_t j = (int32_t)(next_rand(&seed) % (uint64_t)(i + 1));
+		int32_t t = perm[i];
+		perm[i] = perm[j];
+		perm[j] = t;
+	}
+	ds_builder *b = ds_builder_new(h, out);
+	int rc = 0;
+	int32_t base = 0;
+	int64_t bufbase = 0;
+	for (int k = 0; k < 2 && g[k]; k++) {
+		const ds_graph *x = g[k];
+		for (int32_t v = 0; v < x->n && !rc; v++) {
+			int64_t id = perm[base + v];
+			if (x->kind[v] != DS_OP) {
+				int32_t bi = x->buf[v];
+				rc = ds_builder_buffer(
+					b, id, x->kind[v] == DS_FREE,
+					bufbase + x->buf_id[bi],
+					x->buf_size[bi],
+					ds_mem_names[x->buf_mem[bi]], &e);
+			} else {
+				int64_t bufs[64];
+				int32_t nb = 0;
+				for (int32_t u = x->use_off[v];
+				     u < x->use_off[v + 1] && nb < 64; u++)
+					bufs[nb++] = bufbase + x->buf_id[x->use[u]];
+				rc = ds_builder_op(b, id, x->ops[x->op[v]],
+						   x->pipes[x->pipe[v]],
+						   x->cycles[v], bufs, nb, &e);
+			}
+		}
+		for (int64_t k2 = 0; k2 < x->nedge && !rc; k2++)
+			rc = ds_builder_edge(b, perm[base + x->esrc[k2]],
+					     perm[base + x->edst[k2]], &e);
+		base += x->n;
+		bufbase += x->buf_id[x->nbuf - 1] + 1;
+	}
+	ds_graph *ng = NULL;
+	if (!rc)
+		rc = ds_builder_finish(b, &caps, &ng, &e);
+	if (!rc)
+		rc = ds_write_json(ng, out, &e);
+	if (rc)
+		printf("FAIL %s: %s\n", out, e.msg);
+	ds_builder_free(b);
+	ds_graph_free(ng);
+	ds_graph_free(g[0]);
+	ds_graph_free(g[1]);
+	free(perm);
+	return rc;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int main(void)
+{
+	if (access(REFEREE, R_OK) != 0) {
+		printf("\n*** SKIPPED: the referee %s is missing: our evaluator "
+		       "is NOT cross-checked ***\n\n",
+		       REFEREE);
+		return 77;
+	}
+	char dir[] = "/tmp/ds_crossXXXXXX";
+	if (!mkdtemp(dir))
+		return 1;
+	DIR *d = opendir(DS_SOURCE_DIR "/data");
+	if (!d)
+		return 1;
+	char *files[256];
+	int nf = 0;
+	struct dirent *de;
+	while ((de = readdir(d)) && nf < 256) {
+		size_t l = strlen(de->d_name);
+		if (l > 5 && strcmp(de->d_name + l - 5, ".json") == 0) {
+			files[nf] = malloc(l + sizeof DS_SOURCE_DIR + 8);
+			sprintf(files[nf++], "%s/data/%s", DS_SOURCE_DIR,
+				de->d_name);
+		}
+	}
+	closedir(d);
+	qsort(files, (size_t)nf, sizeof *files, cmp_str);
+	/* about 200 random plans, fewer on the largest graphs (the referee is
+	 * Python: a plan of Conv_Case1 takes it about a second) */
+	const char *quick_env = getenv("DS_CROSSCHECK_QUICK");
+	bool quick = quick_env && strcmp(quick_env, "1") == 0;
+	for (int i = 0; i < nf; i++) {
+		FILE *f = fopen(files[i], "rb");
+		fseek(f, 0, SEEK_END);
+		long size = ftell(f);
+		fclose(f);
+		int count = size > 2000000 ? 4 : 40;
+		if (quick)
+			count /= 4;
+		check_graph(files[i], dir, count, 1000 + (uint64_t)i, true);
+	}
+	/* graphs neither evaluator has seen: renumbered, combined */
+	char path[600];
+	for (int i = 0; i < nf && i < 6; i++) {
+		snprintf(path, sizeof path, "%s/renumbered.json", dir);
+		if (write_variant(files[i], NULL, 77 + (uint64_t)i, path) == 0)
+			check_graph(path, dir, 3, 5000 + (uint64_t)i, false);
+	}
+	if (nf >= 2) {
+		snprintf(path, sizeof path, "%s/combined.json", dir);
+		if (write_variant(files[0], files[nf > 2 ? 2 : 1], 99, path) ==
+		    0)
+			check_graph(path, dir, 8, 6000, false);
+	}
+	for (int i = 0; i < nf; i++)
+		free(files[i]);
+	char cmd[128];
+	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+	if (system(cmd) != 0)
+		printf("warning: could not remove %s\n", dir);
+	printf("%d plans cross-checked, %d figure mismatches\n", checked,
+	       failures);
+	return failures || checked < (quick ? 40 : 200) ? 1 : 0;
+}

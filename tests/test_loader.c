@@ -1,0 +1,834 @@
+/* test_loader.c: the graph loader (ds_json.c over ds_graph.c).
+ *
+ * Every refusal must be DS_EINPUT with one line that starts with the source
+ * name and names the offending item; valid graphs must come out with the
+ * right CSR arrays and buffer table. */
+#include "test_util.h"
+
+/* The smallest sensible graph: ALLOC -> EXP -> FREE of one UB buffer. */
+#define TINY                                                                 \
+	GRAPH(ALLOC(0, 7, 16, UB) "," OP(1, EXP, VECTOR, 60, "7") "," FREE( \
+		      2, 7, 16, UB),                                        \
+	      "[0,1],[1,2]")
+
+/* Loads json and checks the refusal: DS_EINPUT, no graph, a message that
+ * starts with the source name and contains every needle (NULL-ended). */
+static void refuse_caps(const char *json, const ds_caps *caps, ...)
+{
+	ds_graph *g = (ds_graph *)&g; /* must be reset to NULL */
+	ds_err e;
+	int rc = load_caps(json, caps, &g, &e);
+	if (rc != DS_EINPUT)
+		fail_msg("expected DS_EINPUT, got %d (%s) for %s", rc,
+			 rc ? e.msg : "accepted", json);
+	assert_null(g);
+	assert_int_equal(e.code, DS_EINPUT);
+	assert_starts_with(e.msg, "t.json");
+	assert_null(strchr(e.msg, '\n')); /* one line */
+	va_list ap;
+	va_start(ap, caps);
+	for (const char *n; (n = va_arg(ap, const char *));)
+		assert_contains(e.msg, n);
+	va_end(ap);
+}
+#define refuse(json, ...) refuse_caps(json, NULL, __VA_ARGS__, (char *)NULL)
+
+static void tiny_is_valid(void **state)
+{
+	(void)state;
+	ds_graph *g = must_load(TINY);
+	assert_int_equal(g->n, 3);
+	assert_int_equal(g->critical_path, 60);
+	ds_graph_free(g);
+}
+
+/* ---- Ids ---- */
+
+static void ids_not_dense(void **state)
+{
+	(void)state;
+	/* three nodes need Ids 0..2; 5 is out of range */
+	refuse(GRAPH(ALLOC(0, 7, 16, UB) "," OP(1, EXP, VECTOR, 60, "7") "," FREE(
+			     5, 7, 16, UB),
+		     "[0,1],[1,5]"),
+	       "Id 5");
+}
+
+static void id_duplicate(void **state)
+{
+	(void)state;
+	refuse(GRAPH(ALLOC(0, 7, 16, UB) "," OP(1, EXP, VECTOR, 60, "7") "," FREE(
+			     1, 7, 16, UB),
+		     "[0,1]"),
+	       "Id 1", "twice");
+}
+
+static void id_negative(void **state)
+{
+	(void)state;
+	refuse(GRAPH(ALLOC(0, 7, 16, UB) "," OP(-1, EXP, VECTOR, 60, "7") "," FREE(
+			     2, 7, 16, UB),
+		     "[0,2]"),
+	       "Id", "-1");
+}
+
+/* ---- edges ---- */
+
+static void edge_missing_node(void **state)
+{
+	(void)state;
+	refuse(GRAPH(ALLOC(0, 7, 16, UB) "," OP(1, EXP, VECTOR, 60, "7") "," FREE(
+			     2, 7, 16, UB),
+		     "[0,1],[1,9]"),
+	       "node 9");
+}
+
+static void edge_self_loop(void **state)
+{
+	(void)state;
+	refuse(GRAPH(ALLOC(0, 7, 16, UB) "," OP(1, EXP, VECTOR, 60, "7") "," FREE(
+			     2, 7, 16, UB),
+		     "[0,1],[1,1],[1,2]"),
+	       "[1, 1]", "cycle");
+}
+
+static void edge_not_a_pair(void **state)
+{
+	(void)state;
+	refuse(GRAPH(ALLOC(0, 7, 16, UB) "," OP(1, EXP, VECTOR, 60, "7") "," FREE(
+			     2, 7, 16, UB),
+		     "[0,1],[1,2,0]"),
+	       "edge at index 1");
+}
+
+/* The message lists the cycle as "a -> b -> ... -> a"; every step must be
+ * an edge of the graph (given as pairs, npairs long) and no node off the
+ * cycle may appear.  Returns the number of distinct nodes listed. */
+static int check_cycle_message(const char *msg, const int (*edge)[2],
+			       int npairs)
+{
+	const char *p = strstr(msg, "cycle: ");
+	if (!p)
+		fail_msg("no cycle list in '%s'", msg);
+	p += strlen("cycle: ");
+	assert_contains(p, "->");
+	int list[16] = {0}, k = 0;
+	while (*p && k < 16) {
+		char *end;
+		long v = strtol(p, &end, 10);
+		if (end == p)
+			break;
+		list[k++] = (int)v;
+		p = end;
+		if (strncmp(p, " -> ", 4) != 0)
+			break;
+		p += 4;
+	}
+	assert_true(k >= 2);
+	bool dots = strncmp(p, "...", 3) == 0;
+	if (!dots)
+		assert_int_equal(list[0], list[k - 1]); /* closes the loop */
+	for (int i = 0; i + 1 < k; i++) {
+		bool found = false;
+		for (int j = 0; j < npairs; j++)
+			found |= edge[j][0] == list[i] &&
+				 edge[j][1] == list[i + 1];
+		if (!found)
+			fail_msg("'%d -> %d' in '%s' is not an edge", list[i],
+				 list[i + 1], msg);
+	}
+	return dots ? k : k - 1;
+}
+
+static void edge_cycle(void **state)
+{
+	(void)state;
+	/* 0 ALLOC feeds the cycle 1 -> 2 -> 3 -> 1, which feeds 4 FREE; the
+	 * message must list exactly the three nodes on the cycle. */
+	static const int edges[][2] = {{0, 1}, {1, 2}, {2, 3}, {3, 1}, {3, 4}};
+	const char *json = GRAPH(
+		ALLOC(0, 7, 16, UB) "," OP(1, A, VECTOR, 1, "7") "," OP(
+			2, B, VECTOR, 1, "7") "," OP(3, C, VECTOR, 1,
+						     "7") "," FREE(4, 7, 16, UB),
+		"[0,1],[1,2],[2,3],[3,1],[3,4]");
+	ds_graph *g = NULL;
+	ds_err e;
+	assert_int_equal(load_caps(json, NULL, &g, &e), DS_EINPUT);
+	assert_null(g);
+	assert_starts_with(e.msg, "t.json");
+	assert_int_equal(check_cycle_message(e.msg, edges, 5), 3);
+	assert_null(strstr(e.msg, "0 ->"));
+	assert_null(strstr(e.msg, "4 ->"));
+}
+
+static void edge_long_cycle(void **state)
+{
+	(void)state;
+	/* a cycle of 12 operations 1..12: the message lists part of it and
+	 * ends with "...", and what it lists still follows the edges */
+	char json[4096];
+	int edges[14][2], ne = 0;
+	size_t at = (size_t)snprintf(json, sizeof json,
+				     "{\"Nodes\":[" ALLOC(0, 7, 16, UB));
+	for (int v = 1; v <= 12; v++)
+		at += (size_t)snprintf(json + at, sizeof json - at,
+				       ",{\"Id\":%d,\"Op\":\"X\",\"Pipe\":"
+				       "\"VECTOR\",\"Cycles\":1,\"Bufs\":[7]}",
+				       v);
+	at += (size_t)snprintf(json + at, sizeof json - at,
+			       "," FREE(13, 7, 16, UB) "],\"Edges\":[[0,1]");
+	edges[ne][0] = 0, edges[ne++][1] = 1;
+	for (int v = 1; v <= 12; v++) {
+		int w = v == 12 ? 1 : v + 1;
+		at += (size_t)snprintf(json + at, sizeof json - at,
+				       ",[%d,%d]", v, w);
+		edges[ne][0] = v, edges[ne++][1] = w;
+	}
+	snprintf(json + at, sizeof json - at, ",[12,13]]}");
+	edges[ne][0] = 12, edges[ne++][1] = 13;
+	ds_graph *g = NULL;
+	ds_err e;
+	assert_int_equal(load_caps(json, NULL, &g, &e), DS_EINPUT);
+	assert_contains(e.msg, "...");
+	assert_int_equal(check_cycle_message(e.msg, (const int(*)[2])edges, ne),
+			 8);
+}
+
+/* ---- buffers ---- */
+
+static void buffer_two_allocs(void **state)
+{
+	(void)state;
+	refuse(GRAPH(ALLOC(0, 7, 16, UB) "," ALLOC(1, 7, 16, UB) "," FREE(
+			     2, 7, 16, UB),
+		     "[0,2],[1,2]"),
+	       "buffer 7", "2 ALLOC");
+}
+
+static void buffer_without_free(void **state)
+{
+	(void)state;
+	refuse(GRAPH(ALLOC(0, 7, 16, UB) "," OP(1, EXP, VECTOR, 60, "7"),
+		     "[0,1]"),
+	       "buffer 7", "0 FREE");
+}
+
+static void buffer_size_differs(void **state)
+{
+	(void)state;
+	refuse(GRAPH(ALLOC(0, 7, 16, UB) "," OP(1, EXP, VECTOR, 60, "7") "," FREE(
+			     2, 7, 32, UB),
+		     "[0,1],[1,2]"),
+	       "buffer 7", "Size 16", "32");
+}
+
+static void buffer_type_differs(void **state)
+{
+	(void)state;
+	refuse(GRAPH(ALLOC(0, 7, 16, UB) "," OP(1, EXP, VECTOR, 60, "7") "," FREE(
+			     2, 7, 16, L1),
+		     "[0,1],[1,2]"),
+	       "buffer 7", "Type UB", "L1");
+}
+
+static void buffer_unknown_in_bufs(void **state)
+{
+	(void)state;
+	refuse(GRAPH(ALLOC(0, 7, 16, UB) "," OP(1, EXP, VECTOR, 60, "7,9") "," FREE(
+			     2, 7, 16, UB),
+		     "[0,1],[1,2]"),
+	       "buffer 9", "node 1");
+}
+
+static void buffer_listed_twice(void **state)
+{
+	(void)state;
+	refuse(GRAPH(ALLOC(0, 7, 16, UB) "," OP(1, EXP, VECTOR, 60, "7,7") "," FREE(
+			     2, 7, 16, UB),
+		     "[0,1],[1,2]"),
+	       "buffer 7", "twice");
+}
+
+static void buffer_unknown_memory(void **state)
+{
+	(void)state;
+	refuse(GRAPH(ALLOC(0, 7, 16, L2) "," OP(1, EXP, VECTOR, 60, "7") "," FREE(
+			     2, 7, 16, L2),
+		     "[0,1],[1,2]"),
+	       "'L2'", "buffer 7");
+}
+
+static void buffer_size_zero(void **state)
+{
+	(void)state;
+	refuse(GRAPH(ALLOC(0, 7, 0, UB) "," OP(1, EXP, VECTOR, 60, "7") "," FREE(
+			     2, 7, 0, UB),
+		     "[0,1],[1,2]"),
+	       "Size 0", "buffer 7");
+}
+
+static void buffer_size_negative(void **state)
+{
+	(void)state;
+	refuse(GRAPH(ALLOC(0, 7, -4, UB) "," OP(1, EXP, VECTOR, 60, "7") "," FREE(
+			     2, 7, -4, UB),
+		     "[0,1],[1,2]"),
+	       "\"Size\"", "-4");
+}
+
+static void buffer_larger_than_memory(void **state)
+{
+	(void)state;
+	const char *json =
+		GRAPH(ALLOC(0, 7, 2048, UB) "," OP(1, EXP, VECTOR, 60,
+						   "7") "," FREE(2, 7, 2048,
+								 UB),
+		      "[0,1],[1,2]");
+	refuse(json, "buffer 7", "2048", "UB capacity 1024");
+	/* --cap UB=4096 makes room for it */
+	ds_caps caps;
+	ds_caps_default(&caps);
+	ds_err e;
+	assert_int_equal(ds_caps_parse(&caps, "UB=4096", &e), DS_OK);
+	ds_graph *g = NULL;
+	if (load_caps(json, &caps, &g, &e) != DS_OK)
+		fail_msg("refused with UB=4096: %s", e.msg);
+	assert_int_equal(g->buf_size[0], 2048);
+	assert_int_equal(g->caps.cap[DS_UB], 4096);
+	ds_graph_free(g);
+	/* and exactly the capacity is fine */
+	caps.cap[DS_UB] = 2048;
+	assert_int_equal(load_caps(json, &caps, &g, &e), DS_OK);
+	ds_graph_free(g);
+	caps.cap[DS_UB] = 2047;
+	refuse_caps(json, &caps, "buffer 7", "capacity 2047", (char *)NULL);
+}
+
+/* ---- numbers ---- */
+
+static void cycles_negative(void **state)
+{
+	(void)state;
+	refuse(GRAPH(ALLOC(0, 7, 16, UB) "," OP(1, EXP, VECTOR, -5, "7") "," FREE(
+			     2, 7, 16, UB),
+		     "[0,1],[1,2]"),
+	       "Id 1", "\"Cycles\"", "-5");
+}
+
+static void cycles_fraction(void **state)
+{
+	(void)state;
+	refuse(GRAPH(ALLOC(0, 7, 16, UB) "," OP(1, EXP, VECTOR, 2.5, "7") "," FREE(
+			     2, 7, 16, UB),
+		     "[0,1],[1,2]"),
+	       "Id 1", "\"Cycles\"", "2.5");
+}
+
+static void value_above_2_53(void **state)
+{
+	(void)state;
+	/* 2^54 Cycles, 1e20 Size, a 2^60 BufId, an edge end at 2^54 */
+	refuse(GRAPH(ALLOC(0, 7, 16, UB) "," OP(1, EXP, VECTOR,
+						 18014398509481984,
+						 "7") "," FREE(2, 7, 16, UB),
+		     "[0,1],[1,2]"),
+	       "\"Cycles\"", "too large");
+	refuse(GRAPH(ALLOC(0, 7, 1e20, UB) "," OP(1, EXP, VECTOR, 60, "7") "," FREE(
+			     2, 7, 1e20, UB),
+		     "[0,1],[1,2]"),
+	       "\"Size\"", "too large");
+	refuse(GRAPH(ALLOC(0, 1152921504606846976, 16, UB) "," OP(
+			     1, EXP, VECTOR, 60,
+			     "1152921504606846976") "," FREE(2,
+							     1152921504606846976,
+							     16, UB),
+		     "[0,1],[1,2]"),
+	       "\"BufId\"", "too large");
+	refuse(GRAPH(ALLOC(0, 7, 16, UB) "," OP(1, EXP, VECTOR, 60, "7") "," FREE(
+			     2, 7, 16, UB),
+		     "[0,1],[1,18014398509481984]"),
+	       "edge at index 1", "too large");
+}
+
+static void value_2_53_accepted(void **state)
+{
+	(void)state;
+	/* DS_VALUE_MAX itself is a legal Cycles value */
+	ds_graph *g = must_load(
+		GRAPH(ALLOC(0, 7, 16, UB) "," OP(1, EXP, VECTOR,
+						 9007199254740992,
+						 "7") "," FREE(2, 7, 16, UB),
+		      "[0,1],[1,2]"));
+	assert_int_equal(g->cycles[1], DS_VALUE_MAX);
+	assert_int_equal(g->critical_path, DS_VALUE_MAX);
+	ds_graph_free(g);
+}
+
+/* ---- JSON types and syntax ---- */
+
+static void cycles_string(void **state)
+{
+	(void)state;
+	refuse(GRAPH(ALLOC(0, 7, 16, UB) "," OP(1, EXP, VECTOR, "60", "7") "," FREE(
+			     2, 7, 16, UB),
+		     "[0,1],[1,2]"),
+	       "Id 1", "\"Cycles\"", "string");
+}
+
+static void bufs_not_array(void **state)
+{
+	(void)state;
+	refuse(GRAPH(ALLOC(0, 7, 16, UB) ",{\"Id\":1,\"Op\":\"EXP\",\"Pipe\":"
+					 "\"VECTOR\",\"Cycles\":60,\"Bufs\":7},"
+					 FREE(2, 7, 16, UB),
+		     "[0,1],[1,2]"),
+	       "Id 1", "\"Bufs\"");
+}
+
+static void nodes_not_array(void **state)
+{
+	(void)state;
+	refuse("{\"Nodes\":{\"Id\":0},\"Edges\":[]}", "\"Nodes\"", "array");
+}
+
+static void top_level_array(void **state)
+{
+	(void)state;
+	refuse("[{\"Nodes\":[],\"Edges\":[]}]", "top level", "array");
+}
+
+static void missing_key(void **state)
+{
+	(void)state;
+	refuse(GRAPH("{\"Id\":0,\"Op\":\"ALLOC\",\"BufId\":7,\"Type\":\"UB\"}" "," OP(
+			     1, EXP, VECTOR, 60, "7") "," FREE(2, 7, 16, UB),
+		     "[0,1],[1,2]"),
+	       "Id 0", "\"Size\"");
+}
+
+static void truncated(void **state)
+{
+	(void)state;
+	/* cut the valid graph in the middle of its second node */
+	const char *full = TINY;
+	const char *cut = strstr(full, "\"Cycles\"");
+	assert_non_null(cut);
+	size_t len = (size_t)(cut - full);
+	char *text = malloc(len + 1);
+	assert_non_null(text);
+	memcpy(text, full, len);
+	text[len] = 0;
+	refuse(text, "t.json:1:", "JSON");
+	free(text);
+}
+
+static void trailing_text(void **state)
+{
+	(void)state;
+	refuse(TINY " x", "t.json:1:", "after");
+}
+
+static void invalid_utf8(void **state)
+{
+	(void)state;
+	/* a lone 0xFF inside an Op name; the message gives its offset */
+	const char *json = GRAPH(
+		ALLOC(0, 7, 16, UB) ",{\"Id\":1,\"Op\":\"E\xff\",\"Pipe\":"
+				    "\"VECTOR\",\"Cycles\":60,\"Bufs\":[7]}," FREE(
+					    2, 7, 16, UB),
+		"[0,1],[1,2]");
+	char where[32];
+	snprintf(where, sizeof where, "offset %zu",
+		 (size_t)(strchr(json, '\xff') - json));
+	refuse(json, "UTF-8", where);
+}
+
+static void byte_order_mark(void **state)
+{
+	(void)state;
+	/* editors write a UTF-8 BOM; it is skipped */
+	ds_graph *g = must_load("\xEF\xBB\xBF" TINY);
+	assert_int_equal(g->n, 3);
+	ds_graph_free(g);
+}
+
+static void nul_byte(void **state)
+{
+	(void)state;
+	/* a NUL would end cJSON's text early: refused, not truncated */
+	static const char text[] = TINY "\0 junk";
+	ds_graph *g = NULL;
+	ds_err e;
+	ds_caps caps;
+	ds_caps_default(&caps);
+	assert_int_equal(ds_load_json_text(ds_heap_std(), "t.json", text,
+					   sizeof text - 1, &caps, &g, &e),
+			 DS_EINPUT);
+	assert_null(g);
+	assert_starts_with(e.msg, "t.json:1:");
+	assert_contains(e.msg, "NUL");
+}
+
+static void empty_graph(void **state)
+{
+	(void)state;
+	refuse("{\"Nodes\":[],\"Edges\":[]}", "no nodes");
+	refuse("  \n", "empty");
+}
+
+/* ---- valid graphs: the arrays ---- */
+
+/* Six nodes, two buffers (BufIds 3 and 5, so buffer index != BufId):
+ *   0 ALLOC 5 (UB, 16)     1 ALLOC 3 (L1, 64)
+ *   2 COPY_IN MTE2 10 [3]  3 EXP VECTOR 60 [5, 3]
+ *   4 FREE 3               5 FREE 5
+ * edges 0->3, 1->2, 2->3, 3->4, 3->5 */
+#define N_ALLOC5 ALLOC(0, 5, 16, UB)
+#define N_ALLOC3 ALLOC(1, 3, 64, L1)
+#define N_COPYIN OP(2, COPY_IN, MTE2, 10, "3")
+#define N_EXP OP(3, EXP, VECTOR, 60, "5,3")
+#define N_FREE3 FREE(4, 3, 64, L1)
+#define N_FREE5 FREE(5, 5, 16, UB)
+#define SIX_EDGES "[0,3],[1,2],[2,3],[3,4],[3,5]"
+
+static void check_six(const ds_graph *g)
+{
+	assert_string_equal(g->source, "t.json");
+	assert_int_equal(g->n, 6);
+	assert_int_equal(g->nbuf, 2);
+	assert_int_equal(g->nedge, 5);
+	static const uint8_t kind[] = {DS_ALLOC, DS_ALLOC, DS_OP,
+				       DS_OP,	 DS_FREE,  DS_FREE};
+	static const int64_t cycles[] = {0, 0, 10, 60, 0, 0};
+	static const int32_t buf[] = {1, 0, -1, -1, 0, 1};
+	for (int v = 0; v < 6; v++) {
+		assert_int_equal(g->kind[v], kind[v]);
+		assert_int_equal(g->cycles[v], cycles[v]);
+		assert_int_equal(g->buf[v], buf[v]);
+	}
+	assert_string_equal(g->ops[g->op[2]], "COPY_IN");
+	assert_string_equal(g->ops[g->op[3]], "EXP");
+	assert_string_equal(g->ops[g->op[0]], "ALLOC");
+	assert_string_equal(g->ops[g->op[5]], "FREE");
+	assert_string_equal(g->pipes[g->pipe[2]], "MTE2");
+	assert_string_equal(g->pipes[g->pipe[3]], "VECTOR");
+	assert_int_equal(g->pipe[0], -1);
+	assert_int_equal(ds_graph_find_pipe(g, "VECTOR"), g->pipe[3]);
+	assert_int_equal(ds_graph_find_pipe(g, "CUBE"), -1);
+
+	/* preds by destination, input order kept within a node */
+	static const int32_t pred_off[] = {0, 0, 0, 1, 3, 4, 5};
+	static const int32_t pred[] = {1, 0, 2, 3, 3};
+	static const int32_t succ_off[] = {0, 1, 2, 3, 5, 5, 5};
+	static const int32_t succ[] = {3, 2, 3, 4, 5};
+	for (int v = 0; v <= 6; v++) {
+		assert_int_equal(g->pred_off[v], pred_off[v]);
+		assert_int_equal(g->succ_off[v], succ_off[v]);
+	}
+	for (int k = 0; k < 5; k++) {
+		assert_int_equal(g->pred[k], pred[k]);
+		assert_int_equal(g->succ[k], succ[k]);
+	}
+	/* Bufs as buffer indices, in the order listed: node 3 lists 5, 3 */
+	static const int32_t use_off[] = {0, 0, 0, 1, 3, 3, 3};
+	static const int32_t use[] = {0, 1, 0};
+	for (int v = 0; v <= 6; v++)
+		assert_int_equal(g->use_off[v], use_off[v]);
+	for (int k = 0; k < 3; k++)
+		assert_int_equal(g->use[k], use[k]);
+
+	/* the buffer table, in BufId order */
+	assert_int_equal(g->buf_id[0], 3);
+	assert_int_equal(g->buf_id[1], 5);
+	assert_int_equal(g->buf_size[0], 64);
+	assert_int_equal(g->buf_size[1], 16);
+	assert_int_equal(g->buf_mem[0], DS_L1);
+	assert_int_equal(g->buf_mem[1], DS_UB);
+	assert_int_equal(g->buf_alloc[0], 1);
+	assert_int_equal(g->buf_free[0], 4);
+	assert_int_equal(g->buf_alloc[1], 0);
+	assert_int_equal(g->buf_free[1], 5);
+	assert_int_equal(g->buf_copyin[0], 1); /* COPY_IN uses BufId 3 */
+	assert_int_equal(g->buf_copyin[1], 0);
+	assert_int_equal(g->user_off[0], 0);
+	assert_int_equal(g->user_off[1], 2);
+	assert_int_equal(g->user_off[2], 3);
+	assert_int_equal(g->user[0], 2);
+	assert_int_equal(g->user[1], 3);
+	assert_int_equal(g->user[2], 3);
+	assert_int_equal(ds_graph_find_buf(g, 3), 0);
+	assert_int_equal(ds_graph_find_buf(g, 5), 1);
+	assert_int_equal(ds_graph_find_buf(g, 4), -1);
+
+	/* Kahn from Id order: 0 1 2 3 4 5; the critical path 10 + 60 */
+	for (int v = 0; v < 6; v++)
+		assert_int_equal(g->topo[v], v);
+	assert_int_equal(g->critical_path, 70);
+	assert_int_equal(g->caps.cap[DS_L1], 4096);
+}
+
+static void valid_arrays(void **state)
+{
+	(void)state;
+	ds_graph *g = must_load(GRAPH(N_ALLOC5 "," N_ALLOC3 "," N_COPYIN
+					       "," N_EXP "," N_FREE3
+					       "," N_FREE5,
+				      SIX_EDGES));
+	check_six(g);
+	ds_graph_free(g);
+}
+
+static void valid_out_of_order(void **state)
+{
+	(void)state;
+	/* the same nodes listed in another order: Ids decide, not places */
+	ds_graph *g = must_load(GRAPH(N_FREE5 "," N_EXP "," N_ALLOC3
+					      "," N_FREE3 "," N_ALLOC5
+					      "," N_COPYIN,
+				      SIX_EDGES));
+	check_six(g);
+	ds_graph_free(g);
+}
+
+static void valid_builder(void **state)
+{
+	(void)state;
+	/* the builder, fed directly in a scrambled order, agrees */
+	ds_builder *b = ds_builder_new(ds_heap_std(), "t.json");
+	assert_non_null(b);
+	ds_err e;
+	int64_t u3[] = {3}, u53[] = {5, 3};
+	assert_int_equal(ds_builder_edge(b, 3, 5, &e), DS_OK);
+	assert_int_equal(ds_builder_buffer(b, 5, true, 5, 16, "UB", &e), DS_OK);
+	assert_int_equal(ds_builder_op(b, 3, "EXP", "VECTOR", 60, u53, 2, &e),
+			 DS_OK);
+	assert_int_equal(ds_builder_buffer(b, 1, false, 3, 64, "L1", &e),
+			 DS_OK);
+	assert_int_equal(ds_builder_op(b, 2, "COPY_IN", "MTE2", 10, u3, 1, &e),
+			 DS_OK);
+	assert_int_equal(ds_builder_buffer(b, 4, true, 3, 64, "L1", &e), DS_OK);
+	assert_int_equal(ds_builder_buffer(b, 0, false, 5, 16, "UB", &e),
+			 DS_OK);
+	/* edges in the JSON's order except [3,5], given first: preds of 5
+	 * and succs of 3 come out the same either way */
+	assert_int_equal(ds_builder_edge(b, 0, 3, &e), DS_OK);
+	assert_int_equal(ds_builder_edge(b, 1, 2, &e), DS_OK);
+	assert_int_equal(ds_builder_edge(b, 2, 3, &e), DS_OK);
+	assert_int_equal(ds_builder_edge(b, 3, 4, &e), DS_OK);
+	ds_caps caps;
+	ds_caps_default(&caps);
+	ds_graph *g = NULL;
+	assert_int_equal(ds_builder_finish(b, &caps, &g, &e), DS_OK);
+	ds_builder_free(b);
+	/* succ of 3 is [5, 4] here, so check the rest of check_six by hand */
+	assert_int_equal(g->succ_off[3], 3);
+	assert_int_equal(g->succ_off[4], 5);
+	assert_int_equal(g->succ[3], 5);
+	assert_int_equal(g->succ[4], 4);
+	assert_int_equal(g->pred_off[5], 4);
+	assert_int_equal(g->pred[4], 3);
+	assert_int_equal(g->nbuf, 2);
+	assert_int_equal(g->buf_alloc[0], 1);
+	assert_int_equal(g->buf_free[1], 5);
+	assert_int_equal(g->buf_copyin[0], 1);
+	assert_int_equal(g->critical_path, 70);
+	ds_graph_free(g);
+}
+
+static void bundled_graphs_load(void **state)
+{
+	(void)state;
+	const char *dir = DS_SOURCE_DIR "/data";
+	DIR *d = opendir(dir);
+	assert_non_null(d);
+	int loaded = 0;
+	struct dirent *de;
+	ds_caps caps;
+	ds_caps_default(&caps);
+	while ((de = readdir(d))) {
+		size_t l = strlen(de->d_name);
+		if (l < 5 || strcmp(de->d_name + l - 5, ".json") != 0)
+			continue;
+		char path[4096];
+		snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
+		ds_graph *g = NULL;
+		ds_err e;
+		if (ds_load_json(ds_heap_std(), path, &caps, &g, &e) != DS_OK)
+			fail_msg("%s", e.msg);
+		assert_true(g->n > 0);
+		assert_true(g->nbuf > 0);
+		/* topo is a permutation that respects every edge */
+		int32_t *pos = malloc((size_t)g->n * sizeof *pos);
+		assert_non_null(pos);
+		for (int32_t v = 0; v < g->n; v++)
+			pos[v] = -1;
+		for (int32_t i = 0; i < g->n; i++) {
+			assert_int_equal(pos[g->topo[i]], -1);
+			pos[g->topo[i]] = i;
+		}
+		for (int64_t k = 0; k < g->nedge; k++)
+			assert_true(pos[g->esrc[k]] < pos[g->edst[k]]);
+		free(pos);
+		ds_graph_free(g);
+		loaded++;
+	}
+	closedir(d);
+	assert_true(loaded >= 1);
+}
+
+static void missing_file(void **state)
+{
+	(void)state;
+	ds_caps caps;
+	ds_caps_default(&caps);
+	ds_graph *g = NULL;
+	ds_err e;
+	assert_int_equal(ds_load_graph(ds_heap_std(), "/nonexistent/x.json",
+				       &caps, &g, &e),
+			 DS_EINPUT);
+	assert_null(g);
+	assert_starts_with(e.msg, "/nonexistent/x.json");
+}
+
+/* ---- allocation failures ---- */
+
+/* One run with allocation number fail_at failing: load the six-node graph,
+ * replay a plan with offsets and a spill, write and read it back, write the
+ * graph as CSV and load that.  Every
+ * step either succeeds or reports DS_ENOMEM, and nothing leaks.  Returns
+ * true when no allocation failed (the sweep is over). */
+static bool faulty_run(long fail_at, const char *dir)
+{
+	ds_faulty st = {.fail_at = fail_at};
+	ds_heap h = ds_heap_faulty(&st);
+	ds_caps caps;
+	ds_caps_default(&caps);
+	const char *json = GRAPH(N_ALLOC5 "," N_ALLOC3 "," N_COPYIN "," N_EXP
+					  "," N_FREE3 "," N_FREE5,
+				 SIX_EDGES);
+	ds_graph *g = NULL;
+	ds_err e;
+	memset(&e, 0, sizeof e);
+	int rc = ds_load_json_text(&h, "t.json", json, strlen(json), &caps, &g,
+				   &e);
+	if (rc == DS_OK) {
+		/* spill BufId 5 (index 1) around nothing: ALLOC, out, in,
+		 * EXP; ids 6 and 7 are its SPILL_OUT and SPILL_IN */
+		int32_t order[] = {0, 6, 7, 1, 2, 3, 4, 5};
+		int64_t offset[] = {0, 0};
+		ds_spill spill[] = {{1, 512}};
+		ds_plan p = {8, order, offset, 1, spill};
+		ds_figures f;
+		rc = ds_replay(g, &p, NULL, &f, &e);
+		if (rc == DS_OK) {
+			assert_int_equal(f.spills, 1);
+			rc = ds_plan_write(g, &p, dir, "fa", &e);
+		}
+		if (rc == DS_OK) {
+			char s[4200], m[4200], sp[4200];
+			snprintf(s, sizeof s, "%s/fa_schedule.txt", dir);
+			snprintf(m, sizeof m, "%s/fa_memory.txt", dir);
+			snprintf(sp, sizeof sp, "%s/fa_spill.txt", dir);
+			ds_plan q;
+			rc = ds_plan_read(g, s, m, sp, &q, &e);
+			if (rc == DS_OK) {
+				assert_int_equal(q.len, 8);
+				ds_plan_free(&h, &q);
+			}
+		}
+		/* and the graph through the CSV tables and back */
+		if (rc == DS_OK) {
+			char csv[4200];
+			snprintf(csv, sizeof csv, "%s/fa_nodes.csv", dir);
+			rc = ds_write_csv(g, csv, &e);
+			ds_graph *c = NULL;
+			if (rc == DS_OK)
+				rc = ds_load_csv(&h, csv, &caps, &c, &e);
+			if (rc == DS_OK) {
+				assert_int_equal(c->n, 6);
+				assert_int_equal(c->critical_path, 70);
+			} else {
+				assert_null(c);
+			}
+			ds_graph_free(c);
+		}
+		ds_graph_free(g);
+	} else {
+		assert_null(g);
+	}
+	bool failed = fail_at <= st.calls;
+	if (rc != DS_OK) {
+		if (rc != DS_ENOMEM)
+			fail_msg("allocation %ld: status %d (%s), expected "
+				 "DS_ENOMEM",
+				 fail_at, rc, e.msg);
+		assert_contains(e.msg, "out of memory");
+		assert_true(failed);
+	}
+	if (st.live != 0)
+		fail_msg("allocation %ld failing: %ld blocks leaked", fail_at,
+			 st.live);
+	return rc == DS_OK && !failed;
+}
+
+static void allocation_failures(void **state)
+{
+	(void)state;
+	char *dir = make_tmpdir();
+	long n = 1;
+	while (!faulty_run(n, dir)) {
+		n++;
+		assert_true(n < 100000);
+	}
+	/* the sweep went through many allocations before one run passed */
+	assert_true(n > 20);
+	print_message("allocation failure sweep: %ld runs\n", n);
+	rm_tree(dir);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(tiny_is_valid),
+		cmocka_unit_test(ids_not_dense),
+		cmocka_unit_test(id_duplicate),
+		cmocka_unit_test(id_negative),
+		cmocka_unit_test(edge_missing_node),
+		cmocka_unit_test(edge_self_loop),
+		cmocka_unit_test(edge_not_a_pair),
+		cmocka_unit_test(edge_cycle),
+		cmocka_unit_test(edge_long_cycle),
+		cmocka_unit_test(buffer_two_allocs),
+		cmocka_unit_test(buffer_without_free),
+		cmocka_unit_test(buffer_size_differs),
+		cmocka_unit_test(buffer_type_differs),
+		cmocka_unit_test(buffer_unknown_in_bufs),
+		cmocka_unit_test(buffer_listed_twice),
+		cmocka_unit_test(buffer_unknown_memory),
+		cmocka_unit_test(buffer_size_zero),
+		cmocka_unit_test(buffer_size_negative),
+		cmocka_unit_test(buffer_larger_than_memory),
+		cmocka_unit_test(cycles_negative),
+		cmocka_unit_test(cycles_fraction),
+		cmocka_unit_test(value_above_2_53),
+		cmocka_unit_test(value_2_53_accepted),
+		cmocka_unit_test(cycles_string),
+		cmocka_unit_test(bufs_not_array),
+		cmocka_unit_test(nodes_not_array),
+		cmocka_unit_test(top_level_array),
+		cmocka_unit_test(missing_key),
+		cmocka_unit_test(truncated),
+		cmocka_unit_test(trailing_text),
+		cmocka_unit_test(invalid_utf8),
+		cmocka_unit_test(byte_order_mark),
+		cmocka_unit_test(nul_byte),
+		cmocka_unit_test(empty_graph),
+		cmocka_unit_test(valid_arrays),
+		cmocka_unit_test(valid_out_of_order),
+		cmocka_unit_test(valid_builder),
+		cmocka_unit_test(bundled_graphs_load),
+		cmocka_unit_test(missing_file),
+		cmocka_unit_test(allocation_failures),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,300 @@
+/* test_plan.c: the three result files (schedule, memory, spill). */
+#include "test_util.h"
+
+/* BufIds 10 (UB 100) and 20 (L1 64), so buffer indices differ from BufIds:
+ *   0 ALLOC 10, 1 ALLOC 20 -> 2 E1 (VECTOR 10) -> 3 FREE 10, 4 FREE 20 */
+#define G_TWO_BUFS                                                            \
+	GRAPH(ALLOC(0, 10, 100, UB) "," ALLOC(1, 20, 64, L1) "," OP(          \
+		      2, E1, VECTOR, 10, "10,20") "," FREE(3, 10, 100,         \
+							   UB) "," FREE(4, 20, \
+									64,    \
+									L1),   \
+	      "[0,2],[1,2],[2,3],[2,4]")
+
+typedef struct fixture {
+	char *dir;
+	ds_graph *g;
+	char sched[4200], mem[4200], spill[4200];
+} fixture;
+
+static int setup(void **state)
+{
+	fixture *x = calloc(1, sizeof *x);
+	if (!x)
+		return -1;
+	x->dir = make_tmpdir();
+	x->g = must_load(G_TWO_BUFS);
+	snprintf(x->sched, sizeof x->sched, "%s/sched.txt", x->dir);
+	snprintf(x->mem, sizeof x->mem, "%s/mem.txt", x->dir);
+	snprintf(x->spill, sizeof x->spill, "%s/spill.txt", x->dir);
+	*state = x;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	fixture *x = *state;
+	ds_graph_free(x->g);
+	rm_tree(x->dir);
+	free(x);
+	return 0;
+}
+
+/* Writes the three files (NULL: leave that file out) and reads them. */
+static int read_plan(fixture *x, const char *s, const char *m, const char *sp,
+		     ds_plan *p, ds_err *e)
+{
+	write_text(x->sched, s);
+	if (m)
+		write_text(x->mem, m);
+	if (sp)
+		write_text(x->spill, sp);
+	memset(e, 0, sizeof *e);
+	return ds_plan_read(x->g, x->sched, m ? x->mem : NULL,
+			    sp ? x->spill : NULL, p, e);
+}
+
+/* Reading must fail with code and a message containing needle. */
+static void read_fails(fixture *x, const char *s, const char *m,
+		       const char *sp, int code, const char *needle)
+{
+	ds_plan p;
+	ds_err e;
+	int rc = read_plan(x, s, m, sp, &p, &e);
+	if (rc != code)
+		fail_msg("expected %d, got %d (%s)", code, rc, e.msg);
+	assert_contains(e.msg, needle);
+	assert_null(p.order); /* nothing half-read is handed back */
+	assert_null(p.offset);
+}
+
+static void round_trip(void **state)
+{
+	fixture *x = *state;
+	/* spill buffer 10 (index 0) right after its ALLOC, back at 300 */
+	int32_t order[] = {0, 1, 5, 6, 2, 3, 4};
+	int64_t offset[] = {0, 128};
+	ds_spill sp[] = {{0, 300}};
+	ds_plan p = {7, order, offset, 1, sp};
+	ds_err e;
+	ds_figures f;
+	if (ds_replay(x->g, &p, NULL, &f, &e) != DS_OK)
+		fail_msg("the plan itself is invalid: %s", e.msg);
+	assert_int_equal(ds_plan_write(x->g, &p, x->dir, "c", &e), DS_OK);
+
+	char path[4200];
+	snprintf(path, sizeof path, "%s/c_schedule.txt", x->dir);
+	char *s = slurp(path);
+	assert_non_null(s);
+	assert_string_equal(s, "0\n1\n5\n6\n2\n3\n4\n");
+	free(s);
+	snprintf(path, sizeof path, "%s/c_memory.txt", x->dir);
+	char *m = slurp(path);
+	assert_non_null(m);
+	assert_string_equal(m, "10:0\n20:128\n"); /* BufIds, not indices */
+	free(m);
+	snprintf(path, sizeof path, "%s/c_spill.txt", x->dir);
+	char *l = slurp(path);
+	assert_non_null(l);
+	assert_string_equal(l, "10:300\n");
+	free(l);
+	assert_int_equal(count_entries(x->dir), 3);
+
+	char sp_path[4200], m_path[4200];
+	snprintf(path, sizeof path, "%s/c_schedule.txt", x->dir);
+	snprintf(m_path, sizeof m_path, "%s/c_memory.txt", x->dir);
+	snprintf(sp_path, sizeof sp_path, "%s/c_spill.txt", x->dir);
+	ds_plan q;
+	assert_int_equal(ds_plan_read(x->g, path, m_path, sp_path, &q, &e),
+			 DS_OK);
+	assert_int_equal(q.len, 7);
+	for (int i = 0; i < 7; i++)
+		assert_int_equal(q.order[i], order[i]);
+	assert_non_null(q.offset);
+	assert_int_equal(q.offset[0], 0);
+	assert_int_equal(q.offset[1], 128);
+	assert_int_equal(q.nspill, 1);
+	assert_int_equal(q.spill[0].buf, 0);
+	assert_int_equal(q.spill[0].offset, 300);
+	ds_figures f2;
+	assert_int_equal(ds_replay(x->g, &q, NULL, &f2, &e), DS_OK);
+	assert_int_equal(f2.makespan, f.makespan);
+	ds_plan_free(x->g->heap, &q);
+	assert_null(q.order);
+}
+
+static void order_only(void **state)
+{
+	fixture *x = *state;
+	/* no offsets: only the schedule file is written */
+	int32_t order[] = {0, 1, 2, 3, 4};
+	ds_plan p = {5, order, NULL, 0, NULL};
+	ds_err e;
+	assert_int_equal(ds_plan_write(x->g, &p, x->dir, "o", &e), DS_OK);
+	assert_int_equal(count_entries(x->dir), 1);
+	char path[4200];
+	snprintf(path, sizeof path, "%s/o_schedule.txt", x->dir);
+	ds_plan q;
+	assert_int_equal(ds_plan_read(x->g, path, NULL, NULL, &q, &e), DS_OK);
+	assert_int_equal(q.len, 5);
+	assert_null(q.offset);
+	assert_int_equal(q.nspill, 0);
+	assert_int_equal(q.order[4], 4);
+	ds_plan_free(x->g->heap, &q);
+	remove(path);
+}
+
+static void empty_spill_file(void **state)
+{
+	fixture *x = *state;
+	/* offsets and no spills: the spill file exists and is empty */
+	int32_t order[] = {0, 1, 2, 3, 4};
+	int64_t offset[] = {0, 0};
+	ds_plan p = {5, order, offset, 0, NULL};
+	ds_err e;
+	assert_int_equal(ds_plan_write(x->g, &p, x->dir, "e", &e), DS_OK);
+	char path[4200];
+	snprintf(path, sizeof path, "%s/e_spill.txt", x->dir);
+	char *s = slurp(path);
+	assert_non_null(s);
+	assert_string_equal(s, "");
+	free(s);
+	assert_int_equal(count_entries(x->dir), 3);
+}
+
+static void syntax_errors(void **state)
+{
+	fixture *x = *state;
+	char where[4300];
+	snprintf(where, sizeof where, "%s:3", x->sched);
+	read_fails(x, "0\n1\nx\n", NULL, NULL, DS_EINPUT, where);
+	snprintf(where, sizeof where, "%s:1", x->sched);
+	read_fails(x, "12abc\n", NULL, NULL, DS_EINPUT, where);
+	snprintf(where, sizeof where, "%s:2", x->sched);
+	read_fails(x, "0\n3:\n", NULL, NULL, DS_EINPUT, where);
+	read_fails(x, "0\n1.5\n", NULL, NULL, DS_EINPUT, where);
+	/* the memory file: letters, "3:", a missing colon */
+	snprintf(where, sizeof where, "%s:1", x->mem);
+	read_fails(x, "0\n", "a:1\n", NULL, DS_EINPUT, where);
+	read_fails(x, "0\n", "10:\n", NULL, DS_EINPUT, where);
+	snprintf(where, sizeof where, "%s:2", x->mem);
+	read_fails(x, "0\n", "10:0\n20 128\n", NULL, DS_EINPUT, where);
+	read_fails(x, "0\n", "10:0\n20128\n", NULL, DS_EINPUT, where);
+	read_fails(x, "0\n", "10:0\n20:1:2\n", NULL, DS_EINPUT, where);
+	/* the spill file */
+	snprintf(where, sizeof where, "%s:1", x->spill);
+	read_fails(x, "0\n", "10:0\n20:0\n", "10\n", DS_EINPUT, where);
+	/* not text at all */
+	read_fails(x, "0\n\xff\n", NULL, NULL, DS_EINPUT, x->sched);
+	/* a file that is not there */
+	ds_plan p;
+	ds_err e;
+	assert_int_equal(ds_plan_read(x->g, "/nonexistent/s.txt", NULL, NULL,
+				      &p, &e),
+			 DS_EINPUT);
+	assert_contains(e.msg, "/nonexistent/s.txt");
+}
+
+static void unknown_buffers(void **state)
+{
+	fixture *x = *state;
+	char where[4300];
+	/* well-formed lines naming buffers the graph lacks: a plan error */
+	snprintf(where, sizeof where, "%s:2", x->mem);
+	read_fails(x, "0\n", "10:0\n99:0\n", NULL, DS_EPLAN, where);
+	read_fails(x, "0\n", "10:0\n99:0\n", NULL, DS_EPLAN, "99");
+	snprintf(where, sizeof where, "%s:1", x->spill);
+	read_fails(x, "0\n", "10:0\n20:0\n", "99:0\n", DS_EPLAN, where);
+	read_fails(x, "0\n", "10:0\n20:0\n", "99:0\n", DS_EPLAN, "99");
+	/* a buffer given twice, a negative offset */
+	snprintf(where, sizeof where, "%s:2", x->mem);
+	read_fails(x, "0\n", "10:0\n10:5\n", NULL, DS_EPLAN, where);
+	read_fails(x, "0\n", "10:0\n20:-5\n", NULL, DS_EPLAN, where);
+}
+
+static void blank_lines_and_crlf(void **state)
+{
+	fixture *x = *state;
+	ds_plan p;
+	ds_err e;
+	/* CRLF, blank and blank-looking lines, spaces, no final newline */
+	int rc = read_plan(x, "0\r\n\r\n1\r\n   \r\n5\r\n 6 \r\n\t2\r\n3\r\n4",
+			   "\r\n10:0\r\n\r\n20:128\r\n", " 10 : 300 \r\n\r\n",
+			   &p, &e);
+	if (rc != DS_OK)
+		fail_msg("%s", e.msg);
+	static const int32_t order[] = {0, 1, 5, 6, 2, 3, 4};
+	assert_int_equal(p.len, 7);
+	for (int i = 0; i < 7; i++)
+		assert_int_equal(p.order[i], order[i]);
+	assert_int_equal(p.offset[0], 0);
+	assert_int_equal(p.offset[1], 128);
+	assert_int_equal(p.nspill, 1);
+	assert_int_equal(p.spill[0].buf, 0);
+	assert_int_equal(p.spill[0].offset, 300);
+	ds_plan_free(x->g->heap, &p);
+	/* an empty spill file is no spills */
+	rc = read_plan(x, "0\n1\n2\n3\n4\n", "10:0\n20:0\n", "", &p, &e);
+	assert_int_equal(rc, DS_OK);
+	assert_int_equal(p.nspill, 0);
+	ds_plan_free(x->g->heap, &p);
+	remove(x->sched);
+	remove(x->mem);
+	remove(x->spill);
+}
+
+static void failed_write_leaves_nothing(void **state)
+{
+	fixture *x = *state;
+	int32_t order[] = {0, 1, 2, 3, 4};
+	int64_t offset[] = {0, 0};
+	ds_plan p = {5, order, offset, 0, NULL};
+	ds_err e;
+	/* a folder that does not exist */
+	char dir[4200];
+	snprintf(dir, sizeof dir, "%s/nope/deeper", x->dir);
+	assert_int_equal(ds_plan_write(x->g, &p, dir, "c", &e), DS_EINPUT);
+	assert_contains(e.msg, "nope/deeper/c_");
+	assert_int_equal(count_entries(x->dir), 0);
+
+	/* the memory file's name is taken by a non-empty folder, so its
+	 * rename fails after both temporaries were written: no temporary
+	 * may stay behind */
+	char blocker[4300], inner[4400];
+	snprintf(blocker, sizeof blocker, "%s/c_memory.txt", x->dir);
+	assert_int_equal(mkdir(blocker, 0777), 0);
+	snprintf(inner, sizeof inner, "%s/x", blocker);
+	write_text(inner, "x");
+	assert_int_not_equal(ds_plan_write(x->g, &p, x->dir, "c", &e), DS_OK);
+	assert_contains(e.msg, "c_memory.txt");
+	DIR *d = opendir(x->dir);
+	assert_non_null(d);
+	struct dirent *de;
+	while ((de = readdir(d)))
+		if (strstr(de->d_name, ".tmp"))
+			fail_msg("temporary %s left behind", de->d_name);
+	closedir(d);
+	remove(inner);
+	rmdir(blocker);
+	char sched[4300];
+	snprintf(sched, sizeof sched, "%s/c_schedule.txt", x->dir);
+	remove(sched);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(round_trip, setup, teardown),
+		cmocka_unit_test_setup_teardown(order_only, setup, teardown),
+		cmocka_unit_test_setup_teardown(empty_spill_file, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(syntax_errors, setup, teardown),
+		cmocka_unit_test_setup_teardown(unknown_buffers, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(blank_lines_and_crlf, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(failed_write_leaves_nothing,
+						setup, teardown),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

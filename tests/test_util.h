@@ -1,0 +1,157 @@
+/* test_util.h: small helpers shared by the cmocka tests (header only, so
+ * each test stays one executable built from one .c file). */
+#ifndef TEST_UTIL_H
+#define TEST_UTIL_H
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <dirent.h>
+#include <sys/stat.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ds.h"
+
+/* Inline JSON pieces.  Numbers are pasted as written, so a test can put any
+ * token (2.5, -5, "60") where a number belongs. */
+#define ALLOC(id, buf, size, type)                                            \
+	"{\"Id\":" #id ",\"Op\":\"ALLOC\",\"BufId\":" #buf ",\"Size\":" #size \
+	",\"Type\":\"" #type "\"}"
+#define FREE(id, buf, size, type)                                            \
+	"{\"Id\":" #id ",\"Op\":\"FREE\",\"BufId\":" #buf ",\"Size\":" #size \
+	",\"Type\":\"" #type "\"}"
+#define OP(id, op, pipe, cycles, bufs)                                        \
+	"{\"Id\":" #id ",\"Op\":\"" #op "\",\"Pipe\":\"" #pipe                \
+	"\",\"Cycles\":" #cycles ",\"Bufs\":[" bufs "]}"
+#define GRAPH(nodes, edges) "{\"Nodes\":[" nodes "],\"Edges\":[" edges "]}"
+
+/* Fails the test unless hay contains needle, showing both. */
+#define assert_contains(hay, needle)                                         \
+	do {                                                                 \
+		const char *h_ = (hay), *n_ = (needle);                      \
+		if (!strstr(h_, n_))                                         \
+			fail_msg("'%s' does not contain '%s'", h_, n_);      \
+	} while (0)
+
+#define assert_starts_with(hay, prefix)                                      \
+	do {                                                                 \
+		const char *h_ = (hay), *p_ = (prefix);                      \
+		if (strncmp(h_, p_, strlen(p_)) != 0)                        \
+			fail_msg("'%s' does not start with '%s'", h_, p_);   \
+	} while (0)
+
+/* Loads a graph from inline JSON with the given capacities (default ones
+ * when caps is NULL), as the file "t.json". */
+static inline int load_caps(const char *json, const ds_caps *caps,
+			    ds_graph **g, ds_err *e)
+{
+	ds_caps def;
+	if (!caps) {
+		ds_caps_default(&def);
+		caps = &def;
+	}
+	memset(e, 0, sizeof *e);
+	return ds_load_json_text(ds_heap_std(), "t.json", json, strlen(json),
+				 caps, g, e);
+}
+
+/* Loads a graph the test needs; any refusal fails the test. */
+static inline ds_graph *must_load(const char *json)
+{
+	ds_graph *g = NULL;
+	ds_err e;
+	int rc = load_caps(json, NULL, &g, &e);
+	if (rc != DS_OK)
+		fail_msg("loading failed (%d): %s", rc, e.msg);
+	assert_non_null(g);
+	return g;
+}
+
+/* A fresh temporary folder; the caller removes it with rm_tree. */
+static inline char *make_tmpdir(void)
+{
+	char tmpl[] = "/tmp/ds_test_XXXXXX";
+	char *d = mkdtemp(tmpl);
+	assert_non_null(d);
+	char *s = malloc(strlen(d) + 1);
+	assert_non_null(s);
+	strcpy(s, d);
+	return s;
+}
+
+/* Removes a folder with plain files (the tests create no subfolders
+ * except where they remove them themselves) and frees the name. */
+static inline void rm_tree(char *dir)
+{
+	DIR *d = opendir(dir);
+	if (d) {
+		struct dirent *de;
+		while ((de = readdir(d))) {
+			if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+				continue;
+			char p[4096];
+			snprintf(p, sizeof p, "%s/%s", dir, de->d_name);
+			if (remove(p) != 0)
+				rmdir(p);
+		}
+		closedir(d);
+	}
+	rmdir(dir);
+	free(dir);
+}
+
+static inline void write_text(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "wb");
+	assert_non_null(f);
+	assert_int_equal(fwrite(text, 1, strlen(text), f), strlen(text));
+	assert_int_equal(fclose(f), 0);
+}
+
+/* Whole file as a malloc'd string; NULL when it cannot be opened. */
+static inline char *slurp(const char *path)
+{
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return NULL;
+	size_t cap = 1024, n = 0;
+	char *s = malloc(cap);
+	assert_non_null(s);
+	size_t got;
+	while ((got = fread(s + n, 1, cap - n - 1, f)) > 0) {
+		n += got;
+		if (n + 1 == cap) {
+			cap *= 2;
+			s = realloc(s, cap);
+			assert_non_null(s);
+		}
+	}
+	fclose(f);
+	s[n] = 0;
+	return s;
+}
+
+/* Number of entries in a folder other than . and ..; -1 when it is not
+ * there. */
+static inline int count_entries(const char *dir)
+{
+	DIR *d = opendir(dir);
+	if (!d)
+		return -1;
+	int n = 0;
+	struct dirent *de;
+	while ((de = readdir(d)))
+		if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
+			n++;
+	closedir(d);
+	return n;
+}
+
+#endif
