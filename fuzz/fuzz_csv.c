@@ -8,6 +8,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	fuzz_csv_one(fuzz_dir_get(), data, size);
+	fuzz_csv_one(fuzz_dir(), fuzz_tag(), data, size);
 	return 0;
 }

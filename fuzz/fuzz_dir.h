@@ -1,50 +1,30 @@
-/* fuzz_dir.h: one temporary folder per fuzzing process, for the targets
- * whose loaders read files.  Created at first use, removed at exit; in
- * /dev/shm where there is one (memory, many times faster than a disk's
- * /tmp for these small writes), else in /tmp. */
+/* fuzz_dir.h: where the targets whose loaders read files put them.
+ *
+ * Files go to /dev/shm where there is one (memory: many times faster than
+ * a disk's /tmp for these small writes), else /tmp, named with the
+ * process id so that parallel fuzzers do not meet; the entries remove them
+ * after each input, so nothing is left behind (libFuzzer ends with _Exit,
+ * without atexit handlers, so a folder per process would stay). */
 #ifndef FUZZ_DIR_H
 #define FUZZ_DIR_H
 
-#include <dirent.h>
 #include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 #include <unistd.h>
 
-static char fuzz_dir[64];
-
-static void fuzz_dir_remove(void)
+static const char *fuzz_dir(void)
 {
-	DIR *d = opendir(fuzz_dir);
-	if (d) {
-		struct dirent *de;
-		while ((de = readdir(d))) {
-			char p[600];
-			if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
-				continue;
-			snprintf(p, sizeof p, "%s/%s", fuzz_dir, de->d_name);
-			remove(p);
-		}
-		closedir(d);
-	}
-	rmdir(fuzz_dir);
+	static const char *dir;
+	if (!dir)
+		dir = access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp";
+	return dir;
 }
 
-static const char *fuzz_dir_get(void)
+static const char *fuzz_tag(void)
 {
-	static const char *const tmpl[] = {"/dev/shm/ds_fuzz_XXXXXX",
-					   "/tmp/ds_fuzz_XXXXXX"};
-	if (fuzz_dir[0])
-		return fuzz_dir;
-	for (size_t i = 0; i < 2; i++) {
-		snprintf(fuzz_dir, sizeof fuzz_dir, "%s", tmpl[i]);
-		if (mkdtemp(fuzz_dir)) {
-			atexit(fuzz_dir_remove);
-			return fuzz_dir;
-		}
-	}
-	perror("mkdtemp");
-	abort();
+	static char tag[64];
+	if (!tag[0])
+		snprintf(tag, sizeof tag, "ds_fuzz_%ld_", (long)getpid());
+	return tag;
 }
 
 #endif

@@ -117,12 +117,20 @@ typedef struct ds_graph {
 	int32_t *buf;	  /* ALLOC/FREE: buffer index; operations: -1 */
 	int32_t *use_off; /* [n+1] CSR: buffers an operation lists in Bufs */
 	int32_t *use;
-	int32_t *pred_off; /* [n+1] CSR of edges, by destination */
+	/* Order constraints, CSR: the edges plus, for every buffer, ALLOC
+	 * before each user and FREE after each user (residency needs them
+	 * even where no edge says so); duplicates dropped.  Every pass that
+	 * orders nodes follows these. */
+	int32_t *pred_off; /* [n+1], by destination */
 	int32_t *pred;
-	int32_t *succ_off; /* [n+1] CSR of edges, by source */
+	int32_t *succ_off; /* [n+1], by source */
 	int32_t *succ;
-	int32_t *esrc, *edst; /* edges in input order (for writing back) */
-	int32_t *topo;	      /* a topological order (Kahn, smallest Id first) */
+	/* The graph's own edges: the replay's timing and the critical path
+	 * use these and nothing more, as SPEC.md does. */
+	int32_t *epred_off; /* [n+1], by destination */
+	int32_t *epred;
+	int32_t *esrc, *edst; /* in input order (for writing back) */
+	int32_t *topo;	      /* topological order of the constraints */
 
 	/* per buffer */
 	int64_t *buf_id;

@@ -21,25 +21,28 @@
  *  - Memory, two ways.  "Fixed": the backbone's offsets are kept and its
  *    address-reuse edges join the constraints, so any order the scheduler
  *    builds is valid.  "Online": offsets are chosen as the simulation
- *    issues each ALLOC and SPILL_IN, in a window free at that time (the
- *    tightest fit), so a load waits only for memory really in use.
- *  - Guards (see guard_commit) keep peak_vstay within budget and, online,
- *    the bytes of each memory within its capacity, measured against the
- *    backbone's profile so that the backbone's own next node is always
- *    allowed: no deadlock on bytes.  Online placement can still meet
- *    fragmentation; that candidate is dropped.
- *  - Priorities: first the backbone's order, then forward-backward
- *    improvement: a pass over the reversed graph, priority to what ends
- *    last, gives each node a resource-aware latest start, the priority of
- *    the next forward pass.
+ *    issues each ALLOC and SPILL_IN: the backbone's offset once every
+ *    earlier backbone occupant of it has ended, or else any window vacated
+ *    in time that no backbone occupancy needs before this one ends (see
+ *    reserve), so a load waits only for memory really in use.  Both rules
+ *    keep the backbone's own layout usable for what is not issued yet.
+ *  - peak_vstay is guarded against the backbone's vstay profile (see
+ *    guard_commit).  Together with the memory rules this keeps the
+ *    backbone's next operation always issuable: no deadlock.
+ *  - Priorities: first the backbone's order, then the times at which the
+ *    busiest pipe needs each node, then forward-backward improvement (a
+ *    pass over the reversed graph gives each node a resource-aware latest
+ *    start).
  *  - Fixed-mode orders are also re-placed afterwards (offsets whose
- *    previous occupants ended earliest), which removes reuse edges from the
+ *    previous occupants ended earliest), which takes reuse edges off the
  *    critical path for the next round.
  * Every candidate is checked with ds_replay; the best valid one is kept.
  *
  * Cost, per pass: O((N + E) log N) for the constraint graph and the list
- * scheduling, plus O(R^2) per placement (R: address segments of a memory,
- * tens here) and a replay.  Rounds and passes are bounded (effort). */
+ * scheduling, plus per online placement O(R log R + S) (R: backbone
+ * occupancies of that memory in the window considered, S: address
+ * segments, both tens here) and a replay.  Rounds and passes are bounded
+ * (effort). */
 #include "ds_stage.h"
 
 #include <string.h>
@@ -51,13 +54,11 @@
 #endif
 
 /* edge types: order only, timed, the address-reuse edges of the fixed
- * mode (timed), and online the backbone's reuse edges, kept apart */
-enum { E_ORDER = 0, E_TIMED = 1, E_REUSE = 2, E_BPREV = 3 };
+ * mode (timed) */
+enum { E_ORDER = 0, E_TIMED = 1, E_REUSE = 2 };
 enum { K_OP, K_ALLOC, K_FREE, K_SOUT, K_SIN };
 /* node states in the list scheduler */
 enum { S_WAIT, S_PARKED, S_QUEUED, S_ISSUED };
-/* guarded resources: vstay, then the bytes of each memory */
-enum { R_VSTAY = 0, NRES = 1 + DS_NMEM };
 
 /* ---- address segments of one memory (as in ds_replay) ---- */
 
@@ -237,6 +238,7 @@ typedef struct cpe {
 	ds_err *e;
 	int32_t n, total, nspill;
 	int32_t npipes;
+	int32_t bneck; /* the busiest pipe */
 	/* per node of the plan (spill nodes included) */
 	uint8_t *kind;
 	int32_t *pipe;
@@ -250,21 +252,35 @@ typedef struct cpe {
 	uint8_t *et;
 	int32_t *s_off, *s_adj, *p_off, *p_adj;
 	uint8_t *s_typ, *p_typ;
-	int32_t *bp_off, *bp_adj; /* online: backbone reuse edges, by target */
-	const int32_t *bb; /* the backbone order */
-	int32_t *pos;	   /* position in it */
-	int32_t *rank;	   /* list-scheduling priority, 0 = first */
-	int64_t *key;	   /* what the rank is made from */
+	uint8_t *has_user;	  /* ALLOC: some operation follows it */
+	const ds_plan *bbp;	  /* the backbone plan */
+	const int32_t *bb;	  /* its order */
+	int32_t *pos;		  /* position in it */
+	int32_t *rank;		  /* list-scheduling priority, 0 = first */
+	int64_t *key;		  /* what the rank is made from */
 
-	/* guards: per resource, the backbone's profile (value before each
-	 * position) and a tree of it plus what was issued ahead */
-	int64_t *prof[NRES];
-	segt guard[NRES];
-	int64_t lim[NRES];
-	bool guard_on[NRES]; /* the limit can be reached at all */
-	int32_t front; /* first backbone position not issued */
+	/* the backbone's occupancies, in order of their start: addresses
+	 * [bo_lo, bo_hi) from position bo_s to bo_e; per memory as lists */
+	int32_t nbo;
+	int64_t *bo_lo, *bo_hi;
+	int32_t *bo_s, *bo_e;
+	int32_t *occ_of; /* ALLOC/SPILL_IN node: its backbone occupancy */
+	int32_t mo_off[DS_NMEM + 1], *mo_list; /* each list ends with -1 */
+	int32_t *mo_idx; /* an occupancy's index in its list */
+	/* online: which backbone occupancies have started, and a skip
+	 * structure over the lists to find those not started yet */
+	uint8_t *bo_started;
+	int32_t *skip;
+	int64_t *resv; /* scratch: reserved address intervals */
+
+	/* the vstay guard: the backbone's profile (vstay before each
+	 * position), as a tree, plus what was issued ahead */
+	int64_t *prof;
+	segt guard;
+	int64_t limit;
+	bool guard_on; /* the limit can be reached at all */
+	int32_t front;	/* first backbone position not issued */
 	int32_t gfront; /* first backbone operation not issued */
-	const ds_plan *bbp; /* the backbone plan */
 
 	/* list scheduler */
 	uint8_t *state;
@@ -275,49 +291,48 @@ typedef struct cpe {
 	int64_t *pfree;		   /* per pipe: when it is free again */
 	int32_t *fstack;	   /* FREEs ready to be issued */
 	int32_t nfree;
-	bool stuck;	   /* online placement found no room */
-	uint8_t *has_user; /* ALLOC: some operation follows it */
+	bool stuck; /* online placement found no room */
 	int32_t *mark, stamp;
 	int32_t *out; /* the order being built */
 	int32_t nout;
 
-	/* occupancies: online placement and re-placement */
+	/* occupancies of the plan being built */
 	segmap sm[DS_NMEM], snap[DS_NMEM];
 	int32_t nocc;
-	int32_t *cur_occ;  /* per buffer: its current occupancy */
-	int64_t *occ_endt; /* end time, INT64_MAX while live */
-	int32_t *occ_end;  /* ending node (reuse edges) */
+	int32_t *cur_occ;    /* per buffer: its current occupancy */
+	int64_t *occ_endt;   /* end time, INT64_MAX while live */
+	int32_t *occ_end;    /* ending node (reuse edges) */
 	int32_t *occ_mark;
-	uint8_t *occ_alt;   /* online: placed off its backbone offset */
-	int64_t *vacated;   /* online: when a start's window was vacated */
-	int32_t *occ_start; /* online: its starting node */
-	uint8_t *forbid;    /* online: must take its backbone offset */
-	uint8_t mem_fixed[DS_NMEM]; /* online: all must, in that memory */
-	uint8_t mem_blamed[DS_NMEM];
+	int64_t *vacated;    /* online: when a start's window was vacated */
+	int32_t *blocker;    /* online: what kept it off its backbone window */
+	int64_t *alt_ver;    /* online: mver when no other window was found */
+	int64_t *alt_retry;  /* online: and when more memory gets vacated */
+	int64_t mver[DS_NMEM];	/* online: occupancies begun or ended */
+	int64_t mlast[DS_NMEM]; /* online: latest end time so far */
 	int64_t *off, *soff; /* offsets chosen: per buffer, per spill */
 } cpe;
 
 static void cpe_free(cpe *c)
 {
 	const ds_heap *h = c->h;
-	void *arrs[] = {c->kind,     c->pipe,	  c->cyc,     c->nbuf,
-			c->es,	     c->ed,	  c->et,      c->s_off,
-			c->s_adj,    c->p_off,	  c->p_adj,   c->s_typ,
-			c->p_typ,    c->pos,	  c->rank,    c->key,
-			c->state,    c->npend,	  c->nparked, c->avail,
-			c->start,    c->fin,	  c->stack,   c->tmp,
-			c->pfree,    c->fstack,	  c->mark,    c->out,
-			c->has_user, c->bp_off, c->bp_adj, c->forbid,
-			c->occ_alt, c->occ_start, c->vacated,
-			c->cur_occ,  c->occ_endt, c->occ_end, c->occ_mark,
-			c->off,	     c->soff};
+	void *arrs[] = {c->kind,    c->pipe,	c->cyc,	     c->nbuf,
+			c->es,	    c->ed,	c->et,	     c->s_off,
+			c->s_adj,   c->p_off,	c->p_adj,    c->s_typ,
+			c->p_typ,   c->has_user,
+			c->pos,	    c->rank,	c->key,	     c->bo_lo,
+			c->bo_hi,   c->bo_s,	c->bo_e,     c->occ_of,
+			c->mo_list, c->mo_idx,	 c->bo_started, c->skip,
+			c->resv,    c->prof,
+			c->guard.mx, c->guard.ad, c->state,  c->npend,
+			c->nparked, c->avail,	c->start,    c->fin,
+			c->stack,   c->tmp,	c->pfree,    c->fstack,
+			c->mark,    c->out,	c->cur_occ,  c->occ_endt,
+			c->occ_end, c->occ_mark, c->vacated, c->blocker,
+			c->alt_ver, c->alt_retry,
+			c->off,
+			c->soff};
 	for (size_t i = 0; i < sizeof arrs / sizeof arrs[0]; i++)
 		ds_free(h, arrs[i]);
-	for (int r = 0; r < NRES; r++) {
-		ds_free(h, c->prof[r]);
-		ds_free(h, c->guard[r].mx);
-		ds_free(h, c->guard[r].ad);
-	}
 	for (int m = 0; m < DS_NMEM; m++) {
 		sm_free(h, &c->sm[m]);
 		sm_free(h, &c->snap[m]);
@@ -358,55 +373,60 @@ static int cpe_init(cpe *c, const ds_graph *g, const ds_plan *in, ds_err *e)
 		pmte2 = c->npipes++;
 	const size_t t = (size_t)T, nb = (size_t)(g->nbuf ? g->nbuf : 1);
 	const size_t ns = (size_t)(in->nspill ? in->nspill : 1);
-	const size_t nocc = nb + ns;
-	bool ok = (c->kind = ds_alloc(h, t, 1)) &&
-		  (c->pipe = ds_alloc(h, t, sizeof(int32_t))) &&
-		  (c->cyc = ds_alloc(h, t, sizeof(int64_t))) &&
-		  (c->nbuf = ds_alloc(h, t, sizeof(int32_t))) &&
-		  (c->s_off = ds_alloc(h, t + 1, sizeof(int32_t))) &&
-		  (c->p_off = ds_alloc(h, t + 1, sizeof(int32_t))) &&
-		  (c->pos = ds_alloc(h, t, sizeof(int32_t))) &&
-		  (c->rank = ds_alloc(h, t, sizeof(int32_t))) &&
-		  (c->key = ds_alloc(h, t, sizeof(int64_t))) &&
-		  (c->state = ds_alloc(h, t, 1)) &&
-		  (c->npend = ds_alloc(h, t, sizeof(int32_t))) &&
-		  (c->nparked = ds_alloc(h, t, sizeof(int32_t))) &&
-		  (c->avail = ds_alloc(h, t, sizeof(int64_t))) &&
-		  (c->start = ds_alloc(h, t, sizeof(int64_t))) &&
-		  (c->fin = ds_alloc(h, t, sizeof(int64_t))) &&
-		  (c->stack = ds_alloc(h, t, sizeof(int32_t))) &&
-		  (c->tmp = ds_alloc(h, t, sizeof(int32_t))) &&
-		  (c->pfree = ds_alloc(h, (size_t)c->npipes, sizeof(int64_t))) &&
-		  (c->fstack = ds_alloc(h, t, sizeof(int32_t))) &&
-		  (c->mark = ds_alloc(h, t, sizeof(int32_t))) &&
-		  (c->has_user = ds_alloc(h, t, 1)) &&
-		  (c->bp_off = ds_alloc(h, t + 1, sizeof(int32_t))) &&
-		  (c->forbid = ds_alloc(h, t, 1)) &&
-		  (c->vacated = ds_alloc(h, t, sizeof(int64_t))) &&
-		  (c->occ_alt = ds_alloc(h, nocc, 1)) &&
-		  (c->occ_start = ds_alloc(h, nocc, sizeof(int32_t))) &&
-		  (c->out = ds_alloc(h, t, sizeof(int32_t))) &&
-		  (c->cur_occ = ds_alloc(h, nb, sizeof(int32_t))) &&
-		  (c->occ_endt = ds_alloc(h, nocc, sizeof(int64_t))) &&
-		  (c->occ_end = ds_alloc(h, nocc, sizeof(int32_t))) &&
-		  (c->occ_mark = ds_alloc(h, nocc, sizeof(int32_t))) &&
-		  (c->off = ds_alloc(h, nb, sizeof(int64_t))) &&
-		  (c->soff = ds_alloc(h, ns, sizeof(int64_t))) &&
-		  (c->waiting = ds_alloc(h, (size_t)c->npipes,
-					 sizeof *c->waiting)) &&
-		  (c->ready = ds_alloc(h, (size_t)c->npipes, sizeof *c->ready));
+	const size_t no = nb + ns, np = (size_t)c->npipes;
+	const size_t i32 = sizeof(int32_t), i64 = sizeof(int64_t);
 	int32_t size = 1;
 	while (size < T)
 		size *= 2;
-	for (int r = 0; ok && r < NRES; r++) {
-		c->guard[r].size = size;
-		c->guard[r].len = T;
-		ok = (c->prof[r] = ds_alloc(h, t + 1, sizeof(int64_t))) &&
-		     (c->guard[r].mx = ds_alloc(h, 2 * (size_t)size,
-						sizeof(int64_t))) &&
-		     (c->guard[r].ad = ds_alloc(h, 2 * (size_t)size,
-						sizeof(int64_t)));
-	}
+	c->guard.size = size;
+	c->guard.len = T;
+	bool ok = (c->kind = ds_alloc(h, t, 1)) &&
+		  (c->pipe = ds_alloc(h, t, i32)) &&
+		  (c->cyc = ds_alloc(h, t, i64)) &&
+		  (c->nbuf = ds_alloc(h, t, i32)) &&
+		  (c->s_off = ds_alloc(h, t + 1, i32)) &&
+		  (c->p_off = ds_alloc(h, t + 1, i32)) &&
+		  (c->has_user = ds_alloc(h, t, 1)) &&
+		  (c->pos = ds_alloc(h, t, i32)) &&
+		  (c->rank = ds_alloc(h, t, i32)) &&
+		  (c->key = ds_alloc(h, t, i64)) &&
+		  (c->bo_lo = ds_alloc(h, no, i64)) &&
+		  (c->bo_hi = ds_alloc(h, no, i64)) &&
+		  (c->bo_s = ds_alloc(h, no, i32)) &&
+		  (c->bo_e = ds_alloc(h, no, i32)) &&
+		  (c->occ_of = ds_alloc(h, t, i32)) &&
+		  (c->mo_list = ds_alloc(h, no + DS_NMEM, i32)) &&
+		  (c->mo_idx = ds_alloc(h, no, i32)) &&
+		  (c->bo_started = ds_alloc(h, no, 1)) &&
+		  (c->skip = ds_alloc(h, no + DS_NMEM, i32)) &&
+		  (c->resv = ds_alloc(h, 2 * no, i64)) &&
+		  (c->prof = ds_alloc(h, t + 1, i64)) &&
+		  (c->guard.mx = ds_alloc(h, 2 * (size_t)size, i64)) &&
+		  (c->guard.ad = ds_alloc(h, 2 * (size_t)size, i64)) &&
+		  (c->state = ds_alloc(h, t, 1)) &&
+		  (c->npend = ds_alloc(h, t, i32)) &&
+		  (c->nparked = ds_alloc(h, t, i32)) &&
+		  (c->avail = ds_alloc(h, t, i64)) &&
+		  (c->start = ds_alloc(h, t, i64)) &&
+		  (c->fin = ds_alloc(h, t, i64)) &&
+		  (c->stack = ds_alloc(h, t, i32)) &&
+		  (c->tmp = ds_alloc(h, t, i32)) &&
+		  (c->pfree = ds_alloc(h, np, i64)) &&
+		  (c->fstack = ds_alloc(h, t, i32)) &&
+		  (c->mark = ds_alloc(h, t, i32)) &&
+		  (c->out = ds_alloc(h, t, i32)) &&
+		  (c->cur_occ = ds_alloc(h, nb, i32)) &&
+		  (c->occ_endt = ds_alloc(h, no, i64)) &&
+		  (c->occ_end = ds_alloc(h, no, i32)) &&
+		  (c->occ_mark = ds_alloc(h, no, i32)) &&
+		  (c->vacated = ds_alloc(h, t, i64)) &&
+		  (c->blocker = ds_alloc(h, t, i32)) &&
+		  (c->alt_ver = ds_alloc(h, t, i64)) &&
+		  (c->alt_retry = ds_alloc(h, t, i64)) &&
+		  (c->off = ds_alloc(h, nb, i64)) &&
+		  (c->soff = ds_alloc(h, ns, i64)) &&
+		  (c->waiting = ds_alloc(h, np, sizeof *c->waiting)) &&
+		  (c->ready = ds_alloc(h, np, sizeof *c->ready));
 	for (int m = 0; ok && m < DS_NMEM; m++)
 		ok = sm_init(h, &c->sm[m], g->caps.cap[m]) == DS_OK &&
 		     sm_init(h, &c->snap[m], g->caps.cap[m]) == DS_OK;
@@ -415,8 +435,7 @@ static int cpe_init(cpe *c, const ds_graph *g, const ds_plan *in, ds_err *e)
 		     ds_heapq_init(&c->ready[p], h, T) == DS_OK;
 	if (!ok)
 		return oom(c);
-	for (int m = 0; m < DS_NMEM; m++)
-		c->lim[1 + m] = g->caps.cap[m];
+	int64_t *load = c->pfree; /* scratch: cycles per pipe */
 	for (int32_t v = 0; v < T; v++) {
 		c->cyc[v] = ds_node_cycles(g, in, v);
 		if (v < g->n) {
@@ -431,7 +450,12 @@ static int cpe_init(cpe *c, const ds_graph *g, const ds_plan *in, ds_err *e)
 			c->pipe[v] = so ? pmte3 : pmte2;
 			c->nbuf[v] = in->spill[(v - g->n) / 2].buf;
 		}
+		if (c->pipe[v] >= 0)
+			load[c->pipe[v]] += c->cyc[v];
 	}
+	for (int32_t p = 0; p < c->npipes; p++)
+		if (load[p] > load[c->bneck])
+			c->bneck = p;
 	return DS_OK;
 }
 
@@ -439,8 +463,6 @@ static int cpe_init(cpe *c, const ds_graph *g, const ds_plan *in, ds_err *e)
 
 static int add_edge(cpe *c, int32_t s, int32_t d, int typ)
 {
-	if (typ == E_REUSE && c->online)
-		typ = E_BPREV;
 	if (c->ne == c->cape) {
 		int64_t nc = c->cape ? 2 * c->cape : 4096;
 		int32_t *a = ds_grow(c->h, c->es, (size_t)nc, sizeof *a);
@@ -533,26 +555,27 @@ out:
 }
 
 /* Offset of the occupancy that node v (ALLOC or SPILL_IN) starts. */
-/* Offset of the occupancy that node v (ALLOC or SPILL_IN) starts. */
 static int64_t occ_offset(const cpe *c, const ds_plan *p, int32_t v)
 {
 	return c->kind[v] == K_ALLOC ? p->offset[c->nbuf[v]]
 				     : p->spill[(v - c->n) / 2].offset;
 }
 
-/* Address-reuse edges of plan p: from the end of each earlier occupant of
- * an occupancy's addresses to its start. */
+/* Walks backbone p: its occupancies (bo_*, occ_of) and, in fixed mode,
+ * its address-reuse edges, from the end of each earlier occupant of an
+ * occupancy's addresses to its start. */
 static int reuse_edges(cpe *c, const ds_plan *p)
 {
 	const ds_graph *g = c->g;
 	for (int m = 0; m < DS_NMEM; m++)
 		sm_reset(&c->sm[m]);
-	int32_t nocc = 0;
+	c->nbo = 0;
 	for (int32_t i = 0; i < p->len; i++) {
 		int32_t v = p->order[i], b = c->nbuf[v];
 		int k = c->kind[v];
 		if (k == K_FREE || k == K_SOUT) {
 			c->occ_end[c->cur_occ[b]] = v;
+			c->bo_e[c->cur_occ[b]] = i;
 			continue;
 		}
 		if (k != K_ALLOC && k != K_SIN)
@@ -562,7 +585,7 @@ static int reuse_edges(cpe *c, const ds_plan *p)
 		for (int32_t j = sm_find(s, x); j < s->n && s->lo[j] < end;
 		     j++) {
 			int32_t o = s->occ[j];
-			if (o < 0 || c->occ_mark[o] == v)
+			if (o < 0 || c->occ_mark[o] == v || c->online)
 				continue;
 			c->occ_mark[o] = v;
 			/* the backbone passed ds_replay: no live overlap */
@@ -570,12 +593,36 @@ static int reuse_edges(cpe *c, const ds_plan *p)
 			if (add_edge(c, c->occ_end[o], v, E_REUSE))
 				return DS_ENOMEM;
 		}
-		int32_t o = nocc++;
+		int32_t o = c->nbo++;
 		c->occ_end[o] = -1;
 		c->occ_mark[o] = -1;
+		c->bo_lo[o] = x;
+		c->bo_hi[o] = end;
+		c->bo_s[o] = i;
+		c->bo_e[o] = p->len;
+		c->occ_of[v] = o;
 		c->cur_occ[b] = o;
 		if (sm_set(c->h, s, x, g->buf_size[b], o))
 			return oom(c);
+	}
+	/* per memory, in order of start (a stable counting sort), each
+	 * list closed by a sentinel -1 */
+	for (int m = 0; m <= DS_NMEM; m++)
+		c->mo_off[m] = m;
+	for (int32_t o = 0; o < c->nbo; o++)
+		c->mo_off[g->buf_mem[c->nbuf[p->order[c->bo_s[o]]]] + 1]++;
+	for (int m = 0; m < DS_NMEM; m++)
+		c->mo_off[m + 1] += c->mo_off[m] - m;
+	int32_t fill[DS_NMEM];
+	memcpy(fill, c->mo_off, sizeof fill);
+	for (int32_t o = 0; o < c->nbo; o++) {
+		int m = g->buf_mem[c->nbuf[p->order[c->bo_s[o]]]];
+		c->mo_idx[o] = fill[m];
+		c->mo_list[fill[m]++] = o;
+	}
+	for (int m = 0; m < DS_NMEM; m++) {
+		DS_ASSERT(fill[m] == c->mo_off[m + 1] - 1);
+		c->mo_list[fill[m]] = -1;
 	}
 	return DS_OK;
 }
@@ -589,43 +636,30 @@ static int build_csr(cpe *c)
 	ds_free(h, c->p_adj);
 	ds_free(h, c->s_typ);
 	ds_free(h, c->p_typ);
-	ds_free(h, c->bp_adj);
 	size_t m = (size_t)(c->ne ? c->ne : 1);
 	c->s_adj = ds_alloc(h, m, sizeof *c->s_adj);
 	c->p_adj = ds_alloc(h, m, sizeof *c->p_adj);
 	c->s_typ = ds_alloc(h, m, 1);
 	c->p_typ = ds_alloc(h, m, 1);
-	c->bp_adj = ds_alloc(h, m, sizeof *c->bp_adj);
-	if (!c->s_adj || !c->p_adj || !c->s_typ || !c->p_typ || !c->bp_adj)
+	if (!c->s_adj || !c->p_adj || !c->s_typ || !c->p_typ)
 		return oom(c);
 	memset(c->s_off, 0, ((size_t)T + 1) * sizeof *c->s_off);
 	memset(c->p_off, 0, ((size_t)T + 1) * sizeof *c->p_off);
-	memset(c->bp_off, 0, ((size_t)T + 1) * sizeof *c->bp_off);
 	for (int64_t k = 0; k < c->ne; k++) {
-		if (c->et[k] == E_BPREV) {
-			c->bp_off[c->ed[k] + 1]++;
-			continue;
-		}
 		c->s_off[c->es[k] + 1]++;
 		c->p_off[c->ed[k] + 1]++;
 	}
 	for (int32_t v = 0; v < T; v++) {
 		c->s_off[v + 1] += c->s_off[v];
 		c->p_off[v + 1] += c->p_off[v];
-		c->bp_off[v + 1] += c->bp_off[v];
 	}
-	/* running cursors in tmp, stack and fstack */
+	/* running cursors in tmp and stack */
 	for (int32_t v = 0; v < T; v++) {
 		c->tmp[v] = c->s_off[v];
 		c->stack[v] = c->p_off[v];
-		c->fstack[v] = c->bp_off[v];
 	}
 	for (int64_t k = 0; k < c->ne; k++) {
 		int32_t s = c->es[k], d = c->ed[k];
-		if (c->et[k] == E_BPREV) {
-			c->bp_adj[c->fstack[d]++] = s;
-			continue;
-		}
 		c->s_adj[c->tmp[s]] = d;
 		c->s_typ[c->tmp[s]++] = c->et[k];
 		c->p_adj[c->stack[d]] = s;
@@ -634,23 +668,16 @@ static int build_csr(cpe *c)
 	return DS_OK;
 }
 
-/* Change of resource r when v is issued. */
-static int64_t delta(const cpe *c, int32_t v, int r)
+/* vstay change when v is issued. */
+static int64_t dvstay(const cpe *c, int32_t v)
 {
 	int k = c->kind[v];
-	if (k == K_OP)
+	if (k != K_ALLOC && k != K_FREE)
 		return 0;
 	int32_t b = c->nbuf[v];
-	int m = c->g->buf_mem[b];
-	int64_t sz = c->g->buf_size[b];
-	if (r == R_VSTAY) {
-		if (!ds_mem_stays(m) || (k != K_ALLOC && k != K_FREE))
-			return 0;
-		return k == K_ALLOC ? sz : -sz;
-	}
-	if (r != 1 + m)
+	if (!ds_mem_stays(c->g->buf_mem[b]))
 		return 0;
-	return k == K_ALLOC || k == K_SIN ? sz : -sz;
+	return k == K_ALLOC ? c->g->buf_size[b] : -c->g->buf_size[b];
 }
 
 /* Everything the list scheduler needs from backbone p. */
@@ -659,8 +686,8 @@ static int set_backbone(cpe *c, const ds_plan *p, bool online)
 	const ds_graph *g = c->g;
 	int rc;
 	DS_ASSERT(p->len == c->total);
-	c->bb = p->order;
 	c->bbp = p;
+	c->bb = p->order;
 	c->online = online;
 	for (int32_t i = 0; i < p->len; i++)
 		c->pos[p->order[i]] = i;
@@ -678,14 +705,12 @@ static int set_backbone(cpe *c, const ds_plan *p, bool online)
 			    c->kind[c->s_adj[j]] != K_FREE)
 				c->has_user[v] = 1;
 	}
-	for (int r = 0; r < NRES; r++) {
-		int64_t x = 0;
-		for (int32_t i = 0; i < p->len; i++) {
-			c->prof[r][i] = x;
-			x += delta(c, p->order[i], r);
-		}
-		c->prof[r][p->len] = x;
+	int64_t x = 0;
+	for (int32_t i = 0; i < p->len; i++) {
+		c->prof[i] = x;
+		x += dvstay(c, p->order[i]);
 	}
+	c->prof[p->len] = x;
 	return DS_OK;
 }
 
@@ -720,42 +745,32 @@ static void set_rank(cpe *c, const int64_t *key)
 		c->rank[a[i]] = i;
 }
 
-/* ---- guards ---- */
+/* ---- the vstay guard ---- */
 
-/* The guard of resource r: its value at backbone position f is what r
- * holds when the frontier (the first backbone node not issued yet) stands
- * at f: the backbone's own profile there plus the changes of the nodes
- * issued ahead of the frontier.  Keeping every value from the frontier on
- * within the limit means that issuing the rest in backbone order stays
- * within it: the backbone's next operation is always allowed.  vstay is
- * always guarded; memory bytes only online (fixed offsets and reuse
- * edges already keep memory valid). */
-static bool guarded(const cpe *c, int r)
-{
-	return c->guard_on[r] && (r == R_VSTAY || c->online);
-}
-
+/* The guard's value at backbone position f is the vstay the plan has when
+ * the frontier (the first backbone node not issued yet) stands at f: the
+ * backbone's own profile there plus the changes of the nodes issued ahead
+ * of the frontier.  Keeping every value from the frontier on within the
+ * limit means that issuing the rest in backbone order stays within it: the
+ * backbone's next operation is always allowed. */
 static void guard_commit(cpe *c, int32_t v)
 {
+	int64_t d = dvstay(c, v);
 	/* the frontier node itself: its change is in the profile, and the
 	 * frontier moves past it at once */
-	if (c->pos[v] == c->front)
+	if (!c->guard_on || d == 0 || c->pos[v] == c->front)
 		return;
-	for (int r = 0; r < NRES; r++) {
-		int64_t d = guarded(c, r) ? delta(c, v, r) : 0;
-		if (d == 0)
-			continue;
-		DS_ASSERT(c->pos[v] > c->front);
-		st_add(&c->guard[r], 1, 0, c->guard[r].size - 1, c->front,
-		       c->pos[v], d);
-	}
+	DS_ASSERT(c->pos[v] > c->front);
+	st_add(&c->guard, 1, 0, c->guard.size - 1, c->front, c->pos[v], d);
 }
 
 /* Would issuing nodes[0..k) (ALLOCs and SPILL_INs: they only add) keep
- * every guard within its limit?  Each adds from the frontier to its own
+ * the guard within the limit?  Each adds from the frontier to its own
  * backbone position.  Sorts nodes by position. */
 static bool guard_allows(cpe *c, int32_t *nodes, int32_t k)
 {
+	if (!c->guard_on)
+		return true;
 	for (int32_t i = 1; i < k; i++)
 		for (int32_t j = i;
 		     j > 0 && c->pos[nodes[j]] < c->pos[nodes[j - 1]]; j--) {
@@ -763,41 +778,36 @@ static bool guard_allows(cpe *c, int32_t *nodes, int32_t k)
 			nodes[j] = nodes[j - 1];
 			nodes[j - 1] = t;
 		}
-	for (int r = 0; r < NRES; r++) {
-		if (!guarded(c, r))
+	int64_t add = 0;
+	for (int32_t i = 0; i < k; i++)
+		add += dvstay(c, nodes[i]);
+	/* the tree's overall maximum bounds every range: often enough */
+	if (add <= 0 || c->guard.mx[1] + add <= c->limit)
+		return true;
+	int32_t lo = c->front;
+	for (int32_t i = 0; i < k && add > 0; i++) {
+		int64_t d = dvstay(c, nodes[i]);
+		if (d <= 0)
 			continue;
-		int64_t add = 0;
-		for (int32_t i = 0; i < k; i++)
-			add += delta(c, nodes[i], r);
-		/* the tree's overall maximum bounds every range: often
-		 * enough to say yes at once */
-		if (add <= 0 || c->guard[r].mx[1] + add <= c->lim[r])
-			continue;
-		int32_t lo = c->front;
-		for (int32_t i = 0; i < k && add > 0; i++) {
-			int64_t d = delta(c, nodes[i], r);
-			if (d <= 0)
-				continue;
-			int32_t hi = c->pos[nodes[i]];
-			if (st_max(&c->guard[r], 1, 0, c->guard[r].size - 1, lo,
-				   hi) + add > c->lim[r])
-				return false;
-			add -= d;
-			lo = hi + 1;
-		}
+		int32_t hi = c->pos[nodes[i]];
+		if (st_max(&c->guard, 1, 0, c->guard.size - 1, lo, hi) + add >
+		    c->limit)
+			return false;
+		add -= d;
+		lo = hi + 1;
 	}
 	return true;
 }
 
 /* ---- windows ---- */
 
-enum { FIT_NOW, FIT_EARLIEST, FIT_DEADLINE };
+enum { FIT_EARLIEST, FIT_DEADLINE };
 
-/* A window of size bytes in segmap s, free in the order so far, left- or
- * right-aligned on a segment; *last gets the time its previous occupants
- * all ended.  FIT_NOW: the tightest among those vacated by time need, -1
- * if none; FIT_EARLIEST: the one vacated earliest; FIT_DEADLINE: the
- * tightest vacated by need, else the one vacated earliest. */
+/* Re-placement: a window of size bytes in segmap s, free in the order so
+ * far, left- or right-aligned on a segment; *last gets the time its
+ * previous occupants all ended.  FIT_EARLIEST: the one vacated earliest;
+ * FIT_DEADLINE: the tightest vacated by time need, else the one vacated
+ * earliest.  -1 when no window is free. */
 static int64_t best_window(const cpe *c, const segmap *s, int64_t size,
 			   int policy, int64_t need, int64_t *last_out)
 {
@@ -824,20 +834,16 @@ static int64_t best_window(const cpe *c, const segmap *s, int64_t size,
 					if (s->occ[q] >= 0 &&
 					    c->occ_endt[s->occ[q]] > last)
 						last = c->occ_endt[s->occ[q]];
-				int64_t fit = rhi - rlo - size, k1, k2;
-				if (policy == FIT_NOW && last > need)
-					continue;
-				if (policy == FIT_EARLIEST ||
-				    (policy == FIT_DEADLINE && last > need))
-					k1 = last, k2 = fit;
-				else
-					k1 = -1, k2 = fit;
+				int64_t fit = rhi - rlo - size, k1;
+				k1 = policy == FIT_EARLIEST || last > need
+					     ? last
+					     : -1;
 				if (best < 0 || k1 < bk1 ||
 				    (k1 == bk1 &&
-				     (k2 < bk2 || (k2 == bk2 && x < best)))) {
+				     (fit < bk2 || (fit == bk2 && x < best)))) {
 					best = x;
 					bk1 = k1;
-					bk2 = k2;
+					bk2 = fit;
 					*last_out = last;
 				}
 			}
@@ -872,14 +878,12 @@ static bool starts_occ(const cpe *c, int32_t v)
 }
 
 /* v (ALLOC or SPILL_IN) occupies [x, x + size) from now on. */
-static int occupy(cpe *c, int32_t v, int64_t x, bool alt)
+static int occupy(cpe *c, int32_t v, int64_t x)
 {
 	const ds_graph *g = c->g;
 	int32_t b = c->nbuf[v], o = c->nocc++;
 	DS_ASSERT(o < c->g->nbuf + c->nspill);
 	c->occ_endt[o] = INT64_MAX;
-	c->occ_alt[o] = alt;
-	c->occ_start[o] = v;
 	c->cur_occ[b] = o;
 	if (c->kind[v] == K_ALLOC)
 		c->off[b] = x;
@@ -888,32 +892,176 @@ static int occupy(cpe *c, int32_t v, int64_t x, bool alt)
 	return sm_set(c->h, &c->sm[g->buf_mem[b]], x, g->buf_size[b], o);
 }
 
-/* The backbone's offset of the occupancy v starts. */
-static int64_t bb_offset(const cpe *c, int32_t v)
+/* The next backbone occupancy not started yet at or after index j of its
+ * memory's list (the list ends with a sentinel that never starts): each
+ * index points on to a later one once started, with path halving, so
+ * that the scans below only meet occupancies still to start. */
+static int32_t next_unstarted(cpe *c, int32_t j)
 {
-	return c->kind[v] == K_ALLOC ? c->bbp->offset[c->nbuf[v]]
-				     : c->bbp->spill[(v - c->n) / 2].offset;
+	while (c->skip[j] != j) {
+		c->skip[j] = c->skip[c->skip[j]];
+		j = c->skip[j];
+	}
+	return j;
 }
 
-/* Online: may the occupancy v starts take its backbone offset at time t?
- * Only once every earlier occupant of those addresses in the backbone has
- * ended: then it never takes addresses an earlier backbone occupancy still
- * needs, which keeps the backbone's next operation placeable. */
-static bool bb_window_ok(const cpe *c, int32_t v, int64_t t, int64_t *last)
+/* Online: may the occupancy v starts take its backbone window at time t?
+ * The window must be free and vacated by t, and no backbone occupancy
+ * that comes before v's and overlaps it may be still to start (that one
+ * needs the window first). */
+static bool bb_window_ok(cpe *c, int32_t v, int64_t t, int64_t *last)
 {
-	for (int32_t j = c->bp_off[v]; j < c->bp_off[v + 1]; j++)
-		if (c->state[c->bp_adj[j]] != S_ISSUED)
+	int m = c->g->buf_mem[c->nbuf[v]];
+	int32_t me = c->occ_of[v];
+	int64_t lo = c->bo_lo[me], hi = c->bo_hi[me];
+	if (!window_at(c, &c->sm[m], lo, hi - lo, last) || *last > t)
+		return false;
+	/* the occupancy that stood in the way last time often still does */
+	int32_t bl = c->blocker[v];
+	if (bl >= 0 && !c->bo_started[bl])
+		return false;
+	for (int32_t j = next_unstarted(c, c->mo_off[m]);; j = next_unstarted(c, j + 1)) {
+		int32_t o = c->mo_list[j];
+		if (o < 0 || c->bo_s[o] >= c->bo_s[me])
+			return true;
+		if (c->bo_lo[o] < hi && lo < c->bo_hi[o]) {
+			c->blocker[v] = o;
 			return false;
-	int32_t b = c->nbuf[v];
-	return window_at(c, &c->sm[c->g->buf_mem[b]], bb_offset(c, v),
-			 c->g->buf_size[b], last) &&
-	       *last <= t;
+		}
+	}
+}
+
+/* Backbone occupancies still to start that an online placement elsewhere
+ * than the backbone's offset takes into account: beyond, it waits for
+ * that offset. */
+#define MAX_RESERVED 256
+
+/* Adds [lo, hi) to the *w sorted disjoint intervals in c->resv. */
+static void resv_add(cpe *c, int32_t *w, int64_t lo, int64_t hi)
+{
+	int64_t *r = c->resv;
+	int32_t i = 0, n = *w;
+	while (i < n && r[2 * i + 1] < lo)
+		i++;
+	if (i == n || r[2 * i] > hi) {
+		memmove(r + 2 * i + 2, r + 2 * i,
+			(size_t)(n - i) * 2 * sizeof *r);
+		r[2 * i] = lo;
+		r[2 * i + 1] = hi;
+		*w = n + 1;
+		return;
+	}
+	/* overlaps or touches interval i, maybe more after it */
+	if (lo < r[2 * i])
+		r[2 * i] = lo;
+	int32_t j = i + 1;
+	while (j < n && r[2 * j] <= hi)
+		j++;
+	if (r[2 * j - 1] > hi)
+		hi = r[2 * j - 1];
+	if (r[2 * i + 1] > hi)
+		hi = r[2 * i + 1];
+	r[2 * i + 1] = hi;
+	memmove(r + 2 * i + 2, r + 2 * j, (size_t)(n - j) * 2 * sizeof *r);
+	*w = n - (j - i - 1);
+}
+
+/* Online: the addresses of memory m that the backbone still needs while
+ * the occupancy v starts lives: those of every backbone occupancy not
+ * started yet (other than v's) that starts before v's ends.  Placed
+ * outside them, v never holds what the backbone's next operation needs
+ * (see frontier_op).  Into c->resv as sorted disjoint intervals [lo, hi);
+ * -1 when there are too many to look at or they cover the memory. */
+static int32_t reserve(cpe *c, int32_t v, int m)
+{
+	int32_t me = c->occ_of[v], until = c->bo_e[me], w = 0, n = 0;
+	for (int32_t j = next_unstarted(c, c->mo_off[m]);;
+	     j = next_unstarted(c, j + 1)) {
+		int32_t o = c->mo_list[j];
+		if (o < 0 || c->bo_s[o] > until)
+			break;
+		if (o == me)
+			continue;
+		if (++n > MAX_RESERVED)
+			return -1;
+		resv_add(c, &w, c->bo_lo[o], c->bo_hi[o]);
+		if (w == 1 && c->resv[0] == 0 &&
+		    c->resv[1] == c->g->caps.cap[m])
+			return -1;
+	}
+	return w;
+}
+
+/* Online: the tightest window of size bytes in segmap s that is free now,
+ * was vacated by time t and avoids the reservations of the occupancy v
+ * starts; -1 when there is none.  Candidates are aligned on the ends of the allowed
+ * stretches and on segment boundaries. */
+static int64_t alt_window(cpe *c, int32_t v, const segmap *s, int64_t size,
+			  int64_t t, int64_t *last_out)
+{
+	const int64_t *r = c->resv;
+	int64_t best = -1, bfit = 0;
+	int32_t ri = 0, nres = -2;
+	for (int32_t i = 0; i < s->n; i++) {
+		int32_t o = s->occ[i];
+		if (o >= 0 && c->occ_endt[o] == INT64_MAX)
+			continue;
+		/* a free run [rlo, rhi) */
+		int32_t j = i;
+		while (j + 1 < s->n && (s->occ[j + 1] < 0 ||
+					c->occ_endt[s->occ[j + 1]] != INT64_MAX))
+			j++;
+		int64_t rlo = s->lo[i], rhi = sm_hi(s, j);
+		if (rhi - rlo < size) {
+			i = j;
+			continue;
+		}
+		/* reservations are only worth looking up now */
+		if (nres == -2)
+			nres = reserve(c, v, c->g->buf_mem[c->nbuf[v]]);
+		if (nres < 0)
+			return -1;
+		/* the allowed stretches [a, z) of it between reservations */
+		while (ri < nres && r[2 * ri + 1] <= rlo)
+			ri++;
+		int64_t a = rlo;
+		for (int32_t q = ri; a < rhi; q++) {
+			int64_t z = q < nres && r[2 * q] < rhi ? r[2 * q] : rhi;
+			if (z - a >= size) {
+				/* candidates: both ends of the stretch, and
+				 * aligned on each segment's start or end */
+				for (int32_t k = 2 * i - 2; k < 2 * j + 2; k++) {
+					int64_t x = k == 2 * i - 2   ? a
+						    : k == 2 * i - 1 ? z - size
+						    : k % 2	     ? sm_hi(s, k / 2) - size
+								     : s->lo[k / 2];
+					if (x < a || x + size > z)
+						continue;
+					int64_t last;
+					if (!window_at(c, s, x, size, &last) ||
+					    last > t)
+						continue;
+					int64_t fit = z - a - size;
+					if (best < 0 || fit < bfit ||
+					    (fit == bfit && x < best)) {
+						best = x;
+						bfit = fit;
+						*last_out = last;
+					}
+				}
+			}
+			if (q >= nres || r[2 * q] >= rhi)
+				break;
+			a = r[2 * q + 1];
+		}
+		i = j;
+	}
+	return best;
 }
 
 /* Online: windows at time t for the occupancies nodes[0..k) start, all or
- * none (*ok): the backbone's offset when allowed, else the tightest window
- * vacated by t (unless the node is forbidden to leave its backbone
- * offset).  An ALLOC's time becomes the time its window was vacated. */
+ * none (*ok): the backbone's offset when allowed, else a window outside
+ * the backbone's reservations.  c->vacated gets when each was vacated. */
 static int place_now(cpe *c, const int32_t *nodes, int32_t k, int64_t t,
 		     bool *ok)
 {
@@ -934,17 +1082,26 @@ static int place_now(cpe *c, const int32_t *nodes, int32_t k, int64_t t,
 				return oom(c);
 			snapped[m] = true;
 		}
-		int64_t last = -1, x = bb_offset(c, v);
-		bool alt = !bb_window_ok(c, v, t, &last);
-		bool fixed = c->forbid[v] || c->mem_fixed[m];
-		if (alt && !fixed)
-			x = best_window(c, &c->sm[m], g->buf_size[b], FIT_NOW,
-					t, &last);
-		if (alt && (fixed || x < 0)) {
+		int64_t last = -1, x = c->bo_lo[c->occ_of[v]];
+		if (!bb_window_ok(c, v, t, &last)) {
+			/* no other window either, unless memory m changed
+			 * or time vacated more of it since the last try */
+			if (c->alt_ver[v] == c->mver[m] && t < c->alt_retry[v])
+				x = -1;
+			else
+				x = alt_window(c, v, &c->sm[m], g->buf_size[b],
+					       t, &last);
+			if (x < 0) {
+				c->alt_ver[v] = c->mver[m];
+				c->alt_retry[v] =
+					c->mlast[m] > t ? c->mlast[m] : INT64_MAX;
+			}
+		}
+		if (x < 0) {
 			*ok = false;
 			break;
 		}
-		if (occupy(c, v, x, alt))
+		if (occupy(c, v, x))
 			return oom(c);
 		c->vacated[v] = last;
 	}
@@ -968,15 +1125,7 @@ static void touch(cpe *c, int32_t v)
 	if (c->state[v] != S_WAIT || c->npend[v] != c->nparked[v])
 		return;
 	int k = c->kind[v];
-	if (k == K_ALLOC) {
-		if (!c->has_user[v]) {
-			/* nothing would ever issue it: at once, like a FREE */
-			if (c->npend[v] == 0) {
-				c->state[v] = S_QUEUED;
-				c->fstack[c->nfree++] = v;
-			}
-			return;
-		}
+	if (k == K_ALLOC && c->has_user[v]) {
 		c->state[v] = S_PARKED;
 		c->fin[v] = c->avail[v];
 		for (int32_t j = c->s_off[v]; j < c->s_off[v + 1]; j++) {
@@ -986,7 +1135,9 @@ static void touch(cpe *c, int32_t v)
 				c->avail[w] = c->fin[v];
 			touch(c, w);
 		}
-	} else if (k == K_FREE) {
+	} else if (k == K_FREE || k == K_ALLOC) {
+		/* an ALLOC nobody would issue (no operation follows it)
+		 * goes at once, like a FREE */
 		if (c->npend[v] == 0) {
 			c->state[v] = S_QUEUED;
 			c->fstack[c->nfree++] = v;
@@ -999,7 +1150,7 @@ static void touch(cpe *c, int32_t v)
 }
 
 /* Issues v at time start: appends it to the order, commits it to the
- * guards, ends its occupancy (FREE, SPILL_OUT) and releases its
+ * guard, ends its occupancy (FREE, SPILL_OUT) and releases its
  * successors. */
 static void issue(cpe *c, int32_t v, int64_t start)
 {
@@ -1009,8 +1160,20 @@ static void issue(cpe *c, int32_t v, int64_t start)
 	c->out[c->nout++] = v;
 	c->start[v] = start;
 	c->fin[v] = start + c->cyc[v];
-	if (c->online && (c->kind[v] == K_FREE || c->kind[v] == K_SOUT))
-		c->occ_endt[c->cur_occ[c->nbuf[v]]] = c->fin[v];
+	if (c->online && c->kind[v] != K_OP) {
+		int m = c->g->buf_mem[c->nbuf[v]];
+		c->mver[m]++;
+		if (starts_occ(c, v)) {
+			int32_t o = c->occ_of[v];
+			c->bo_started[o] = 1;
+			c->skip[c->mo_idx[o]] = c->mo_idx[o] + 1;
+		}
+		if (c->kind[v] == K_FREE || c->kind[v] == K_SOUT) {
+			c->occ_endt[c->cur_occ[c->nbuf[v]]] = c->fin[v];
+			if (c->fin[v] > c->mlast[m])
+				c->mlast[m] = c->fin[v];
+		}
+	}
 	while (c->front < c->total && c->state[c->bb[c->front]] == S_ISSUED)
 		c->front++;
 	for (int32_t j = c->s_off[v]; j < c->s_off[v + 1]; j++) {
@@ -1029,17 +1192,14 @@ static int drain_frees(cpe *c)
 	while (c->nfree > 0) {
 		int32_t v = c->fstack[--c->nfree];
 		if (c->online && c->kind[v] == K_ALLOC) {
-			/* an ALLOC without users: any free window */
-			int32_t b = c->nbuf[v];
-			int64_t last = -1;
-			int64_t x = best_window(c, &c->sm[c->g->buf_mem[b]],
-						c->g->buf_size[b], FIT_EARLIEST,
-						0, &last);
-			if (x < 0) {
+			/* an ALLOC without users: the backbone's offset,
+			 * if that is free, else give up */
+			int64_t last;
+			if (!bb_window_ok(c, v, INT64_MAX, &last)) {
 				c->stuck = true;
 				return DS_OK;
 			}
-			if (occupy(c, v, x, true))
+			if (occupy(c, v, c->bo_lo[c->occ_of[v]]))
 				return oom(c);
 			if (c->avail[v] < last)
 				c->avail[v] = last;
@@ -1063,10 +1223,10 @@ static void gather_parked(cpe *c, int32_t v, int32_t *k)
 	}
 }
 
-/* Can candidate u be issued at time t?  Its set of occupancy starts (its
- * parked ALLOCs, itself if a SPILL_IN) must pass the guards and, online,
- * find memory vacated by t, where they are then placed.  tmp[0..*k) gets
- * the parked ALLOCs in issue order. */
+/* Can candidate u be issued at time t?  Its occupancy starts (its parked
+ * ALLOCs, itself if a SPILL_IN) must pass the guard and, online, find
+ * memory vacated by t, where they are then placed.  tmp[0..*k) gets the
+ * parked ALLOCs in issue order. */
 static int try_candidate(cpe *c, int32_t u, int64_t t, int32_t *k, bool *ok)
 {
 	*k = 0;
@@ -1083,8 +1243,11 @@ static int try_candidate(cpe *c, int32_t u, int64_t t, int32_t *k, bool *ok)
 }
 
 /* The backbone's first operation not issued yet.  Everything before it in
- * the backbone is issued or a parked ALLOC, so it is a candidate, and the
- * guards always let it pass. */
+ * the backbone is issued or a parked ALLOC, so it is a candidate; the
+ * guard lets it pass; fixed, the reuse edges keep its memory valid;
+ * online, its backbone offsets are free once vacated: every backbone
+ * occupancy before it has ended, and nothing issued ahead holds them (see
+ * bb_window_ok and reserve). */
 static int32_t frontier_op(cpe *c)
 {
 	while (c->gfront < c->total) {
@@ -1156,9 +1319,8 @@ static int issue_on_pipe(cpe *c, int32_t p, int64_t t, bool *done)
 /* Non-delay list scheduling of the whole plan over the backbone's
  * constraint graph: c->out gets the order, c->start and c->fin the times
  * (the replay's, or later ones), online also c->off and c->soff.  *ok is
- * false when the simulation gets stuck, which only online placements off
- * the backbone's offsets can cause. */
-static int simulate_once(cpe *c, bool *ok)
+ * false if the simulation gets stuck, which the rules above rule out. */
+static int simulate(cpe *c, bool *ok)
 {
 	const int32_t T = c->total;
 	int rc;
@@ -1168,6 +1330,8 @@ static int simulate_once(cpe *c, bool *ok)
 		c->nparked[v] = 0;
 		c->avail[v] = 0;
 		c->mark[v] = 0;
+		c->blocker[v] = -1;
+		c->alt_ver[v] = -1;
 	}
 	c->stamp = 0;
 	for (int32_t p = 0; p < c->npipes; p++) {
@@ -1175,11 +1339,16 @@ static int simulate_once(cpe *c, bool *ok)
 		c->ready[p].n = 0;
 		c->pfree[p] = 0;
 	}
-	for (int r = 0; r < NRES; r++)
-		if (c->guard_on[r])
-			st_build(&c->guard[r], c->prof[r]);
-	for (int m = 0; m < DS_NMEM; m++)
+	if (c->guard_on)
+		st_build(&c->guard, c->prof);
+	for (int m = 0; m < DS_NMEM; m++) {
 		sm_reset(&c->sm[m]);
+		c->mver[m] = 0;
+		c->mlast[m] = 0;
+	}
+	for (int32_t j = 0; j < c->mo_off[DS_NMEM]; j++)
+		c->skip[j] = j;
+	memset(c->bo_started, 0, (size_t)c->nbo);
 	c->nocc = 0;
 	c->front = 0;
 	c->gfront = 0;
@@ -1192,10 +1361,9 @@ static int simulate_once(cpe *c, bool *ok)
 	if ((rc = drain_frees(c)))
 		return rc;
 	int64_t t = 0;
-	*ok = true;
 	while (c->nout < T && !c->stuck) {
 		bool progress = true;
-		while (progress) {
+		while (progress && !c->stuck) {
 			progress = false;
 			for (int32_t p = 0; p < c->npipes; p++) {
 				bool done = false;
@@ -1218,73 +1386,28 @@ static int simulate_once(cpe *c, bool *ok)
 				next = c->waiting[p].key[0];
 		}
 		if (next == INT64_MAX) {
-			*ok = false;
-			break;
+			c->stuck = true;
+#ifdef CPE_DEBUG
+			int32_t g = frontier_op(c), k;
+			bool okk = false;
+			DBG("  STUCK t=%lld front=%d frontier op %d kind %d state %d avail %lld pipe %d pfree %lld\n", (long long)t, c->front, g, g >= 0 ? c->kind[g] : -1, g >= 0 ? c->state[g] : -1, g >= 0 ? (long long)c->avail[g] : -1, g >= 0 ? c->pipe[g] : -1, g >= 0 ? (long long)c->pfree[c->pipe[g]] : -1);
+			if (g >= 0) {
+				c->stamp++; k = 0; gather_parked(c, g, &k);
+				int32_t set[64]; int32_t ns = 0;
+				for (int32_t i = 0; i < k && ns < 63; i++) set[ns++] = c->tmp[i];
+				if (c->kind[g] == K_SIN) set[ns++] = g;
+				DBG("   guard %d; set:", guard_allows(c, set, ns));
+				for (int32_t i = 0; i < ns; i++) { int64_t last; int32_t v = set[i]; DBG(" [%d kind %d bbok %d", v, c->kind[v], bb_window_ok(c, v, t, &last)); 
+					int32_t o = c->occ_of[v]; window_at(c, &c->sm[c->g->buf_mem[c->nbuf[v]]], c->bo_lo[o], c->bo_hi[o]-c->bo_lo[o], &last); DBG(" win %lld..%lld last %lld]", (long long)c->bo_lo[o], (long long)c->bo_hi[o], (long long)last); }
+				DBG("\n");
+				(void)okk;
+			}
+#endif
 		}
 		t = next;
 	}
-	if (c->stuck)
-		*ok = false;
+	*ok = !c->stuck;
 	return DS_OK;
-}
-
-/* Stuck online: the backbone's next operation cannot be placed, since
- * occupancies placed off their backbone offsets hold its backbone window
- * (nothing else can, see bb_window_ok).  Forbids those to leave their
- * backbone offsets, or all in that memory when it is stuck a second time;
- * returns how many were forbidden. */
-static int32_t blame(cpe *c)
-{
-	const ds_graph *g = c->g;
-	int32_t u = frontier_op(c), k = 0, nblamed = 0;
-	if (u < 0)
-		return 0;
-	c->stamp++;
-	gather_parked(c, u, &k);
-	if (c->kind[u] == K_SIN)
-		c->tmp[k++] = u;
-	for (int32_t i = 0; i < k; i++) {
-		int32_t v = c->tmp[i], b = c->nbuf[v];
-		int m = g->buf_mem[b];
-		const segmap *s = &c->sm[m];
-		int64_t x = bb_offset(c, v), end = x + g->buf_size[b];
-		if (c->mem_blamed[m] && !c->mem_fixed[m]) {
-			c->mem_fixed[m] = 1;
-			nblamed++;
-			continue;
-		}
-		c->mem_blamed[m] = 1;
-		for (int32_t q = sm_find(s, x); q < s->n && s->lo[q] < end;
-		     q++) {
-			int32_t o = s->occ[q];
-			if (o >= 0 && c->occ_endt[o] == INT64_MAX &&
-			    c->occ_alt[o] && !c->forbid[c->occ_start[o]]) {
-				c->forbid[c->occ_start[o]] = 1;
-				nblamed++;
-			}
-		}
-	}
-	return nblamed;
-}
-
-/* Restarts of a stuck online simulation, each with more occupancies held
- * to their backbone offsets. */
-#define MAX_RESTARTS 8
-
-static int simulate(cpe *c, bool *ok)
-{
-	memset(c->forbid, 0, (size_t)c->total);
-	memset(c->mem_fixed, 0, sizeof c->mem_fixed);
-	memset(c->mem_blamed, 0, sizeof c->mem_blamed);
-	for (int i = 0;; i++) {
-		int rc = simulate_once(c, ok);
-		if (rc || *ok || !c->online || i == MAX_RESTARTS)
-			return rc;
-		int32_t nb = blame(c);
-		DBG("  restart %d: %d blamed\n", i, nb);
-		if (nb == 0)
-			return DS_OK;
-	}
 }
 
 /* The same list scheduling on the reversed constraint graph, priority to
@@ -1385,6 +1508,24 @@ static void simulate_back(cpe *c)
 		c->key[v] = end - c->start[v];
 }
 
+/* Priorities anchored on the busiest pipe: its operations keep their
+ * forward start times, every other node gets the latest time that still
+ * feeds its earliest busiest-pipe successor (successor's key minus its own
+ * cycles), or its own start when it feeds none.  Loads then come in the
+ * order the bottleneck consumes them.  Needs the forward times. */
+static void need_keys(cpe *c)
+{
+	for (int32_t i = c->nout - 1; i >= 0; i--) {
+		int32_t v = c->out[i];
+		int64_t need = INT64_MAX;
+		if (c->pipe[v] != c->bneck)
+			for (int32_t j = c->s_off[v]; j < c->s_off[v + 1]; j++)
+				if (c->key[c->s_adj[j]] - c->cyc[v] < need)
+					need = c->key[c->s_adj[j]] - c->cyc[v];
+		c->key[v] = need == INT64_MAX ? c->start[v] : need;
+	}
+}
+
 /* ---- re-placement ---- */
 
 /* New offsets (c->off, c->soff) for the order c->out at the times
@@ -1421,7 +1562,7 @@ static int replace(cpe *c, int policy, bool *ok)
 			*ok = false;
 			return DS_OK;
 		}
-		if (occupy(c, v, x, false))
+		if (occupy(c, v, x))
 			return oom(c);
 	}
 	return DS_OK;
@@ -1460,7 +1601,6 @@ typedef struct best {
 	ds_plan plan;
 	ds_figures f;
 	int64_t max_peak, max_ddr;
-	bool gain; /* the plan changed in this round */
 } best;
 
 /* Replays cand; when it is valid, within the budgets and shorter than the
@@ -1482,7 +1622,6 @@ static int consider(cpe *c, ds_plan *cand, best *b)
 	b->plan = *cand;
 	*cand = t;
 	b->f = f;
-	b->gain = true;
 	return DS_OK;
 }
 
@@ -1523,7 +1662,8 @@ static int try_order(cpe *c, const ds_plan *bb, ds_plan *cand, best *b)
 /* ---- the pass ---- */
 
 #define DEFAULT_ROUNDS 4
-#define FB_PASSES 2
+#define MIN_GAIN_PERMILLE 5
+#define FB_PASSES 3
 
 int ds_cpe(const ds_graph *g, const ds_plan *in, const ds_cpe_opts *o,
 	   ds_plan *out, ds_err *e)
@@ -1558,20 +1698,15 @@ int ds_cpe(const ds_graph *g, const ds_plan *in, const ds_cpe_opts *o,
 		goto out;
 	}
 	plan_copy(g, in, &b.plan);
-	c.lim[R_VSTAY] = b.max_peak;
-	/* a resource whose users cannot reach its limit even all at once
-	 * needs no guard */
-	int64_t sum[NRES] = {0};
-	for (int32_t bf = 0; bf < g->nbuf; bf++) {
-		int m = g->buf_mem[bf];
-		if (ds_mem_stays(m))
-			sum[R_VSTAY] += g->buf_size[bf];
-		sum[1 + m] += g->buf_size[bf];
-	}
-	for (int r = 0; r < NRES; r++)
-		c.guard_on[r] = sum[r] > c.lim[r];
+	c.limit = b.max_peak;
+	/* no guard when all L1 and UB buffers together stay within it */
+	int64_t sum = 0;
+	for (int32_t bf = 0; bf < g->nbuf; bf++)
+		if (ds_mem_stays(g->buf_mem[bf]))
+			sum += g->buf_size[bf];
+	c.guard_on = sum > c.limit;
 	for (int64_t r = 0; r < rounds && rc == DS_OK; r++) {
-		b.gain = false;
+		int64_t before = b.f.makespan;
 		/* the best plan so far is the backbone of both modes */
 		plan_copy(g, &b.plan, &bb);
 		for (int online = 1; online >= 0 && rc == DS_OK; online--) {
@@ -1591,11 +1726,18 @@ int ds_cpe(const ds_graph *g, const ds_plan *in, const ds_cpe_opts *o,
 					DBG("  %s stuck at %d/%d\n", online ? "online" : "fixed", c.nout, c.total);
 				if (!ok)
 					break;
-				simulate_back(&c);
+				if (pass == 0)
+					need_keys(&c);
+				else
+					simulate_back(&c);
 				set_rank(&c, c.key);
 			}
 		}
-		if (!b.gain)
+		/* by default, another round only after a round that gained
+		 * at least MIN_GAIN_PERMILLE; with an effort, any gain */
+		int64_t gain = before - b.f.makespan;
+		if (gain <= 0 || (!(o && o->effort > 0) &&
+				  gain * 1000 < before * MIN_GAIN_PERMILLE))
 			break;
 	}
 out:

@@ -63,7 +63,8 @@ typedef struct gen {
 	int32_t *rnode, *rnext;
 	int64_t rn, rcap;
 
-	/* stamp[v] == current node + 1: v is already a predecessor of it */
+	/* stamp[u] == v + 1: the edge u -> v is already made (a node gets
+	 * all its in-edges at once, so one stamp per source suffices) */
 	int32_t *stamp;
 	int64_t scap;
 } gen;
@@ -120,7 +121,7 @@ static bool done(const gen *g)
 	return g->rc || count(g) >= g->budget;
 }
 
-/* size for memory m, cut so that `share` buffers of it fit together (the
+/* A size for memory m, cut so that `share` buffers of it fit together (the
  * most one operation of the generator uses); the caller checked up front
  * that caps allow at least one byte each. */
 static int64_t fit(const gen *g, int m, int64_t size, int64_t share)

@@ -334,7 +334,8 @@ void ds_graph_free(ds_graph *g)
 	if (!g)
 		return;
 	const ds_heap *h = g->heap;
-	void *arrays[] = {g->source, g->kind,	  g->op,       g->pipe,
+	void *arrays[] = {g->epred_off, g->epred,
+			  g->source, g->kind,	  g->op,       g->pipe,
 			  g->cycles, g->buf,	  g->use_off,  g->use,
 			  g->pred_off, g->pred,	  g->succ_off, g->succ,
 			  g->esrc,   g->edst,	  g->topo,     g->buf_id,
@@ -392,7 +393,9 @@ static void build_csr(int32_t n, int64_t m, const int32_t *from,
 }
 
 /* Names up to 8 nodes of a cycle among the nodes Kahn's pass left over. */
-static int report_cycle(const ds_graph *g, const int32_t *indeg, ds_err *e)
+static int report_cycle(const ds_graph *g, const int32_t *off,
+			const int32_t *adj, const int32_t *indeg,
+			const char *what, ds_err *e)
 {
 	/* Every left-over node has a left-over predecessor, so walking them
 	 * must come back to a node already seen: that closes a cycle. */
@@ -405,9 +408,9 @@ static int report_cycle(const ds_graph *g, const int32_t *indeg, ds_err *e)
 	while (indeg[v] == 0)
 		v++;
 	while (via[v] < 0) {
-		for (int32_t k = g->pred_off[v]; k < g->pred_off[v + 1]; k++)
-			if (indeg[g->pred[k]] > 0) {
-				via[v] = g->pred[k];
+		for (int32_t k = off[v]; k < off[v + 1]; k++)
+			if (indeg[adj[k]] > 0) {
+				via[v] = adj[k];
 				break;
 			}
 		v = via[v];
@@ -429,8 +432,34 @@ static int report_cycle(const ds_graph *g, const int32_t *indeg, ds_err *e)
 	else
 		snprintf(list + at, sizeof list - at, "%d", c[k - 1]);
 	ds_free(g->heap, via);
-	return ds_fail(e, DS_EINPUT, "%s: the edges form a cycle: %s",
-		       g->source, list);
+	return ds_fail(e, DS_EINPUT, "%s: %s: %s", g->source, what, list);
+}
+
+static int cmp_int32(const void *a, const void *b)
+{
+	int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+	return (x > y) - (x < y);
+}
+
+/* Kahn's pass (FIFO seeded in Id order) into order; returns how many nodes
+ * it placed, fewer than n when there is a cycle (indeg > 0 marks the nodes
+ * left over). */
+static int32_t kahn(int32_t n, const int32_t *pred_off, const int32_t *soff,
+		    const int32_t *sadj, int32_t *indeg, int32_t *order)
+{
+	for (int32_t v = 0; v < n; v++)
+		indeg[v] = pred_off[v + 1] - pred_off[v];
+	int32_t head = 0, tail = 0;
+	for (int32_t v = 0; v < n; v++)
+		if (indeg[v] == 0)
+			order[tail++] = v;
+	while (head < tail) {
+		int32_t v = order[head++];
+		for (int32_t k = soff[v]; k < soff[v + 1]; k++)
+			if (--indeg[sadj[k]] == 0)
+				order[tail++] = sadj[k];
+	}
+	return tail;
 }
 
 static int finish_graph(ds_builder *b, ds_graph *g, const ds_caps *caps,
@@ -617,43 +646,99 @@ static int finish_graph(ds_builder *b, ds_graph *g, const ds_caps *caps,
 		g->esrc[k] = (int32_t)s;
 		g->edst[k] = (int32_t)d;
 	}
-	NEW(g->pred_off, (int64_t)n + 1);
-	NEW(g->succ_off, (int64_t)n + 1);
-	NEW(g->pred, b->ne ? b->ne : 1);
-	NEW(g->succ, b->ne ? b->ne : 1);
-	build_csr(n, b->ne, g->edst, g->esrc, g->pred_off, g->pred);
-	build_csr(n, b->ne, g->esrc, g->edst, g->succ_off, g->succ);
-
-	/* topological order (Kahn, FIFO seeded in Id order) and the critical
-	 * path in cycles */
+	/* the graph's own edges, by destination: timing and critical path */
+	NEW(g->epred_off, (int64_t)n + 1);
+	NEW(g->epred, b->ne ? b->ne : 1);
+	build_csr(n, b->ne, g->edst, g->esrc, g->epred_off, g->epred);
 	NEW(indeg, n);
 	NEW(g->topo, n);
-	NEW(cp, n);
-	for (int32_t v = 0; v < n; v++)
-		indeg[v] = g->pred_off[v + 1] - g->pred_off[v];
-	int32_t head = 0, tail = 0;
-	for (int32_t v = 0; v < n; v++)
-		if (indeg[v] == 0)
-			g->topo[tail++] = v;
-	while (head < tail) {
-		int32_t v = g->topo[head++];
-		int64_t fin;
-		if (!ds_add(cp[v], g->cycles[v], &fin))
-			FAIL("%s: the critical path overflows 64 bits",
-			     b->source);
-		if (fin > g->critical_path)
-			g->critical_path = fin;
-		for (int32_t k = g->succ_off[v]; k < g->succ_off[v + 1]; k++) {
-			int32_t w = g->succ[k];
-			if (fin > cp[w])
-				cp[w] = fin;
-			if (--indeg[w] == 0)
-				g->topo[tail++] = w;
+	{
+		/* a cycle among the edges themselves, named with them */
+		int32_t *soff, *sadj;
+		NEW(soff, (int64_t)n + 1);
+		sadj = ds_alloc(h, (size_t)(b->ne ? b->ne : 1), sizeof *sadj);
+		if (!sadj) {
+			ds_free(h, soff);
+			rc = ds_fail(e, DS_ENOMEM, "%s: out of memory",
+				     b->source);
+			goto out;
+		}
+		build_csr(n, b->ne, g->esrc, g->edst, soff, sadj);
+		int32_t done = kahn(n, g->epred_off, soff, sadj, indeg, g->topo);
+		ds_free(h, soff);
+		ds_free(h, sadj);
+		if (done < n) {
+			rc = report_cycle(g, g->epred_off, g->epred, indeg,
+					  "the edges form a cycle", e);
+			goto out;
 		}
 	}
-	if (tail < n) {
-		rc = report_cycle(g, indeg, e);
+
+	/* The order constraints: the edges, and each buffer's ALLOC before
+	 * its users and its FREE after them (residency demands it even where
+	 * no edge says so).  Every pass that orders nodes follows these;
+	 * duplicates of edges are dropped. */
+	int64_t m = b->ne + 2 * b->nuses + nbuf;
+	if (m > INT32_MAX)
+		FAIL("%s: too many edges", b->source);
+	NEW(ef, m);
+	NEW(et, m);
+	int64_t k = 0;
+	for (; k < b->ne; k++)
+		ef[k] = g->esrc[k], et[k] = g->edst[k];
+	for (int32_t v = 0; v < n; v++)
+		for (int32_t u = g->use_off[v]; u < g->use_off[v + 1]; u++) {
+			int32_t x = g->use[u];
+			ef[k] = g->buf_alloc[x], et[k++] = v;
+			ef[k] = v, et[k++] = g->buf_free[x];
+		}
+	for (int32_t x = 0; x < nbuf; x++)
+		ef[k] = g->buf_alloc[x], et[k++] = g->buf_free[x];
+	NEW(g->pred_off, (int64_t)n + 1);
+	NEW(g->pred, m);
+	build_csr(n, m, et, ef, g->pred_off, g->pred);
+	int32_t w = 0, start = 0;
+	for (int32_t v = 0; v < n; v++) {
+		int32_t lo = start, hi = g->pred_off[v + 1];
+		start = hi;
+		qsort(g->pred + lo, (size_t)(hi - lo), sizeof *g->pred,
+		      cmp_int32);
+		g->pred_off[v] = w;
+		for (int32_t q = lo; q < hi; q++)
+			if (q == lo || g->pred[q] != g->pred[q - 1])
+				g->pred[w++] = g->pred[q];
+	}
+	g->pred_off[n] = w;
+	for (int32_t v = 0, q = 0; v < n; v++)
+		for (; q < g->pred_off[v + 1]; q++)
+			ef[q] = g->pred[q], et[q] = v;
+	NEW(g->succ_off, (int64_t)n + 1);
+	NEW(g->succ, w ? w : 1);
+	build_csr(n, w, ef, et, g->succ_off, g->succ);
+
+	/* topological order over the constraints (Kahn, FIFO seeded in Id
+	 * order), then the critical path over the edges */
+	if (kahn(n, g->pred_off, g->succ_off, g->succ, indeg, g->topo) < n) {
+		rc = report_cycle(g, g->pred_off, g->pred, indeg,
+				  "a buffer is used outside its ALLOC..FREE "
+				  "(edges with each ALLOC before its users "
+				  "and FREE after them form a cycle)",
+				  e);
 		goto out;
+	}
+	NEW(cp, n);
+	for (int32_t i = 0; i < n; i++) {
+		int32_t v = g->topo[i];
+		int64_t s0 = 0, fin;
+		for (int32_t q = g->epred_off[v]; q < g->epred_off[v + 1]; q++)
+			if (cp[g->epred[q]] > s0)
+				s0 = cp[g->epred[q]];
+		if (!ds_add(s0, g->cycles[v], &fin))
+			FAIL("%s: the critical path overflows 64 bits",
+			     b->source);
+		cp[v] = fin;
+		if (fin > g->critical_path)
+			g->critical_path = fin;
 	}
 
 	/* names move from the builder to the graph */

@@ -52,25 +52,34 @@ typedef struct view {
 	const int8_t *l0;    /* 0..NL0-1 for L0 ALLOC/FREE nodes, else -1 */
 	const int32_t *mate; /* ALLOC <-> FREE of the same buffer, else -1 */
 	const int32_t *level; /* operations on the longest path from a root */
-	const uint8_t *source; /* preceded by ALLOCs only: a load, never a
-				  target of its own (it only adds memory) */
+	/* ROLE_SOURCE: an operation preceded by ALLOCs only (a load: never
+	 * a target of its own, it would only add memory); ROLE_SINK: one
+	 * followed by FREEs only (an output) */
+	const uint8_t *role;
+	const int32_t *sinks;
+	int32_t nsinks;
 	const int32_t *buf, *uoff, *user; /* the graph's buffers and users */
 	const int32_t *useoff, *use;	  /* the graph's operations' buffers */
 	const int32_t *balloc, *bfree;	  /* a buffer's ALLOC and FREE */
 } view;
+
+enum { ROLE_SOURCE = 1, ROLE_SINK = 2 };
 
 /* ---- greedy variants ---- */
 
 enum {
 	POL_NET,  /* least net memory, then least rise */
 	POL_RISE, /* least rise, then least net */
-	POL_PEAK  /* stay under the bound if possible (then by prio),
+	POL_PEAK, /* stay under the bound if possible (then by prio),
 		     else least rise */
+	POL_LEVEL /* lowest level first (breadth), then by prio */
 };
 enum {
 	PR_NET,	   /* least net */
 	PR_CREDIT, /* most progress on live buffers */
-	PR_RECENT  /* most recently rated: depth first */
+	PR_RECENT, /* most recently rated: depth first */
+	PR_COMMIT  /* least commitment (bytes times users left of what it
+		      allocates) less credit */
 };
 
 typedef struct gparams {
@@ -78,7 +87,10 @@ typedef struct gparams {
 	int8_t pol;
 	int8_t prio;  /* POL_PEAK only */
 	int8_t tie;   /* +1: lowest level first, -1: highest */
-	int32_t kmax; /* closure bound, in nodes */
+	int32_t kmax; /* closure bound, in nodes; 0: none, and the targets
+			 are the sinks (a depth-first run to each output) */
+	int32_t ext;  /* a buffer the target allocated with at most this
+			 many users left pulls them in */
 } gparams;
 
 /* ---- candidates ---- */
@@ -94,6 +106,7 @@ typedef struct cand {
 	int32_t why; /* -1: can run; else the busy L0 memory it waits for */
 	int64_t rise, net;
 	int64_t credit; /* progress towards freeing live buffers, scaled */
+	int64_t commit; /* new live buffers times their users left, scaled */
 	int64_t seq;	/* when it was rated */
 } cand;
 
@@ -268,7 +281,8 @@ static bool closure(run *r, int32_t t)
 		if ((v->kind[y] == DS_ALLOC) != (i >= deg) || r->done[y] ||
 		    r->mark[y] == st)
 			continue;
-		if (r->nclos + sp >= r->p->kmax && !r->nobound)
+		if (r->nclos + sp >= r->p->kmax && r->p->kmax > 0 &&
+		    !r->nobound)
 			return false;
 		r->mark[y] = st;
 		r->stk[sp] = y;
@@ -398,31 +412,35 @@ static int play(run *r, int32_t t, bool *newl0)
 	play_closure(r, &nfresh, newl0);
 	if (r->viol >= 0)
 		return EV_BLOCKED;
-	while (r->nplan < 4 * r->p->kmax) {
-		int32_t u = -1;
-		while (u < 0 && scan < nfresh) {
-			int32_t a = r->fresh[scan++], b = v->buf[a], left = 0;
-			if (r->done[v->mate[a]])
-				continue;
-			for (int32_t k = v->uoff[b]; k < v->uoff[b + 1]; k++)
-				if (!r->done[v->user[k]]) {
-					left++;
-					u = v->user[k];
-				}
-			if (left != 1)
-				u = -1;
-		}
-		if (u < 0 || !closure(r, u))
-			break;
+	while (scan < nfresh && r->nplan < 4 * r->p->kmax) {
+		int32_t a = r->fresh[scan++], b = v->buf[a], left = 0;
+		if (r->done[v->mate[a]])
+			continue;
+		for (int32_t k = v->uoff[b]; k < v->uoff[b + 1]; k++)
+			left += !r->done[v->user[k]];
+		if (left < 1 || left > r->p->ext)
+			continue;
+		/* play the users left, in order, or none of them */
 		ckpt c;
-		bool l0 = *newl0;
+		bool l0 = *newl0, ok = true;
 		save(r, &c);
 		int32_t nf = nfresh;
-		play_closure(r, &nfresh, &l0);
-		if (r->viol >= 0) {
+		for (int32_t k = v->uoff[b]; k < v->uoff[b + 1] && ok; k++) {
+			int32_t u = v->user[k];
+			if (r->done[u])
+				continue;
+			if (!closure(r, u) ||
+			    r->nplan + r->nclos > 4 * r->p->kmax) {
+				ok = false;
+				break;
+			}
+			play_closure(r, &nfresh, &l0);
+			ok = r->viol < 0;
+		}
+		if (!ok) {
 			restore(r, &c);
 			nfresh = nf;
-			break;
+			continue;
 		}
 		*newl0 = l0;
 	}
@@ -465,6 +483,25 @@ static int64_t credit(run *r)
 	return sum;
 }
 
+/* Buffers a simulation allocated that stay live, each weighted by the
+ * users it still waits for: memory held for a long time to come. */
+static int64_t commitment(run *r)
+{
+	const view *v = r->v;
+	int64_t sum = 0;
+	for (int32_t i = 0; i < r->nslog; i++) {
+		int32_t a = r->slog[i];
+		if (v->kind[a] != DS_ALLOC || v->stay[a] == 0 ||
+		    r->done[v->mate[a]])
+			continue;
+		int32_t b = v->buf[a], left = 0;
+		for (int32_t j = v->uoff[b]; j < v->uoff[b + 1]; j++)
+			left += !r->done[v->user[j]];
+		sum += v->stay[a] * 1024 * left;
+	}
+	return sum;
+}
+
 /* Rates target t by playing it in a simulation into e.  The plan stays
  * valid until the state changes, for commit(). */
 static int rate(run *r, int32_t t, cand *e)
@@ -490,6 +527,7 @@ static int rate(run *r, int32_t t, cand *e)
 	e->rise = r->peak - c.cur;
 	e->net = r->cur - c.cur;
 	e->credit = rc == EV_OK ? credit(r) : 0;
+	e->commit = rc == EV_OK ? commitment(r) : 0;
 	e->seq = ++r->seq;
 	int32_t nplan = r->nplan;
 	restore(r, &c);
@@ -505,6 +543,8 @@ static int64_t prio_key(const run *r, const cand *a)
 		return a->net;
 	case PR_CREDIT:
 		return -a->credit;
+	case PR_COMMIT:
+		return a->commit - a->credit;
 	default:
 		return -a->seq;
 	}
@@ -522,6 +562,11 @@ static bool better(const run *r, const cand *a, const cand *b)
 	case POL_RISE:
 		ka[0] = a->rise, kb[0] = b->rise;
 		ka[1] = a->net, kb[1] = b->net;
+		break;
+	case POL_LEVEL:
+		ka[0] = (int64_t)r->v->level[a->t] * r->p->tie;
+		kb[0] = (int64_t)r->v->level[b->t] * r->p->tie;
+		ka[1] = prio_key(r, a), kb[1] = prio_key(r, b);
 		break;
 	default: {
 		/* under the peak so far: free, so by priority; above: by
@@ -547,8 +592,9 @@ static bool better(const run *r, const cand *a, const cand *b)
 static int consider(run *r, int32_t t, ds_err *err)
 {
 	const view *v = r->v;
-	if (r->done[t] || v->kind[t] == DS_ALLOC || v->source[t] ||
-	    r->pushed[t] == r->round)
+	if (r->done[t] || v->kind[t] == DS_ALLOC ||
+	    (v->role[t] & ROLE_SOURCE) || r->pushed[t] == r->round ||
+	    (r->p->kmax == 0 && !(v->role[t] & ROLE_SINK)))
 		return DS_OK;
 	r->pushed[t] = r->round;
 	cand e;
@@ -576,6 +622,12 @@ static int retrigger(run *r, int32_t from, ds_err *err)
 {
 	const view *v = r->v;
 	r->round++;
+	if (r->p->kmax == 0) {
+		for (int32_t i = 0; i < v->nsinks; i++)
+			if (consider(r, v->sinks[i], err))
+				return DS_ENOMEM;
+		return DS_OK;
+	}
 	for (int32_t i = from; i < r->nout; i++) {
 		int32_t x = r->out[i];
 		for (int32_t k = v->soff[x]; k < v->soff[x + 1]; k++) {
@@ -623,7 +675,7 @@ static void forced(run *r)
 {
 	const view *v = r->v;
 	int32_t any = -1, ready = -1;
-	cand best = {-1, -1, 0, 0, 0, 0};
+	cand best = {-1, -1, 0, 0, 0, 0, 0};
 	for (int32_t x = 0; x < v->n; x++) {
 		if (r->done[x] || r->wait[x] != 0)
 			continue;
@@ -675,25 +727,20 @@ static void run_free(run *r)
 	ds_free(h, r->cpos);
 }
 
-/* One greedy run over view v into out[0..n); *invalid when the one-live
- * rule had to be broken. */
-static int greedy(const view *v, const gparams *p, const ds_heap *h,
-		  int32_t *out, bool *invalid, ds_err *err)
+/* Working arrays for greedy runs over n nodes and ne (augmented) edges,
+ * allocated once and reused by every run. */
+static int run_alloc(run *r, const ds_heap *h, int32_t n, int64_t ne,
+		     ds_err *err)
 {
-	const int32_t n = v->n;
-	run R, *r = &R;
 	memset(r, 0, sizeof *r);
-	r->v = v;
-	r->p = p;
 	r->h = h;
-	r->out = out;
-	r->viol = -1;
-	int64_t ne = v->poff[n];
 	r->done = ds_alloc(h, (size_t)n, sizeof *r->done);
 	r->wait = ds_alloc(h, (size_t)n, sizeof *r->wait);
 	r->palloc = ds_alloc(h, (size_t)n, sizeof *r->palloc);
 	r->mark = ds_alloc(h, (size_t)n, sizeof *r->mark);
 	r->pushed = ds_alloc(h, (size_t)n, sizeof *r->pushed);
+	/* a simulation changes each counter at most once per edge, and
+	 * each node's done flag once */
 	r->jr = ds_alloc(h, (size_t)(n + 2 * ne + 1), sizeof *r->jr);
 	r->eag = ds_alloc(h, (size_t)n + 1, sizeof *r->eag);
 	r->clos = ds_alloc(h, (size_t)n + 1, sizeof *r->clos);
@@ -703,15 +750,43 @@ static int greedy(const view *v, const gparams *p, const ds_heap *h,
 	r->stk = ds_alloc(h, (size_t)n + 1, sizeof *r->stk);
 	r->stki = ds_alloc(h, (size_t)n + 1, sizeof *r->stki);
 	r->cpos = ds_alloc(h, (size_t)n, sizeof *r->cpos);
-	int rc = DS_OK;
 	if (!r->done || !r->wait || !r->palloc || !r->mark || !r->pushed ||
 	    !r->jr || !r->eag || !r->clos || !r->fresh || !r->plan ||
-	    !r->slog || !r->stk || !r->stki || !r->cpos) {
-		rc = ds_fail(err, DS_ENOMEM, "out of memory");
-		goto out;
-	}
-	for (int m = 0; m < NL0; m++)
+	    !r->slog || !r->stk || !r->stki || !r->cpos)
+		return ds_fail(err, DS_ENOMEM, "out of memory");
+	return DS_OK;
+}
+
+/* One greedy run over view v into out[0..n); *invalid when the one-live
+ * rule had to be broken. */
+static int greedy(run *r, const view *v, const gparams *p, int32_t *out,
+		  bool *invalid, ds_err *err)
+{
+	const int32_t n = v->n;
+	int rc = DS_OK;
+	r->v = v;
+	r->p = p;
+	r->out = out;
+	r->viol = -1;
+	r->stamp = r->round = 0;
+	r->seq = 0;
+	r->njr = 0;
+	r->sim = false;
+	r->cur = r->peak = r->runpeak = 0;
+	r->neag = r->nclos = r->nplan = r->nslog = 0;
+	r->nobound = false;
+	r->nc = 0;
+	r->nout = 0;
+	r->invalid = false;
+	memset(r->done, 0, (size_t)n * sizeof *r->done);
+	memset(r->wait, 0, (size_t)n * sizeof *r->wait);
+	memset(r->palloc, 0, (size_t)n * sizeof *r->palloc);
+	memset(r->mark, 0, (size_t)n * sizeof *r->mark);
+	memset(r->pushed, 0, (size_t)n * sizeof *r->pushed);
+	for (int m = 0; m < NL0; m++) {
+		r->l0cnt[m] = 0;
 		r->l0hold[m] = -1;
+	}
 	for (int32_t x = 0; x < n; x++) {
 		r->cpos[x] = -1;
 		for (int32_t k = v->poff[x]; k < v->poff[x + 1]; k++) {
@@ -731,7 +806,9 @@ static int greedy(const view *v, const gparams *p, const ds_heap *h,
 	drain(r);
 	/* first candidates: what can run now, and one or two steps on */
 	r->round++;
-	for (int32_t x = 0; x < n && rc == DS_OK; x++) {
+	if (p->kmax == 0)
+		rc = retrigger(r, r->nout, err);
+	for (int32_t x = 0; x < n && rc == DS_OK && p->kmax > 0; x++) {
 		if (r->done[x] || v->kind[x] == DS_ALLOC || r->wait[x] != 0)
 			continue;
 		rc = consider(r, x, err);
@@ -767,7 +844,8 @@ static int greedy(const view *v, const gparams *p, const ds_heap *h,
 				continue;
 			}
 			if (ev == EV_BLOCKED || e.rise != old.rise ||
-			    e.net != old.net || e.credit != old.credit) {
+			    e.net != old.net || e.credit != old.credit ||
+			    e.commit != old.commit) {
 				r->c[bi] = e;
 				continue;
 			}
@@ -778,8 +856,6 @@ static int greedy(const view *v, const gparams *p, const ds_heap *h,
 		rc = retrigger(r, from, err);
 	}
 	*invalid = r->invalid;
-out:
-	run_free(r);
 	return rc;
 }
 
@@ -812,6 +888,35 @@ static int64_t order_peak(const ds_graph *g, const int32_t *order,
 	return peak;
 }
 
+/* Raises the weight of every buffer live at the (first) peak of order:
+ * the next greedy run sees them bigger and keeps them shorter. */
+static void bump_peak(const ds_graph *g, const int32_t *order, int64_t *wgt,
+		      uint8_t *live)
+{
+	int64_t cur = 0, peak = -1;
+	int32_t at = 0;
+	for (int32_t i = 0; i < g->n; i++) {
+		int32_t x = order[i];
+		if (g->kind[x] == DS_OP || !ds_mem_stays(g->buf_mem[g->buf[x]]))
+			continue;
+		cur += (g->kind[x] == DS_ALLOC ? 1 : -1) *
+		       g->buf_size[g->buf[x]];
+		if (cur > peak) {
+			peak = cur;
+			at = i;
+		}
+	}
+	memset(live, 0, (size_t)g->nbuf);
+	for (int32_t i = 0; i <= at; i++) {
+		int32_t x = order[i];
+		if (g->kind[x] != DS_OP)
+			live[g->buf[x]] = g->kind[x] == DS_ALLOC;
+	}
+	for (int32_t b = 0; b < g->nbuf; b++)
+		if (live[b] && ds_mem_stays(g->buf_mem[b]))
+			wgt[b]++;
+}
+
 /* ---- building the views ---- */
 
 typedef struct views {
@@ -823,6 +928,7 @@ typedef struct views {
 	int32_t *mate;
 	int32_t *lev_fw, *lev_bw;
 	uint8_t *src_fw, *src_bw;
+	int32_t *sk_fw, *sk_bw;
 } views;
 
 static void views_free(const ds_heap *h, views *w)
@@ -839,6 +945,8 @@ static void views_free(const ds_heap *h, views *w)
 	ds_free(h, w->lev_bw);
 	ds_free(h, w->src_fw);
 	ds_free(h, w->src_bw);
+	ds_free(h, w->sk_fw);
+	ds_free(h, w->sk_bw);
 	memset(w, 0, sizeof *w);
 }
 
@@ -857,15 +965,25 @@ static void levels(const view *v, const int32_t *topo, bool rev,
 	}
 }
 
-/* Operations whose preds are all ALLOCs. */
-static void sources(const view *v, uint8_t *src)
+/* Roles of operations; the sinks into sinks[], their count returned. */
+static int32_t roles(const view *v, uint8_t *role, int32_t *sinks)
 {
+	int32_t ns = 0;
 	for (int32_t x = 0; x < v->n; x++) {
-		src[x] = v->kind[x] == DS_OP;
+		role[x] = 0;
+		if (v->kind[x] != DS_OP)
+			continue;
+		role[x] = ROLE_SOURCE | ROLE_SINK;
 		for (int32_t k = v->poff[x]; k < v->poff[x + 1]; k++)
 			if (v->kind[v->pred[k]] != DS_ALLOC)
-				src[x] = 0;
+				role[x] &= ~ROLE_SOURCE;
+		for (int32_t k = v->soff[x]; k < v->soff[x + 1]; k++)
+			if (v->kind[v->succ[k]] != DS_FREE)
+				role[x] &= ~ROLE_SINK;
+		if (role[x] & ROLE_SINK)
+			sinks[ns++] = x;
 	}
+	return ns;
 }
 
 static void fill_csr(int32_t n, int64_t ne, const int32_t *from,
@@ -904,10 +1022,13 @@ static int views_build(const ds_graph *g, views *w, int32_t *topo,
 	w->lev_bw = ds_alloc(h, (size_t)n, sizeof *w->lev_bw);
 	w->src_fw = ds_alloc(h, (size_t)n, sizeof *w->src_fw);
 	w->src_bw = ds_alloc(h, (size_t)n, sizeof *w->src_bw);
+	w->sk_fw = ds_alloc(h, (size_t)n, sizeof *w->sk_fw);
+	w->sk_bw = ds_alloc(h, (size_t)n, sizeof *w->sk_bw);
 	int rc = DS_OK;
 	if (!es || !ed || !indeg || !w->poff || !w->soff || !w->pred ||
 	    !w->succ || !w->kind_bw || !w->stay || !w->l0 || !w->mate ||
-	    !w->lev_fw || !w->lev_bw || !w->src_fw || !w->src_bw) {
+	    !w->lev_fw || !w->lev_bw || !w->src_fw || !w->src_bw ||
+	    !w->sk_fw || !w->sk_bw) {
 		rc = ds_fail(e, DS_ENOMEM, "out of memory");
 		goto out;
 	}
@@ -973,17 +1094,17 @@ static int views_build(const ds_graph *g, views *w, int32_t *topo,
 		goto out;
 	}
 	w->fw = (view){n,	 w->poff,   w->pred,	 w->soff, w->succ,
-		       g->kind,	 w->stay,   w->l0,	 w->mate, w->lev_fw, w->src_fw,
+		       g->kind,	 w->stay,   w->l0,	 w->mate, w->lev_fw, w->src_fw, w->sk_fw, 0,
 		       g->buf,	 g->user_off, g->user, g->use_off, g->use,
 		       g->buf_alloc, g->buf_free};
 	w->bw = (view){n,	    w->soff,	  w->succ, w->poff, w->pred,
-		       w->kind_bw, w->stay,	  w->l0,   w->mate, w->lev_bw, w->src_bw,
+		       w->kind_bw, w->stay,	  w->l0,   w->mate, w->lev_bw, w->src_bw, w->sk_bw, 0,
 		       g->buf,	    g->user_off, g->user, g->use_off, g->use,
 		       g->buf_free, g->buf_alloc};
 	levels(&w->fw, topo, false, w->lev_fw);
 	levels(&w->bw, topo, true, w->lev_bw);
-	sources(&w->fw, w->src_fw);
-	sources(&w->bw, w->src_bw);
+	w->fw.nsinks = roles(&w->fw, w->src_fw, w->sk_fw);
+	w->bw.nsinks = roles(&w->bw, w->src_bw, w->sk_bw);
 out:
 	ds_free(h, es);
 	ds_free(h, ed);
@@ -1020,6 +1141,7 @@ typedef struct ls {
 	int32_t *bst, *wcnt, *nst, *ord;
 	uint8_t *blive, *bafter;
 	int32_t st;
+	int64_t ntry, nwork;
 } ls;
 
 static void ls_free(ls *s)
@@ -1247,52 +1369,59 @@ static void ls_block(ls *s, int32_t lo, int32_t hi, bool later,
 	DS_ASSERT(k == hi - lo + 1);
 }
 
-/* One step: the best move that takes a buffer live at a peak position off
- * it, applied when it lowers the peak or the number of positions at the
- * peak.  False at a local optimum. */
-static bool ls_step(ls *s, int32_t *best_ord, int32_t window)
+/* One step: the first move found that takes a buffer live at a peak
+ * position off it and lowers the peak or the number of positions at the
+ * peak.  A buffer leaves position p when its first operation (with its
+ * descendants up to there) moves to just after p, or a little further,
+ * or its last operation (with its ancestors) to just before p, or a
+ * little earlier.  False at a local optimum. */
+static bool ls_step(ls *s, int32_t window, int32_t reach, int64_t budget)
 {
-	int64_t bp = s->peak;
-	int32_t bn = s->npeak, blo = -1, bhi = -1;
 	int32_t *ord = s->ord;
-	int tries = 0;
-	for (int32_t p = 0; p < s->nops && tries < 4; p++) {
+	int32_t seen = 0;
+	for (int32_t p = 0; p < s->nops && seen < 16; p++) {
 		if (s->val[p] != s->peak)
 			continue;
-		tries++;
+		seen++;
 		for (int32_t b = 0; b < s->nbuf; b++) {
 			if (bsize(s, b) == 0 || s->first[b] < 0 ||
 			    s->first[b] > p || s->last[b] < p)
 				continue;
-			for (int dir = 0; dir < 2; dir++) {
-				int32_t lo = dir ? p : s->first[b];
-				int32_t hi = dir ? s->last[b] : p;
-				if (lo == hi || hi - lo > window)
-					continue;
-				ls_block(s, lo, hi, !dir, ord);
-				int64_t pk;
-				int32_t np;
-				if (!ls_try(s, lo, hi, ord, &pk, &np))
-					continue;
-				if (pk < bp || (pk == bp && np < bn)) {
-					bp = pk;
-					bn = np;
-					blo = lo;
-					bhi = hi;
-					memcpy(best_ord, ord,
+			for (int dir = 0; dir < 2; dir++)
+				for (int32_t d = 0; d <= reach; d++) {
+					int32_t lo = dir ? p - d : s->first[b];
+					int32_t hi = dir ? s->last[b] : p + d;
+					if (lo < 0 || hi >= s->nops ||
+					    hi - lo > window)
+						break;
+					if (lo == hi ||
+					    (dir ? lo <= s->first[b]
+						 : hi >= s->last[b]))
+						break;
+					if (s->ntry >= budget)
+						return false;
+					ls_block(s, lo, hi, !dir, ord);
+					s->ntry++;
+					s->nwork += hi - lo + 1;
+					int64_t pk;
+					int32_t np;
+					if (!ls_try(s, lo, hi, ord, &pk, &np))
+						continue;
+					if (pk > s->peak ||
+					    (pk == s->peak && np >= s->npeak))
+						continue;
+					memcpy(s->seq + lo, ord,
 					       (size_t)(hi - lo + 1) *
 						       sizeof *ord);
+					bool ok = ls_eval_all(s);
+					DS_ASSERT(ok && s->peak == pk &&
+						  s->npeak == np);
+					(void)ok;
+					return true;
 				}
-			}
 		}
 	}
-	if (blo < 0)
-		return false;
-	memcpy(s->seq + blo, best_ord, (size_t)(bhi - blo + 1) * sizeof *ord);
-	bool ok = ls_eval_all(s);
-	DS_ASSERT(ok && s->peak == bp && s->npeak == bn);
-	(void)ok;
-	return true;
+	return false;
 }
 
 static int ls_init(ls *s, const ds_graph *g, const view *v, ds_err *e)
@@ -1401,10 +1530,12 @@ static void ls_run(ls *s, int32_t *order, int64_t effort, int32_t window)
 			s->seq[k++] = order[i];
 	if (!ls_eval_all(s))
 		return; /* the order breaks the one-live rule: leave it */
-	int32_t *tmp = order; /* scratch while searching */
-	for (int64_t it = 0; it < effort; it++)
-		if (!ls_step(s, tmp, window))
+	int64_t it;
+	s->ntry = s->nwork = 0;
+	for (it = 0;; it++)
+		if (!ls_step(s, window, 8, effort))
 			break;
+	if (getenv("MPAS_DEBUG")) fprintf(stderr, "    ls steps %lld tries %lld work %lld peak %lld x%d\n", (long long)it, (long long)s->ntry, (long long)s->nwork, (long long)s->peak, s->npeak);
 	/* the compacted order: unused buffers first, then each operation
 	 * with the ALLOCs that start there before it and the FREEs that end
 	 * there after it */
@@ -1435,18 +1566,20 @@ static void ls_run(ls *s, int32_t *order, int64_t effort, int32_t window)
 /* ---- the pass ---- */
 
 static const gparams variants[] = {
-	{0, POL_NET, 0, 1, 24},	  {0, POL_RISE, 0, 1, 24},
-	{0, POL_PEAK, PR_NET, 1, 24}, {0, POL_PEAK, PR_CREDIT, 1, 24},
-	{0, POL_PEAK, PR_RECENT, 1, 24},
-	{1, POL_NET, 0, 1, 24},	  {1, POL_RISE, 0, 1, 24},
-	{1, POL_PEAK, PR_NET, 1, 24}, {1, POL_PEAK, PR_CREDIT, 1, 24},
-	{1, POL_PEAK, PR_RECENT, 1, 24},
-	{0, POL_NET, 0, 1, 1 << 20},	  {0, POL_RISE, 0, 1, 1 << 20},
-	{0, POL_PEAK, PR_NET, 1, 1 << 20}, {0, POL_PEAK, PR_CREDIT, 1, 1 << 20},
-	{0, POL_PEAK, PR_RECENT, 1, 1 << 20},
-	{1, POL_NET, 0, 1, 1 << 20},	  {1, POL_RISE, 0, 1, 1 << 20},
-	{1, POL_PEAK, PR_NET, 1, 1 << 20}, {1, POL_PEAK, PR_CREDIT, 1, 1 << 20},
-	{1, POL_PEAK, PR_RECENT, 1, 1 << 20},
+	{0, POL_NET, 0, 1, 24, 1},	  {0, POL_RISE, 0, 1, 24, 1},
+	{0, POL_PEAK, PR_NET, 1, 24, 1}, {0, POL_PEAK, PR_CREDIT, 1, 24, 1},
+	{0, POL_PEAK, PR_RECENT, 1, 24, 1},
+	{1, POL_NET, 0, 1, 24, 1},	  {1, POL_RISE, 0, 1, 24, 1},
+	{1, POL_PEAK, PR_NET, 1, 24, 1}, {1, POL_PEAK, PR_CREDIT, 1, 24, 1},
+	{1, POL_PEAK, PR_RECENT, 1, 24, 1},
+	{0, POL_NET, 0, 1, 0, 1},	  {0, POL_RISE, 0, 1, 0, 1},
+	{0, POL_PEAK, PR_NET, 1, 0, 1}, {0, POL_PEAK, PR_CREDIT, 1, 0, 1},
+	{0, POL_PEAK, PR_RECENT, 1, 0, 1},
+	{1, POL_NET, 0, 1, 0, 1},	  {1, POL_RISE, 0, 1, 0, 1},
+	{1, POL_PEAK, PR_NET, 1, 0, 1}, {1, POL_PEAK, PR_CREDIT, 1, 0, 1},
+	{1, POL_PEAK, PR_RECENT, 1, 0, 1},
+	{0, POL_PEAK, PR_COMMIT, 1, 24, 1}, {1, POL_PEAK, PR_COMMIT, 1, 24, 1},
+	{0, POL_PEAK, PR_COMMIT, 1, 0, 1}, {1, POL_PEAK, PR_COMMIT, 1, 0, 1},
 };
 
 int ds_mpas(const ds_graph *g, const ds_mpas_opts *o, int32_t *order,
@@ -1490,14 +1623,40 @@ int ds_mpas(const ds_graph *g, const ds_mpas_opts *o, int32_t *order,
 	}
 	if (getenv("MPAS_VARS"))
 		best = INT64_MAX, best_valid = false;
-	const int nvar = (int)(sizeof variants / sizeof variants[0]);
+	int nvar = (int)(sizeof variants / sizeof variants[0]);
 	const char *only = getenv("MPAS_VARS");
-	for (int i = 0; i < nvar && rc == DS_OK; i++) {
-		if (only && !strchr(only, 'a' + i))
+	gparams spec[64];
+	const char *sp = getenv("MPAS_SPEC");
+	if (sp) {
+		nvar = 0;
+		while (*sp && nvar < 64) {
+			int d, pol, pr, tie, km, ex, nn = 0;
+			if (sscanf(sp, "%d,%d,%d,%d,%d,%d%n", &d, &pol, &pr, &tie, &km, &ex, &nn) < 6) break;
+			spec[nvar++] = (gparams){(int8_t)d, (int8_t)pol, (int8_t)pr, (int8_t)tie, km, ex};
+			sp += nn;
+			while (*sp == ';' || *sp == ' ') sp++;
+		}
+	}
+	run R;
+	if (rc == DS_OK)
+		rc = run_alloc(&R, h, n, w.fw.poff[n], e);
+	int64_t *wgt = ds_alloc(h, (size_t)g->nbuf + 1, sizeof *wgt);
+	int64_t *wstay = ds_alloc(h, (size_t)n, sizeof *wstay);
+	uint8_t *blive = ds_alloc(h, (size_t)g->nbuf + 1, sizeof *blive);
+	int iters = getenv("MPAS_ITERS") ? atoi(getenv("MPAS_ITERS")) : 1;
+	for (int i = 0; i < nvar * iters && rc == DS_OK; i++) {
+		if (only && !strchr(only, 'a' + i / iters))
 			continue;
-		const gparams *p = &variants[i];
+		const gparams *p = sp ? &spec[i / iters] : &variants[i / iters];
 		bool inval = false;
-		rc = greedy(p->dir ? &w.bw : &w.fw, p, h, cand, &inval, e);
+		if (i % iters == 0)
+			for (int32_t b = 0; b < g->nbuf; b++)
+				wgt[b] = 1;
+		for (int32_t x = 0; x < n; x++)
+			wstay[x] = g->kind[x] == DS_OP ? 0 : w.stay[x] * wgt[g->buf[x]];
+		view vv = p->dir ? w.bw : w.fw;
+		vv.stay = wstay;
+		rc = greedy(&R, &vv, p, cand, &inval, e);
 		if (rc)
 			break;
 		if (p->dir)
@@ -1509,12 +1668,13 @@ int ds_mpas(const ds_graph *g, const ds_mpas_opts *o, int32_t *order,
 		bool valid;
 		int64_t pk = order_peak(g, cand, &valid);
 		int64_t pk0 = pk;
+		bump_peak(g, cand, wgt, blive);
 		if (use_ls && effort > 0) {
 			ls_run(&L, cand, effort, window);
 			pk = order_peak(g, cand, &valid);
 		}
 		if (getenv("MPAS_DEBUG"))
-			fprintf(stderr, "  var %c: peak %lld -> %lld%s\n", 'a' + i,
+			fprintf(stderr, "  var %c: peak %lld -> %lld%s\n", 'a' + i / iters,
 				(long long)pk0, (long long)pk, valid ? "" : " INVALID");
 		if ((valid && !best_valid) ||
 		    (valid == best_valid && pk < best)) {
@@ -1524,6 +1684,10 @@ int ds_mpas(const ds_graph *g, const ds_mpas_opts *o, int32_t *order,
 		}
 	}
 	ls_free(&L);
+	run_free(&R);
+	ds_free(h, wgt);
+	ds_free(h, wstay);
+	ds_free(h, blive);
 	views_free(h, &w);
 	ds_free(h, cand);
 	ds_free(h, topo);

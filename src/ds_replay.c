@@ -466,10 +466,10 @@ static int walk_time(replay *r, const ds_replay_opts *o, ds_figures *f)
 		int32_t v = p->order[i];
 		int64_t s = 0;
 		if (v < n)
-			for (int32_t k = g->pred_off[v]; k < g->pred_off[v + 1];
-			     k++)
-				if (fin[g->pred[k]] > s)
-					s = fin[g->pred[k]];
+			for (int32_t k = g->epred_off[v];
+			     k < g->epred_off[v + 1]; k++)
+				if (fin[g->epred[k]] > s)
+					s = fin[g->epred[k]];
 		for (int32_t k = xoff[v]; k < xoff[v + 1]; k++)
 			if (fin[xadj[k]] > s)
 				s = fin[xadj[k]];

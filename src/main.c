@@ -19,6 +19,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <math.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -98,6 +100,7 @@ static const char usage_schedule[] =
 
 static const char usage_bench[] =
 	"usage: dansched bench [GRAPH...] [--json | --csv] [--cap SPEC]\n"
+	"       dansched bench --scale [--kind KIND] [--nodes N]\n"
 	"\n"
 	"Runs every scheduler (original, free-first, lpmf, cp-list, vpux, dan)\n"
 	"on every graph (default: the bundled graphs), checks every plan with\n"
@@ -107,7 +110,12 @@ static const char usage_bench[] =
 	"\n"
 	"  --json   {\"results\": [{\"case\", \"scheduler\", \"peak_vstay\",\n"
 	"           \"extra_ddr\", \"spills\", \"makespan\", \"seconds\"}, ...]}\n"
-	"  --csv    the same rows as CSV\n";
+	"  --csv    the same rows as CSV\n"
+	"\n"
+	"With --scale: generates graphs of KIND (default matmul) of N/100,\n"
+	"N/20, N/10, N/2 and N nodes (N default 1000000), runs the full dan\n"
+	"pipeline on each, and prints the time and the peak memory (RSS) per\n"
+	"size, and the time growth per doubling of N.\n";
 
 static const char usage_trace[] =
 	"usage: dansched trace GRAPH SCHEDULE [MEMORY SPILL] -o FILE.json\n"
@@ -167,7 +175,7 @@ typedef struct args {
 	const char *stage, *scheduler, *kind;
 	int64_t effort, nodes, seed;
 	double traffic_budget, peak_budget;
-	bool q1, json, csv, help, trace, memmap, verbose, quiet;
+	bool q1, json, csv, help, trace, memmap, verbose, quiet, scale;
 	dansched_caps caps;
 } args;
 
@@ -196,7 +204,7 @@ static int parse_args(int argc, char **argv, const char *usage, args *a)
 	a->traffic_budget = 5;
 	static const char *const flags[] = {
 		"-h", "--help", "--q1", "--json", "--csv", "--trace",
-		"--memmap", "-v", "--verbose", "--quiet"};
+		"--memmap", "-v", "--verbose", "--quiet", "--scale"};
 	/* options with a value; from --effort on, the value is a number
 	 * (except --kind) */
 	static const char *const valued[] = {
@@ -216,7 +224,7 @@ static int parse_args(int argc, char **argv, const char *usage, args *a)
 			bool *fl[] = {&a->help,	  &a->help,    &a->q1,
 				      &a->json,	  &a->csv,     &a->trace,
 				      &a->memmap, &a->verbose, &a->verbose,
-				      &a->quiet};
+				      &a->quiet,  &a->scale};
 			*fl[f] = true;
 			continue;
 		}
@@ -668,6 +676,66 @@ static int64_t metric(const dansched_figures *f, int m)
 	}
 }
 
+/* Peak resident memory of this process so far, in MiB. */
+static double peak_rss_mib(void)
+{
+	struct rusage ru;
+	getrusage(RUSAGE_SELF, &ru);
+	return (double)ru.ru_maxrss / 1024.0;
+}
+
+static double seconds_now(void)
+{
+	return (double)clock() / CLOCKS_PER_SEC;
+}
+
+/* bench --scale: time and memory of the full pipeline as N grows. */
+static int bench_scale(const args *a)
+{
+	int64_t top = a->nodes > 0 ? a->nodes : 1000000;
+	const int64_t sizes[] = {top / 100, top / 20, top / 10, top / 2, top};
+	double prev = 0;
+	printf("%-10s %10s %9s %9s %9s %12s %10s %8s\n", "kind", "nodes",
+	       "gen_s", "plan_s", "rss_MiB", "us/node", "makespan",
+	       "x/double");
+	for (int i = 0; i < 5; i++) {
+		dansched_error e;
+		dansched_graph *g;
+		double t0 = seconds_now();
+		if (dansched_generate(NULL, a->kind, sizes[i], 1, &a->caps, &g,
+				      &e))
+			return report(&e);
+		double t1 = seconds_now();
+		dansched_options o;
+		dansched_options_default(&o);
+		dansched_plan *p;
+		dansched_figures f;
+		int rc = dansched_schedule(g, &o, &p, &f, &e);
+		double t2 = seconds_now();
+		int32_t n = dansched_graph_nodes(g);
+		dansched_plan_destroy(p);
+		dansched_graph_destroy(g);
+		if (rc)
+			return report(&e);
+		/* growth per doubling: sizes[i-1] -> sizes[i] scaled to x2 */
+		double ratio = 0;
+		if (i > 0 && prev > 0)
+			ratio = pow((t2 - t1) / prev,
+				    log(2.0) / log((double)sizes[i] /
+						   (double)sizes[i - 1]));
+		printf("%-10s %10d %9.3f %9.3f %9.1f %12.3f %10lld ", a->kind,
+		       n, t1 - t0, t2 - t1, peak_rss_mib(),
+		       1e6 * (t2 - t1) / (double)n, (long long)f.makespan);
+		if (i > 0)
+			printf("%8.2f\n", ratio);
+		else
+			printf("%8s\n", "-");
+		fflush(stdout);
+		prev = t2 - t1;
+	}
+	return 0;
+}
+
 static int cmd_bench(int argc, char **argv)
 {
 	args a;
@@ -678,6 +746,8 @@ static int cmd_bench(int argc, char **argv)
 		fputs(usage_bench, stdout);
 		return 0;
 	}
+	if (a.scale)
+		return bench_scale(&a);
 	char **bundled = NULL;
 	int np = a.npos;
 	const char **paths = a.pos;

@@ -322,9 +322,9 @@ static void fuzz_regressions(void **state)
 		if (has_prefix(name, "json-"))
 			rc = fuzz_json_one(data, len);
 		else if (has_prefix(name, "csv-"))
-			rc = fuzz_csv_one(tmp, data, len);
+			rc = fuzz_csv_one(tmp, "", data, len);
 		else if (has_prefix(name, "plan-"))
-			rc = fuzz_plan_one(tmp, data, len);
+			rc = fuzz_plan_one(tmp, "", data, len);
 		else
 			continue; /* README and the like */
 		assert_true(rc >= DS_OK && rc <= DS_ENOMEM);

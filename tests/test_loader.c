@@ -74,6 +74,33 @@ static void id_negative(void **state)
 
 /* ---- edges ---- */
 
+/* No edge orders EXP after the ALLOC or before the FREE of its buffer
+ * (only [0,2],[1,2]): the order constraints must add them, so that every
+ * pass keeps the buffer resident while EXP uses it. */
+static void use_ordered_by_buffer(void **state)
+{
+	(void)state;
+	ds_graph *g = must_load(GRAPH(ALLOC(0, 7, 16, UB) "," OP(1, EXP, VECTOR,
+							   60, "7") "," FREE(2, 7, 16, UB),
+			       "[0,2],[1,2]"));
+	assert_int_equal(g->topo[0], 0);
+	assert_int_equal(g->topo[1], 1);
+	assert_int_equal(g->topo[2], 2);
+	assert_int_equal(g->pred_off[2] - g->pred_off[1], 1); /* 0 -> 1 */
+	assert_int_equal(g->epred_off[2] - g->epred_off[1], 0);
+	ds_graph_free(g);
+}
+
+/* An edge from a buffer's FREE to one of its users cannot be kept. */
+static void use_after_free(void **state)
+{
+	(void)state;
+	refuse(GRAPH(ALLOC(0, 7, 16, UB) "," OP(1, EXP, VECTOR, 60, "7") "," FREE(
+			     2, 7, 16, UB),
+		     "[0,1],[2,1]"),
+	       "outside its ALLOC..FREE", "->");
+}
+
 static void edge_missing_node(void **state)
 {
 	(void)state;
@@ -516,16 +543,25 @@ static void check_six(const ds_graph *g)
 	assert_int_equal(ds_graph_find_pipe(g, "VECTOR"), g->pipe[3]);
 	assert_int_equal(ds_graph_find_pipe(g, "CUBE"), -1);
 
-	/* preds by destination, input order kept within a node */
-	static const int32_t pred_off[] = {0, 0, 0, 1, 3, 4, 5};
-	static const int32_t pred[] = {1, 0, 2, 3, 3};
-	static const int32_t succ_off[] = {0, 1, 2, 3, 5, 5, 5};
-	static const int32_t succ[] = {3, 2, 3, 4, 5};
+	/* the edges by destination, input order kept within a node */
+	static const int32_t epred_off[] = {0, 0, 0, 1, 3, 4, 5};
+	static const int32_t epred[] = {1, 0, 2, 3, 3};
+	for (int v = 0; v <= 6; v++)
+		assert_int_equal(g->epred_off[v], epred_off[v]);
+	for (int k = 0; k < 5; k++)
+		assert_int_equal(g->epred[k], epred[k]);
+	/* the order constraints: the edges plus ALLOC -> user -> FREE of
+	 * every buffer and ALLOC -> FREE, deduplicated, sorted; new here:
+	 * 1 -> 3 (EXP uses BufId 3), 2 -> 4, 1 -> 4, 0 -> 5 */
+	static const int32_t pred_off[] = {0, 0, 0, 1, 4, 7, 9};
+	static const int32_t pred[] = {1, 0, 1, 2, 1, 2, 3, 0, 3};
+	static const int32_t succ_off[] = {0, 2, 5, 7, 9, 9, 9};
+	static const int32_t succ[] = {3, 5, 2, 3, 4, 3, 4, 4, 5};
 	for (int v = 0; v <= 6; v++) {
 		assert_int_equal(g->pred_off[v], pred_off[v]);
 		assert_int_equal(g->succ_off[v], succ_off[v]);
 	}
-	for (int k = 0; k < 5; k++) {
+	for (int k = 0; k < 9; k++) {
 		assert_int_equal(g->pred[k], pred[k]);
 		assert_int_equal(g->succ[k], succ[k]);
 	}
@@ -620,13 +656,14 @@ static void valid_builder(void **state)
 	ds_graph *g = NULL;
 	assert_int_equal(ds_builder_finish(b, &caps, &g, &e), DS_OK);
 	ds_builder_free(b);
-	/* succ of 3 is [5, 4] here, so check the rest of check_six by hand */
-	assert_int_equal(g->succ_off[3], 3);
-	assert_int_equal(g->succ_off[4], 5);
-	assert_int_equal(g->succ[3], 5);
-	assert_int_equal(g->succ[4], 4);
-	assert_int_equal(g->pred_off[5], 4);
-	assert_int_equal(g->pred[4], 3);
+	/* [3,5] came first here: the edges of 5 are the same, and the order
+	 * constraints do not depend on the input order at all */
+	assert_int_equal(g->epred_off[5], 4);
+	assert_int_equal(g->epred[4], 3);
+	assert_int_equal(g->succ_off[3], 7);
+	assert_int_equal(g->succ_off[4], 9);
+	assert_int_equal(g->succ[7], 4);
+	assert_int_equal(g->succ[8], 5);
 	assert_int_equal(g->nbuf, 2);
 	assert_int_equal(g->buf_alloc[0], 1);
 	assert_int_equal(g->buf_free[1], 5);
@@ -793,6 +830,8 @@ int main(void)
 		cmocka_unit_test(ids_not_dense),
 		cmocka_unit_test(id_duplicate),
 		cmocka_unit_test(id_negative),
+		cmocka_unit_test(use_ordered_by_buffer),
+		cmocka_unit_test(use_after_free),
 		cmocka_unit_test(edge_missing_node),
 		cmocka_unit_test(edge_self_loop),
 		cmocka_unit_test(edge_not_a_pair),
