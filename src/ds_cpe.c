@@ -21,14 +21,16 @@
  *  - Memory, two ways.  "Fixed": the backbone's offsets are kept and its
  *    address-reuse edges join the constraints, so any order the scheduler
  *    builds is valid.  "Online": offsets are chosen as the simulation
- *    issues each ALLOC and SPILL_IN: the backbone's offset once every
- *    earlier backbone occupant of it has ended, or else any window vacated
- *    in time that no backbone occupancy needs before this one ends (see
- *    reserve), so a load waits only for memory really in use.  Both rules
- *    keep the backbone's own layout usable for what is not issued yet.
+ *    issues each ALLOC and SPILL_IN: the backbone's offset once no earlier
+ *    backbone occupancy of those addresses is still to start, or else any
+ *    window vacated in time that no backbone occupancy still to start
+ *    needs before this one ends (see bb_window_ok, reserve), so a load
+ *    waits only for memory really in use.  Both rules keep the backbone's
+ *    own layout usable for whatever has not started yet.
  *  - peak_vstay is guarded against the backbone's vstay profile (see
  *    guard_commit).  Together with the memory rules this keeps the
- *    backbone's next operation always issuable: no deadlock.
+ *    backbone's next operation always issuable: no deadlock (see
+ *    frontier_op).
  *  - Priorities: first the backbone's order, then the times at which the
  *    busiest pipe needs each node, then forward-backward improvement (a
  *    pass over the reversed graph gives each node a resource-aware latest
@@ -39,19 +41,16 @@
  * Every candidate is checked with ds_replay; the best valid one is kept.
  *
  * Cost, per pass: O((N + E) log N) for the constraint graph and the list
- * scheduling, plus per online placement O(R log R + S) (R: backbone
- * occupancies of that memory in the window considered, S: address
- * segments, both tens here) and a replay.  Rounds and passes are bounded
- * (effort). */
+ * scheduling, where each decision tries at most MAX_TRIES candidates;
+ * per online placement attempt O(R D + S^2) (R <= MAX_RESERVED backbone
+ * occupancies still to start, D their disjoint address intervals, S the
+ * address segments of the memory: a few tens here); and a replay per
+ * candidate plan.  3 passes in each of 2 modes per round; at most
+ * DEFAULT_ROUNDS rounds (or effort), fewer once a round gains little.
+ * Memory O(N + E). */
 #include "ds_stage.h"
 
 #include <string.h>
-#ifdef CPE_DEBUG
-#include <stdio.h>
-#define DBG(...) fprintf(stderr, __VA_ARGS__)
-#else
-#define DBG(...) ((void)0)
-#endif
 
 /* edge types: order only, timed, the address-reuse edges of the fixed
  * mode (timed) */
@@ -238,7 +237,8 @@ typedef struct cpe {
 	ds_err *e;
 	int32_t n, total, nspill;
 	int32_t npipes;
-	int32_t bneck; /* the busiest pipe */
+	int32_t bneck;	 /* the busiest pipe */
+	int32_t *porder; /* the pipes, busiest first */
 	/* per node of the plan (spill nodes included) */
 	uint8_t *kind;
 	int32_t *pipe;
@@ -252,12 +252,12 @@ typedef struct cpe {
 	uint8_t *et;
 	int32_t *s_off, *s_adj, *p_off, *p_adj;
 	uint8_t *s_typ, *p_typ;
-	uint8_t *has_user;	  /* ALLOC: some operation follows it */
-	const ds_plan *bbp;	  /* the backbone plan */
-	const int32_t *bb;	  /* its order */
-	int32_t *pos;		  /* position in it */
-	int32_t *rank;		  /* list-scheduling priority, 0 = first */
-	int64_t *key;		  /* what the rank is made from */
+	uint8_t *has_user;  /* ALLOC: some operation follows it */
+	const ds_plan *bbp; /* the backbone plan */
+	const int32_t *bb;  /* its order */
+	int32_t *pos;	    /* position in it */
+	int32_t *rank;	    /* list-scheduling priority, 0 = first */
+	int64_t *key;	    /* what the rank is made from */
 
 	/* the backbone's occupancies, in order of their start: addresses
 	 * [bo_lo, bo_hi) from position bo_s to bo_e; per memory as lists */
@@ -289,9 +289,11 @@ typedef struct cpe {
 	int32_t *stack, *tmp;
 	ds_heapq *waiting, *ready; /* per pipe: by avail time, by rank */
 	int64_t *pfree;		   /* per pipe: when it is free again */
-	int32_t *fstack;	   /* FREEs ready to be issued */
+	int32_t *fstack;	   /* reverse pass: nodes ready to go */
 	int32_t nfree;
-	bool stuck; /* online placement found no room */
+	ds_heapq frees; /* FREEs ready to be issued, by backbone position, so
+			   that edge order never matters */
+	bool stuck; /* no progress possible (see simulate) */
 	int32_t *mark, stamp;
 	int32_t *out; /* the order being built */
 	int32_t nout;
@@ -310,27 +312,25 @@ typedef struct cpe {
 	int64_t mver[DS_NMEM];	/* online: occupancies begun or ended */
 	int64_t mlast[DS_NMEM]; /* online: latest end time so far */
 	int64_t *off, *soff; /* offsets chosen: per buffer, per spill */
+	/* online: reuse edges of the order built, by source */
+	int32_t *x_off, *x_adj, *xe;
+	int64_t x_cap, xe_cap;
 } cpe;
 
 static void cpe_free(cpe *c)
 {
 	const ds_heap *h = c->h;
-	void *arrs[] = {c->kind,    c->pipe,	c->cyc,	     c->nbuf,
-			c->es,	    c->ed,	c->et,	     c->s_off,
-			c->s_adj,   c->p_off,	c->p_adj,    c->s_typ,
-			c->p_typ,   c->has_user,
-			c->pos,	    c->rank,	c->key,	     c->bo_lo,
-			c->bo_hi,   c->bo_s,	c->bo_e,     c->occ_of,
-			c->mo_list, c->mo_idx,	 c->bo_started, c->skip,
-			c->resv,    c->prof,
-			c->guard.mx, c->guard.ad, c->state,  c->npend,
-			c->nparked, c->avail,	c->start,    c->fin,
-			c->stack,   c->tmp,	c->pfree,    c->fstack,
-			c->mark,    c->out,	c->cur_occ,  c->occ_endt,
-			c->occ_end, c->occ_mark, c->vacated, c->blocker,
-			c->alt_ver, c->alt_retry,
-			c->off,
-			c->soff};
+	void *arrs[] = {
+		c->kind, c->pipe, c->cyc, c->nbuf, c->es, c->ed, c->et,
+		c->s_off, c->s_adj, c->p_off, c->p_adj, c->s_typ, c->p_typ,
+		c->has_user, c->pos, c->rank, c->key, c->bo_lo, c->bo_hi,
+		c->bo_s, c->bo_e, c->occ_of, c->mo_list, c->mo_idx,
+		c->bo_started, c->skip, c->resv, c->prof, c->guard.mx,
+		c->guard.ad, c->state, c->npend, c->nparked, c->avail, c->start,
+		c->fin, c->stack, c->tmp, c->pfree, c->porder, c->fstack,
+		c->mark, c->out, c->cur_occ, c->occ_endt, c->occ_end,
+		c->occ_mark, c->vacated, c->blocker, c->alt_ver, c->alt_retry,
+		c->x_off, c->x_adj, c->xe, c->off, c->soff};
 	for (size_t i = 0; i < sizeof arrs / sizeof arrs[0]; i++)
 		ds_free(h, arrs[i]);
 	for (int m = 0; m < DS_NMEM; m++) {
@@ -345,6 +345,8 @@ static void cpe_free(cpe *c)
 	}
 	ds_free(h, c->waiting);
 	ds_free(h, c->ready);
+	if (c->frees.h)
+		ds_heapq_free(&c->frees);
 }
 
 static int oom(cpe *c)
@@ -412,6 +414,7 @@ static int cpe_init(cpe *c, const ds_graph *g, const ds_plan *in, ds_err *e)
 		  (c->stack = ds_alloc(h, t, i32)) &&
 		  (c->tmp = ds_alloc(h, t, i32)) &&
 		  (c->pfree = ds_alloc(h, np, i64)) &&
+		  (c->porder = ds_alloc(h, np, i32)) &&
 		  (c->fstack = ds_alloc(h, t, i32)) &&
 		  (c->mark = ds_alloc(h, t, i32)) &&
 		  (c->out = ds_alloc(h, t, i32)) &&
@@ -421,6 +424,7 @@ static int cpe_init(cpe *c, const ds_graph *g, const ds_plan *in, ds_err *e)
 		  (c->occ_mark = ds_alloc(h, no, i32)) &&
 		  (c->vacated = ds_alloc(h, t, i64)) &&
 		  (c->blocker = ds_alloc(h, t, i32)) &&
+		  (c->x_off = ds_alloc(h, t + 1, i32)) &&
 		  (c->alt_ver = ds_alloc(h, t, i64)) &&
 		  (c->alt_retry = ds_alloc(h, t, i64)) &&
 		  (c->off = ds_alloc(h, nb, i64)) &&
@@ -433,6 +437,7 @@ static int cpe_init(cpe *c, const ds_graph *g, const ds_plan *in, ds_err *e)
 	for (int32_t p = 0; ok && p < c->npipes; p++)
 		ok = ds_heapq_init(&c->waiting[p], h, T) == DS_OK &&
 		     ds_heapq_init(&c->ready[p], h, T) == DS_OK;
+	ok = ok && ds_heapq_init(&c->frees, h, T) == DS_OK;
 	if (!ok)
 		return oom(c);
 	int64_t *load = c->pfree; /* scratch: cycles per pipe */
@@ -453,9 +458,26 @@ static int cpe_init(cpe *c, const ds_graph *g, const ds_plan *in, ds_err *e)
 		if (c->pipe[v] >= 0)
 			load[c->pipe[v]] += c->cyc[v];
 	}
-	for (int32_t p = 0; p < c->npipes; p++)
-		if (load[p] > load[c->bneck])
-			c->bneck = p;
+	/* the pipes in a fixed order: busiest first, then by name (never
+	 * by index, which follows the Ids); the first is the bottleneck */
+	for (int32_t p = 0; p < c->npipes; p++) {
+		const char *np = p < g->npipes ? g->pipes[p]
+			       : p == pmte3    ? "MTE3"
+					       : "MTE2";
+		int32_t i = p;
+		for (; i > 0; i--) {
+			int32_t q = c->porder[i - 1];
+			const char *nq = q < g->npipes ? g->pipes[q]
+				       : q == pmte3    ? "MTE3"
+						       : "MTE2";
+			if (load[q] > load[p] ||
+			    (load[q] == load[p] && strcmp(nq, np) < 0))
+				break;
+			c->porder[i] = q;
+		}
+		c->porder[i] = p;
+	}
+	c->bneck = c->porder[0];
 	return DS_OK;
 }
 
@@ -542,7 +564,8 @@ static int spill_edges(cpe *c, const ds_plan *p)
 			rc = a < hi ? add_edge(c, u, n + 2 * list[a], E_TIMED)
 				    : add_edge(c, u, fr, E_ORDER);
 			if (rc == DS_OK)
-				rc = a > lo ? add_edge(c, n + 2 * list[a - 1] + 1,
+				rc = a > lo ? add_edge(c,
+						       n + 2 * list[a - 1] + 1,
 						       u, E_TIMED)
 					    : add_edge(c, al, u, E_ORDER);
 		}
@@ -731,7 +754,8 @@ static void set_rank(cpe *c, const int64_t *key)
 			int32_t hi = lo + 2 * w < T ? lo + 2 * w : T;
 			int32_t i = lo, j = mid, k = lo;
 			while (i < mid && j < hi)
-				b[k++] = key[a[j]] < key[a[i]] ? a[j++] : a[i++];
+				b[k++] = key[a[j]] < key[a[i]] ? a[j++]
+							       : a[i++];
 			while (i < mid)
 				b[k++] = a[i++];
 			while (j < hi)
@@ -801,23 +825,20 @@ static bool guard_allows(cpe *c, int32_t *nodes, int32_t k)
 
 /* ---- windows ---- */
 
-enum { FIT_EARLIEST, FIT_DEADLINE };
-
-/* Re-placement: a window of size bytes in segmap s, free in the order so
- * far, left- or right-aligned on a segment; *last gets the time its
- * previous occupants all ended.  FIT_EARLIEST: the one vacated earliest;
- * FIT_DEADLINE: the tightest vacated by time need, else the one vacated
- * earliest.  -1 when no window is free. */
-static int64_t best_window(const cpe *c, const segmap *s, int64_t size,
-			   int policy, int64_t need, int64_t *last_out)
+/* Re-placement: among the windows of size bytes in segmap s that are free
+ * in the order so far (left- or right-aligned on a segment), the one whose
+ * previous occupants all ended earliest, then the tightest fit; -1 when
+ * none is free. */
+static int64_t earliest_window(const cpe *c, const segmap *s, int64_t size)
 {
-	int64_t best = -1, bk1 = 0, bk2 = 0;
+	int64_t best = -1, blast = 0, bfit = 0;
 	for (int32_t i = 0; i < s->n;) {
 		int32_t o = s->occ[i];
 		if (o >= 0 && c->occ_endt[o] == INT64_MAX) {
 			i++;
 			continue;
 		}
+		/* a free run [rlo, rhi) */
 		int32_t j = i;
 		while (j < s->n &&
 		       (s->occ[j] < 0 || c->occ_endt[s->occ[j]] != INT64_MAX))
@@ -825,7 +846,8 @@ static int64_t best_window(const cpe *c, const segmap *s, int64_t size,
 		int64_t rlo = s->lo[i], rhi = sm_hi(s, j - 1);
 		for (int32_t k = i; k < j && rhi - rlo >= size; k++) {
 			for (int side = 0; side < 2; side++) {
-				int64_t x = side ? sm_hi(s, k) - size : s->lo[k];
+				int64_t x = side ? sm_hi(s, k) - size
+						 : s->lo[k];
 				if (x < rlo || x + size > rhi)
 					continue;
 				int64_t last = -1;
@@ -834,17 +856,14 @@ static int64_t best_window(const cpe *c, const segmap *s, int64_t size,
 					if (s->occ[q] >= 0 &&
 					    c->occ_endt[s->occ[q]] > last)
 						last = c->occ_endt[s->occ[q]];
-				int64_t fit = rhi - rlo - size, k1;
-				k1 = policy == FIT_EARLIEST || last > need
-					     ? last
-					     : -1;
-				if (best < 0 || k1 < bk1 ||
-				    (k1 == bk1 &&
-				     (fit < bk2 || (fit == bk2 && x < best)))) {
+				int64_t fit = rhi - rlo - size;
+				if (best < 0 || last < blast ||
+				    (last == blast &&
+				     (fit < bfit ||
+				      (fit == bfit && x < best)))) {
 					best = x;
-					bk1 = k1;
-					bk2 = fit;
-					*last_out = last;
+					blast = last;
+					bfit = fit;
 				}
 			}
 		}
@@ -892,6 +911,11 @@ static int occupy(cpe *c, int32_t v, int64_t x)
 	return sm_set(c->h, &c->sm[g->buf_mem[b]], x, g->buf_size[b], o);
 }
 
+/* Backbone occupancies still to start that an online placement looks at:
+ * beyond, a placement off the backbone's offset is not tried, and one on
+ * it waits for the frontier to come closer. */
+#define MAX_RESERVED 256
+
 /* The next backbone occupancy not started yet at or after index j of its
  * memory's list (the list ends with a sentinel that never starts): each
  * index points on to a later one once started, with path halving, so
@@ -917,13 +941,16 @@ static bool bb_window_ok(cpe *c, int32_t v, int64_t t, int64_t *last)
 	if (!window_at(c, &c->sm[m], lo, hi - lo, last) || *last > t)
 		return false;
 	/* the occupancy that stood in the way last time often still does */
-	int32_t bl = c->blocker[v];
+	int32_t bl = c->blocker[v], seen = 0;
 	if (bl >= 0 && !c->bo_started[bl])
 		return false;
-	for (int32_t j = next_unstarted(c, c->mo_off[m]);; j = next_unstarted(c, j + 1)) {
+	for (int32_t j = next_unstarted(c, c->mo_off[m]);;
+	     j = next_unstarted(c, j + 1)) {
 		int32_t o = c->mo_list[j];
 		if (o < 0 || c->bo_s[o] >= c->bo_s[me])
 			return true;
+		if (++seen > MAX_RESERVED)
+			return false; /* too far ahead to tell: wait */
 		if (c->bo_lo[o] < hi && lo < c->bo_hi[o]) {
 			c->blocker[v] = o;
 			return false;
@@ -931,130 +958,108 @@ static bool bb_window_ok(cpe *c, int32_t v, int64_t t, int64_t *last)
 	}
 }
 
-/* Backbone occupancies still to start that an online placement elsewhere
- * than the backbone's offset takes into account: beyond, it waits for
- * that offset. */
-#define MAX_RESERVED 256
-
-/* Adds [lo, hi) to the *w sorted disjoint intervals in c->resv. */
-static void resv_add(cpe *c, int32_t *w, int64_t lo, int64_t hi)
+/* Removes [lo, hi) from the *n sorted disjoint stretches in c->resv and
+ * drops those left shorter than size: only the stretches it touches are
+ * looked at. */
+static void resv_cut(cpe *c, int32_t *n, int64_t lo, int64_t hi, int64_t size)
 {
 	int64_t *r = c->resv;
-	int32_t i = 0, n = *w;
-	while (i < n && r[2 * i + 1] < lo)
-		i++;
-	if (i == n || r[2 * i] > hi) {
-		memmove(r + 2 * i + 2, r + 2 * i,
-			(size_t)(n - i) * 2 * sizeof *r);
-		r[2 * i] = lo;
-		r[2 * i + 1] = hi;
-		*w = n + 1;
-		return;
+	int32_t i = 0, z = *n;
+	/* the first stretch ending after lo */
+	while (i < z) {
+		int32_t mid = i + (z - i) / 2;
+		if (r[2 * mid + 1] <= lo)
+			i = mid + 1;
+		else
+			z = mid;
 	}
-	/* overlaps or touches interval i, maybe more after it */
-	if (lo < r[2 * i])
-		r[2 * i] = lo;
-	int32_t j = i + 1;
-	while (j < n && r[2 * j] <= hi)
+	/* stretches i..j-1 meet [lo, hi); at most two pieces are left of
+	 * them: the head of the first and the tail of the last */
+	int32_t j = i;
+	while (j < *n && r[2 * j] < hi)
 		j++;
-	if (r[2 * j - 1] > hi)
-		hi = r[2 * j - 1];
-	if (r[2 * i + 1] > hi)
-		hi = r[2 * i + 1];
-	r[2 * i + 1] = hi;
-	memmove(r + 2 * i + 2, r + 2 * j, (size_t)(n - j) * 2 * sizeof *r);
-	*w = n - (j - i - 1);
+	if (j == i)
+		return;
+	int64_t piece[4] = {r[2 * i], lo, hi, r[2 * j - 1]};
+	int32_t k = 0;
+	int64_t keep[4];
+	for (int q = 0; q < 4; q += 2)
+		if (piece[q + 1] - piece[q] >= size) {
+			keep[k++] = piece[q];
+			keep[k++] = piece[q + 1];
+		}
+	int32_t np = k / 2, tail = *n - j;
+	memmove(r + 2 * (i + np), r + 2 * j, (size_t)tail * 2 * sizeof *r);
+	memcpy(r + 2 * i, keep, (size_t)k * sizeof *r);
+	*n = i + np + tail;
 }
 
-/* Online: the addresses of memory m that the backbone still needs while
- * the occupancy v starts lives: those of every backbone occupancy not
- * started yet (other than v's) that starts before v's ends.  Placed
- * outside them, v never holds what the backbone's next operation needs
- * (see frontier_op).  Into c->resv as sorted disjoint intervals [lo, hi);
- * -1 when there are too many to look at or they cover the memory. */
-static int32_t reserve(cpe *c, int32_t v, int m)
+/* Online: the tightest window of size bytes in segmap s that is free now,
+ * was vacated by time t and avoids the addresses the backbone still needs
+ * while the occupancy v starts lives: those of every backbone occupancy
+ * not started yet (other than v's) that starts before v's ends.  Placed
+ * there, v never holds what the backbone's next operation needs (see
+ * frontier_op).  -1 when there is none.  The stretches allowed (free runs
+ * minus those addresses) are kept in c->resv; candidates are aligned on
+ * their ends and on segment boundaries. */
+static int64_t alt_window(cpe *c, int32_t v, const segmap *s, int64_t size,
+			  int64_t t, int64_t *last_out)
 {
-	int32_t me = c->occ_of[v], until = c->bo_e[me], w = 0, n = 0;
-	for (int32_t j = next_unstarted(c, c->mo_off[m]);;
+	int64_t *r = c->resv;
+	int32_t n = 0;
+	/* the free runs long enough */
+	for (int32_t i = 0; i < s->n; i++) {
+		int32_t o = s->occ[i];
+		if (o >= 0 && c->occ_endt[o] == INT64_MAX)
+			continue;
+		int32_t j = i;
+		while (j + 1 < s->n &&
+		       (s->occ[j + 1] < 0 ||
+			c->occ_endt[s->occ[j + 1]] != INT64_MAX))
+			j++;
+		if (sm_hi(s, j) - s->lo[i] >= size) {
+			r[2 * n] = s->lo[i];
+			r[2 * n++ + 1] = sm_hi(s, j);
+		}
+		i = j;
+	}
+	/* minus the reservations, giving up as soon as nothing is left */
+	int m = c->g->buf_mem[c->nbuf[v]];
+	int32_t me = c->occ_of[v], until = c->bo_e[me], seen = 0;
+	for (int32_t j = next_unstarted(c, c->mo_off[m]); n > 0;
 	     j = next_unstarted(c, j + 1)) {
 		int32_t o = c->mo_list[j];
 		if (o < 0 || c->bo_s[o] > until)
 			break;
 		if (o == me)
 			continue;
-		if (++n > MAX_RESERVED)
+		if (++seen > MAX_RESERVED)
 			return -1;
-		resv_add(c, &w, c->bo_lo[o], c->bo_hi[o]);
-		if (w == 1 && c->resv[0] == 0 &&
-		    c->resv[1] == c->g->caps.cap[m])
-			return -1;
+		resv_cut(c, &n, c->bo_lo[o], c->bo_hi[o], size);
 	}
-	return w;
-}
-
-/* Online: the tightest window of size bytes in segmap s that is free now,
- * was vacated by time t and avoids the reservations of the occupancy v
- * starts; -1 when there is none.  Candidates are aligned on the ends of the allowed
- * stretches and on segment boundaries. */
-static int64_t alt_window(cpe *c, int32_t v, const segmap *s, int64_t size,
-			  int64_t t, int64_t *last_out)
-{
-	const int64_t *r = c->resv;
 	int64_t best = -1, bfit = 0;
-	int32_t ri = 0, nres = -2;
-	for (int32_t i = 0; i < s->n; i++) {
-		int32_t o = s->occ[i];
-		if (o >= 0 && c->occ_endt[o] == INT64_MAX)
-			continue;
-		/* a free run [rlo, rhi) */
-		int32_t j = i;
-		while (j + 1 < s->n && (s->occ[j + 1] < 0 ||
-					c->occ_endt[s->occ[j + 1]] != INT64_MAX))
-			j++;
-		int64_t rlo = s->lo[i], rhi = sm_hi(s, j);
-		if (rhi - rlo < size) {
-			i = j;
-			continue;
-		}
-		/* reservations are only worth looking up now */
-		if (nres == -2)
-			nres = reserve(c, v, c->g->buf_mem[c->nbuf[v]]);
-		if (nres < 0)
-			return -1;
-		/* the allowed stretches [a, z) of it between reservations */
-		while (ri < nres && r[2 * ri + 1] <= rlo)
-			ri++;
-		int64_t a = rlo;
-		for (int32_t q = ri; a < rhi; q++) {
-			int64_t z = q < nres && r[2 * q] < rhi ? r[2 * q] : rhi;
-			if (z - a >= size) {
-				/* candidates: both ends of the stretch, and
-				 * aligned on each segment's start or end */
-				for (int32_t k = 2 * i - 2; k < 2 * j + 2; k++) {
-					int64_t x = k == 2 * i - 2   ? a
-						    : k == 2 * i - 1 ? z - size
-						    : k % 2	     ? sm_hi(s, k / 2) - size
-								     : s->lo[k / 2];
-					if (x < a || x + size > z)
-						continue;
-					int64_t last;
-					if (!window_at(c, s, x, size, &last) ||
-					    last > t)
-						continue;
-					int64_t fit = z - a - size;
-					if (best < 0 || fit < bfit ||
-					    (fit == bfit && x < best)) {
-						best = x;
-						bfit = fit;
-						*last_out = last;
-					}
-				}
+	for (int32_t q = 0; q < n; q++) {
+		int64_t a = r[2 * q], z = r[2 * q + 1];
+		int32_t i = sm_find(s, a), j = sm_find(s, z - 1);
+		/* candidates: both ends of the stretch, and aligned on each
+		 * segment's start or end */
+		for (int32_t k = 2 * i - 2; k < 2 * j + 2; k++) {
+			int64_t x = k == 2 * i - 2   ? a
+				    : k == 2 * i - 1 ? z - size
+				    : k % 2	     ? sm_hi(s, k / 2) - size
+						     : s->lo[k / 2];
+			int64_t last;
+			if (x < a || x + size > z ||
+			    !window_at(c, s, x, size, &last) || last > t)
+				continue;
+			int64_t fit = z - a - size;
+			if (best < 0 || fit < bfit ||
+			    (fit == bfit && x < best)) {
+				best = x;
+				bfit = fit;
+				*last_out = last;
 			}
-			if (q >= nres || r[2 * q] >= rhi)
-				break;
-			a = r[2 * q + 1];
 		}
-		i = j;
 	}
 	return best;
 }
@@ -1093,8 +1098,8 @@ static int place_now(cpe *c, const int32_t *nodes, int32_t k, int64_t t,
 					       t, &last);
 			if (x < 0) {
 				c->alt_ver[v] = c->mver[m];
-				c->alt_retry[v] =
-					c->mlast[m] > t ? c->mlast[m] : INT64_MAX;
+				c->alt_retry[v] = c->mlast[m] > t ? c->mlast[m]
+								  : INT64_MAX;
 			}
 		}
 		if (x < 0) {
@@ -1140,7 +1145,7 @@ static void touch(cpe *c, int32_t v)
 		 * goes at once, like a FREE */
 		if (c->npend[v] == 0) {
 			c->state[v] = S_QUEUED;
-			c->fstack[c->nfree++] = v;
+			ds_heapq_push(&c->frees, c->pos[v], v);
 		}
 	} else {
 		DS_ASSERT(c->pipe[v] >= 0);
@@ -1189,8 +1194,8 @@ static void issue(cpe *c, int32_t v, int64_t start)
 
 static int drain_frees(cpe *c)
 {
-	while (c->nfree > 0) {
-		int32_t v = c->fstack[--c->nfree];
+	while (c->frees.n > 0) {
+		int32_t v = ds_heapq_pop(&c->frees);
 		if (c->online && c->kind[v] == K_ALLOC) {
 			/* an ALLOC without users: the backbone's offset,
 			 * if that is free, else give up */
@@ -1209,8 +1214,7 @@ static int drain_frees(cpe *c)
 	return DS_OK;
 }
 
-/* The parked ALLOCs v waits for (and theirs), predecessors first, into
- * c->tmp from index *k. */
+/* The parked ALLOCs v waits for (and theirs) into c->tmp from index *k. */
 static void gather_parked(cpe *c, int32_t v, int32_t *k)
 {
 	for (int32_t j = c->p_off[v]; j < c->p_off[v + 1]; j++) {
@@ -1232,6 +1236,15 @@ static int try_candidate(cpe *c, int32_t u, int64_t t, int32_t *k, bool *ok)
 	*k = 0;
 	c->stamp++;
 	gather_parked(c, u, k);
+	/* in backbone order: a topological order of them too, and one that
+	 * does not depend on the order of the edges */
+	for (int32_t i = 1; i < *k; i++)
+		for (int32_t j = i;
+		     j > 0 && c->pos[c->tmp[j]] < c->pos[c->tmp[j - 1]]; j--) {
+			int32_t x = c->tmp[j];
+			c->tmp[j] = c->tmp[j - 1];
+			c->tmp[j - 1] = x;
+		}
 	int32_t *set = c->tmp + *k, ns = *k;
 	memcpy(set, c->tmp, (size_t)*k * sizeof *set);
 	if (c->kind[u] == K_SIN)
@@ -1353,7 +1366,7 @@ static int simulate(cpe *c, bool *ok)
 	c->front = 0;
 	c->gfront = 0;
 	c->nout = 0;
-	c->nfree = 0;
+	c->frees.n = 0;
 	c->stuck = false;
 	for (int32_t i = 0; i < T; i++)
 		if (c->npend[c->bb[i]] == 0)
@@ -1365,7 +1378,8 @@ static int simulate(cpe *c, bool *ok)
 		bool progress = true;
 		while (progress && !c->stuck) {
 			progress = false;
-			for (int32_t p = 0; p < c->npipes; p++) {
+			for (int32_t i = 0; i < c->npipes; i++) {
+				int32_t p = c->porder[i];
 				bool done = false;
 				if (c->pfree[p] <= t &&
 				    (rc = issue_on_pipe(c, p, t, &done)))
@@ -1385,25 +1399,8 @@ static int simulate(cpe *c, bool *ok)
 			    c->waiting[p].key[0] < next)
 				next = c->waiting[p].key[0];
 		}
-		if (next == INT64_MAX) {
-			c->stuck = true;
-#ifdef CPE_DEBUG
-			int32_t g = frontier_op(c), k;
-			bool okk = false;
-			DBG("  STUCK t=%lld front=%d frontier op %d kind %d state %d avail %lld pipe %d pfree %lld\n", (long long)t, c->front, g, g >= 0 ? c->kind[g] : -1, g >= 0 ? c->state[g] : -1, g >= 0 ? (long long)c->avail[g] : -1, g >= 0 ? c->pipe[g] : -1, g >= 0 ? (long long)c->pfree[c->pipe[g]] : -1);
-			if (g >= 0) {
-				c->stamp++; k = 0; gather_parked(c, g, &k);
-				int32_t set[64]; int32_t ns = 0;
-				for (int32_t i = 0; i < k && ns < 63; i++) set[ns++] = c->tmp[i];
-				if (c->kind[g] == K_SIN) set[ns++] = g;
-				DBG("   guard %d; set:", guard_allows(c, set, ns));
-				for (int32_t i = 0; i < ns; i++) { int64_t last; int32_t v = set[i]; DBG(" [%d kind %d bbok %d", v, c->kind[v], bb_window_ok(c, v, t, &last)); 
-					int32_t o = c->occ_of[v]; window_at(c, &c->sm[c->g->buf_mem[c->nbuf[v]]], c->bo_lo[o], c->bo_hi[o]-c->bo_lo[o], &last); DBG(" win %lld..%lld last %lld]", (long long)c->bo_lo[o], (long long)c->bo_hi[o], (long long)last); }
-				DBG("\n");
-				(void)okk;
-			}
-#endif
-		}
+		if (next == INT64_MAX)
+			c->stuck = true; /* cannot happen; refused if it does */
 		t = next;
 	}
 	*ok = !c->stuck;
@@ -1449,7 +1446,8 @@ static void simulate_back(cpe *c)
 			}
 			c->start[v] = c->avail[v];
 			done++;
-			for (int32_t j = c->p_off[v]; j < c->p_off[v + 1]; j++) {
+			for (int32_t j = c->p_off[v]; j < c->p_off[v + 1];
+			     j++) {
 				int32_t u = c->p_adj[j];
 				if (c->p_typ[j] != E_ORDER &&
 				    c->avail[u] < c->start[v])
@@ -1476,7 +1474,8 @@ static void simulate_back(cpe *c)
 				end = c->start[v];
 			done++;
 			progress = true;
-			for (int32_t j = c->p_off[v]; j < c->p_off[v + 1]; j++) {
+			for (int32_t j = c->p_off[v]; j < c->p_off[v + 1];
+			     j++) {
 				int32_t u = c->p_adj[j];
 				if (c->p_typ[j] != E_ORDER &&
 				    c->avail[u] < c->start[v])
@@ -1508,30 +1507,97 @@ static void simulate_back(cpe *c)
 		c->key[v] = end - c->start[v];
 }
 
+/* Online: the address-reuse edges of the order just built (c->out with
+ * c->off, c->soff), by source, into c->x_off and c->x_adj: memory waits
+ * the constraint graph does not show. */
+static int built_reuse(cpe *c)
+{
+	const ds_graph *g = c->g;
+	const int32_t T = c->total;
+	for (int m = 0; m < DS_NMEM; m++)
+		sm_reset(&c->sm[m]);
+	int32_t nocc = 0;
+	int64_t ne = 0;
+	memset(c->x_off, 0, ((size_t)T + 1) * sizeof *c->x_off);
+	/* edges as (source, target) pairs in tmp-like growable arrays */
+	for (int32_t i = 0; i < c->nout; i++) {
+		int32_t v = c->out[i], b = c->nbuf[v];
+		int k = c->kind[v];
+		if (k == K_FREE || k == K_SOUT) {
+			c->occ_end[c->cur_occ[b]] = v;
+			continue;
+		}
+		if (!starts_occ(c, v))
+			continue;
+		segmap *s = &c->sm[g->buf_mem[b]];
+		int64_t x = k == K_ALLOC ? c->off[b] : c->soff[(v - c->n) / 2];
+		int64_t end = x + g->buf_size[b];
+		for (int32_t j = sm_find(s, x); j < s->n && s->lo[j] < end;
+		     j++) {
+			int32_t o = s->occ[j];
+			if (o < 0 || c->occ_mark[o] == v)
+				continue;
+			c->occ_mark[o] = v;
+			if (ds_reserve(c->h, (void **)&c->xe, &c->xe_cap,
+				       2 * ne + 2, sizeof *c->xe, c->e))
+				return DS_ENOMEM;
+			c->xe[2 * ne] = c->occ_end[o];
+			c->xe[2 * ne++ + 1] = v;
+			c->x_off[c->occ_end[o] + 1]++;
+		}
+		int32_t o = nocc++;
+		c->occ_end[o] = -1;
+		c->occ_mark[o] = -1;
+		c->cur_occ[b] = o;
+		if (sm_set(c->h, s, x, g->buf_size[b], o))
+			return oom(c);
+	}
+	for (int32_t v = 0; v < T; v++)
+		c->x_off[v + 1] += c->x_off[v];
+	if (ds_reserve(c->h, (void **)&c->x_adj, &c->x_cap, ne ? ne : 1,
+		       sizeof *c->x_adj, c->e))
+		return DS_ENOMEM;
+	for (int32_t v = 0; v < T; v++)
+		c->tmp[v] = c->x_off[v];
+	for (int64_t k = 0; k < ne; k++)
+		c->x_adj[c->tmp[c->xe[2 * k]]++] = c->xe[2 * k + 1];
+	return DS_OK;
+}
+
 /* Priorities anchored on the busiest pipe: its operations keep their
  * forward start times, every other node gets the latest time that still
  * feeds its earliest busiest-pipe successor (successor's key minus its own
  * cycles), or its own start when it feeds none.  Loads then come in the
  * order the bottleneck consumes them.  Needs the forward times. */
-static void need_keys(cpe *c)
+static int need_keys(cpe *c)
 {
+	int rc = c->online ? built_reuse(c) : DS_OK;
+	if (rc)
+		return rc;
 	for (int32_t i = c->nout - 1; i >= 0; i--) {
 		int32_t v = c->out[i];
 		int64_t need = INT64_MAX;
-		if (c->pipe[v] != c->bneck)
+		if (c->pipe[v] != c->bneck) {
 			for (int32_t j = c->s_off[v]; j < c->s_off[v + 1]; j++)
 				if (c->key[c->s_adj[j]] - c->cyc[v] < need)
 					need = c->key[c->s_adj[j]] - c->cyc[v];
+			for (int32_t j = c->x_off[v];
+			     c->online && j < c->x_off[v + 1]; j++)
+				if (c->key[c->x_adj[j]] - c->cyc[v] < need)
+					need = c->key[c->x_adj[j]] - c->cyc[v];
+		}
 		c->key[v] = need == INT64_MAX ? c->start[v] : need;
 	}
+	return DS_OK;
 }
 
 /* ---- re-placement ---- */
 
-/* New offsets (c->off, c->soff) for the order c->out at the times
- * c->start and c->fin, by policy.  *ok is false when fragmentation leaves
- * an occupancy without room. */
-static int replace(cpe *c, int policy, bool *ok)
+/* Fixed mode: new offsets (c->off, c->soff) for the order c->out, each
+ * where the previous occupants ended earliest at the times c->fin, so
+ * that reuse edges bind less in the next round.  *ok is false when
+ * fragmentation leaves an occupancy without room. */
+static int replace(cpe *c, bool *ok)
 {
 	const ds_graph *g = c->g;
 	for (int m = 0; m < DS_NMEM; m++)
@@ -1547,17 +1613,8 @@ static int replace(cpe *c, int policy, bool *ok)
 		}
 		if (k != K_ALLOC && k != K_SIN)
 			continue;
-		/* when the occupancy is first needed */
-		int64_t need = c->start[v];
-		if (k == K_ALLOC) {
-			need = INT64_MAX;
-			for (int32_t j = c->s_off[v]; j < c->s_off[v + 1]; j++)
-				if (c->start[c->s_adj[j]] < need)
-					need = c->start[c->s_adj[j]];
-		}
-		int64_t last;
-		int64_t x = best_window(c, &c->sm[g->buf_mem[b]],
-					g->buf_size[b], policy, need, &last);
+		int64_t x = earliest_window(c, &c->sm[g->buf_mem[b]],
+					    g->buf_size[b]);
 		if (x < 0) {
 			*ok = false;
 			return DS_OK;
@@ -1614,7 +1671,6 @@ static int consider(cpe *c, ds_plan *cand, best *b)
 	if (rc == DS_ENOMEM)
 		return oom(c);
 	DS_ASSERT(rc == DS_OK);
-	DBG("  %s cand ms=%lld peak=%lld%s\n", c->online ? "online" : "fixed", (long long)f.makespan, (long long)f.peak_vstay, f.makespan < b->f.makespan ? " *" : "");
 	if (rc || f.peak_vstay > b->max_peak || f.extra_ddr > b->max_ddr ||
 	    f.makespan >= b->f.makespan)
 		return DS_OK;
@@ -1626,8 +1682,8 @@ static int consider(cpe *c, ds_plan *cand, best *b)
 }
 
 /* The candidates of one forward pass: online, its order with the offsets
- * chosen on the way; fixed, its order with the backbone's offsets and
- * with offsets re-placed by each policy. */
+ * chosen on the way; fixed, its order with the backbone's offsets, and
+ * with offsets re-placed (see replace). */
 static int try_order(cpe *c, const ds_plan *bb, ds_plan *cand, best *b)
 {
 	const ds_graph *g = c->g;
@@ -1642,21 +1698,15 @@ static int try_order(cpe *c, const ds_plan *bb, ds_plan *cand, best *b)
 	}
 	if ((rc = consider(c, cand, b)))
 		return rc;
-	for (int pol = FIT_EARLIEST; pol <= FIT_DEADLINE; pol++) {
-		bool ok;
-		plan_copy(g, bb, cand);
-		memcpy(cand->order, c->out, (size_t)c->total * sizeof *c->out);
-		if ((rc = replace(c, pol, &ok)))
-			return rc;
-		if (!ok)
-			continue;
-		memcpy(cand->offset, c->off, (size_t)g->nbuf * sizeof *c->off);
-		for (int32_t k = 0; k < cand->nspill; k++)
-			cand->spill[k].offset = c->soff[k];
-		if ((rc = consider(c, cand, b)))
-			return rc;
-	}
-	return DS_OK;
+	bool ok;
+	if ((rc = replace(c, &ok)) || !ok)
+		return rc;
+	plan_copy(g, bb, cand);
+	memcpy(cand->order, c->out, (size_t)c->total * sizeof *c->out);
+	memcpy(cand->offset, c->off, (size_t)g->nbuf * sizeof *c->off);
+	for (int32_t k = 0; k < cand->nspill; k++)
+		cand->spill[k].offset = c->soff[k];
+	return consider(c, cand, b);
 }
 
 /* ---- the pass ---- */
@@ -1701,7 +1751,7 @@ int ds_cpe(const ds_graph *g, const ds_plan *in, const ds_cpe_opts *o,
 	c.limit = b.max_peak;
 	/* no guard when all L1 and UB buffers together stay within it */
 	int64_t sum = 0;
-	for (int32_t bf = 0; bf < g->nbuf; bf++)
+	for (int32_t bf = 0; bf < g->nbuf && sum <= c.limit; bf++)
 		if (ds_mem_stays(g->buf_mem[bf]))
 			sum += g->buf_size[bf];
 	c.guard_on = sum > c.limit;
@@ -1717,18 +1767,13 @@ int ds_cpe(const ds_graph *g, const ds_plan *in, const ds_cpe_opts *o,
 			set_rank(&c, c.key);
 			for (int pass = 0; pass < FB_PASSES; pass++) {
 				bool ok;
-				DBG(" round %lld mode %d pass %d\n", (long long)r, online, pass);
 				if ((rc = simulate(&c, &ok)))
 					break;
-				if (ok && (rc = try_order(&c, &bb, &cand, &b)))
+				if (!ok || (rc = try_order(&c, &bb, &cand, &b)))
 					break;
-				if (!ok)
-					DBG("  %s stuck at %d/%d\n", online ? "online" : "fixed", c.nout, c.total);
-				if (!ok)
+				if (pass == 0 && (rc = need_keys(&c)))
 					break;
-				if (pass == 0)
-					need_keys(&c);
-				else
+				if (pass > 0)
 					simulate_back(&c);
 				set_rank(&c, c.key);
 			}

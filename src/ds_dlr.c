@@ -1,132 +1,787 @@
 /* ds_dlr.c: stage 2, deterministic linear repacking (DLR).
  *
  * Requires: a valid graph and a topological order of its n nodes (stage 1's;
- * any topological order will do).
- * Guarantees: a plan ds_replay accepts under g->caps (order with spill nodes
- * inserted, one offset per buffer, spills with new offsets), or DS_EINPUT
- * when some operation's buffers cannot fit together in a memory at all.
- * The result is a pure function of the graph and the input order.
+ * any topological order will do, it only guides).
+ * Guarantees: a plan that ds_replay accepts under g->caps (the order with
+ * spill nodes inserted, one offset per buffer, the spills with their new
+ * offsets), or DS_EINPUT when some operation's buffers cannot fit together
+ * in a memory at all (ds_check_fits).  The plan is a pure function of the
+ * graph and the input order; node Ids only break exact ties.
  *
- * Two parts:
+ * Placement and spilling are ds_place's: best fit, so a buffer coming back
+ * with SPILL_IN may land at a new offset (that is how the layout repacks);
+ * when nothing fits, the victims are the resident buffers over one
+ * contiguous window, scored by their traffic (size when a COPY_IN backs
+ * them, twice the size otherwise) against the distance to their next use.
  *
- * 1. A memory-aware list scheduler re-derives the order.  Allocations are
- *    lazy (an ALLOC is emitted right before its buffer's first user) and
- *    FREEs eager.  At each step it picks a "goal": an operation together
- *    with the few unscheduled operations it still waits for (its closure),
- *    scored by what running it now costs: the traffic of the evictions it
- *    forces, the bytes it must bring in from DDR (for a goal that starts a
- *    long-lived buffer, averaged over all the work that buffer commits to),
- *    then how recently its resident inputs were used (work that reuses what
- *    was just touched goes first, so data is reused before it leaves), then
- *    stage 1's position.  A goal must finish something (some buffer's last
- *    use) and may start a long-lived buffer only when that buffer's next
- *    user is itself near.  Residency is modelled in bytes with cost-weighted
- *    LRU eviction: the scheduler does not know its own future.
+ * The order matters as much as the layout, so several orders are placed and
+ * measured with ds_replay, and the least (extra_ddr, spills) wins (ties: the
+ * earlier candidate):
  *
- * 2. The order is then placed by ds_place (best fit, spills by cost and
- *    distance to the exact next use, victims as one contiguous window).
+ *  - stage 1's order as given;
+ *  - the same with lazy ALLOCs and eager FREEs ("JIT"), and with operations
+ *    that only stage data for one consumer moved next to it ("pull");
+ *  - the chain order: accumulators (a buffer updated by a sequence of
+ *    operations) are the long-lived work; a step-level simulation picks
+ *    which run side by side and which follows which so that the data they
+ *    read is reused before it leaves;
+ *  - a memory-aware list scheduler that follows the best order so far but
+ *    skips ahead when the next work would force an eviction that other
+ *    work would not, first with an LRU model of residency, then (effort
+ *    rounds) with the best plan so far as the forecast of next uses.
  *
- * Several variants (stage 1's order itself, scheduler parameter sets) are
- * placed and measured with ds_replay; the least (extra_ddr, spills) wins,
- * ties going to the earlier variant.
- *
- * Cost: each scheduler step scores the goals reachable in a few edges from
- * ready operations that touch live buffers plus a few fresh ones, each in
- * O(closure), so O(N * G * C) with G goals per step and C closure size (both
- * bounded by parameters), plus O(N + E) bookkeeping; each placement is
- * O(N * R^2) worst case, R the resident buffers of a memory. */
+ * Cost: the stage-1 orders and the chain order are O((N + E) log N) plus
+ * O(C^2 S I) for C chains of S steps reading I buffers; a scheduler run is
+ * O(N * G * K) with G candidate goals per step and K the closure bound
+ * (both constants); each placement is O(N * R log R) typically, R the
+ * resident buffers of a memory; each replay O(N + E). */
 #include "ds_stage.h"
 
 #include <string.h>
-#ifdef DLR_DEBUG
-#include <stdio.h>
-#include <stdlib.h>
-#endif
 
-enum { B_NONE, B_RES, B_SPILL, B_FREED };
-
-/* Parameters of one scheduler run. */
-typedef struct lsp {
-	int32_t max_closure; /* operations a goal may pull in (itself too) */
-	int32_t fan;	     /* users / successors followed per node */
-	int32_t depth;	     /* successor levels explored from the seeds */
-	int32_t new_k;	     /* fresh ready operations seeded per step */
-	bool chain_first;    /* a goal starting a long-lived buffer that fits
-				goes before the rest (fills free room) */
-	bool pair;	     /* score such starts with their best successor */
-	bool mru;	     /* recency of reused inputs before stage 1 */
-	double cap_frac;     /* modelled share of each capacity */
-} lsp;
-
-/* A goal's score: compared field by field, smaller first. */
-typedef struct score {
-	double evict; /* traffic of the evictions it forces */
-	int cls;      /* 0: starts a long-lived buffer into free room */
-	double load;  /* bytes brought in (see score_goal) */
-	double rec;   /* negated mean recency of resident inputs */
-	int32_t pos;  /* stage 1 position */
-} score;
+static int64_t traffic(const ds_graph *g, int32_t b)
+{
+	return g->buf_size[b] * (g->buf_copyin[b] ? 1 : 2);
+}
 
 /* A CSR list per node or buffer. */
 typedef struct csr {
 	int32_t *off, *v;
 } csr;
 
+/* Sorts each list of c by pos of its entries (insertion sort: the lists
+ * are short, and it is stable). */
+static void sort_lists(const int32_t *pos, csr *c, int32_t n)
+{
+	for (int32_t v = 0; v < n; v++) {
+		int32_t *a = c->v + c->off[v];
+		int32_t len = c->off[v + 1] - c->off[v];
+		for (int32_t i = 1; i < len; i++) {
+			int32_t x = a[i], j = i;
+			while (j > 0 && pos[a[j - 1]] > pos[x]) {
+				a[j] = a[j - 1];
+				j--;
+			}
+			a[j] = x;
+		}
+	}
+}
+
+/* ---- orders that follow stage 1 ----
+ *
+ * Stage 1's order with every ALLOC moved to just before its buffer's first
+ * user and every FREE to just after its last (JIT), and a "pull" version
+ * where an operation whose only purpose is to stage data for one consumer
+ * (each buffer it writes has exactly one more user) runs right before that
+ * consumer: a load and a move sit next to the operation that needs them
+ * instead of where stage 1 put them.  Both are a topological sort by key,
+ * O((N + E) log N). */
+
+typedef struct porder {
+	const ds_graph *g;
+	int32_t *cnt;
+	uint8_t *done;
+	int32_t *key;
+	const int32_t *pos1;
+	ds_heapq q;
+	int32_t *out;
+	int32_t len;
+} porder;
+
+static void po_release(porder *p, int32_t w);
+
+/* As in the scheduler: an ALLOC passes readiness on when its own
+ * dependencies are met; operations go into the queue. */
+static void po_ready(porder *p, int32_t v)
+{
+	const ds_graph *g = p->g;
+	if (g->kind[v] == DS_OP) {
+		ds_heapq_push(&p->q, (int64_t)p->key[v] * g->n + p->pos1[v], v);
+		return;
+	}
+	if (g->kind[v] == DS_FREE) {
+		int32_t a = g->buf_alloc[g->buf[v]];
+		if (!p->done[a]) {
+			p->done[a] = 1;
+			p->out[p->len++] = a;
+		}
+		p->done[v] = 1;
+		p->out[p->len++] = v;
+		for (int32_t k = g->succ_off[v]; k < g->succ_off[v + 1]; k++)
+			po_release(p, g->succ[k]);
+		return;
+	}
+	int32_t b = g->buf[v];
+	for (int32_t k = g->succ_off[v]; k < g->succ_off[v + 1]; k++)
+		po_release(p, g->succ[k]);
+	for (int32_t k = g->user_off[b]; k < g->user_off[b + 1]; k++)
+		po_release(p, g->user[k]);
+}
+
+static void po_release(porder *p, int32_t w)
+{
+	if (--p->cnt[w] == 0)
+		po_ready(p, w);
+}
+
+static int order_follow(const ds_graph *g, const int32_t *order,
+			const int32_t *pos1, const int32_t *base_key,
+			bool pull, int32_t *out, ds_err *e)
+{
+	const ds_heap *h = g->heap;
+	const int32_t n = g->n, nb = g->nbuf;
+	porder p;
+	memset(&p, 0, sizeof p);
+	p.g = g;
+	p.pos1 = pos1;
+	p.out = out;
+	p.cnt = ds_alloc(h, (size_t)n, sizeof *p.cnt);
+	p.done = ds_alloc(h, (size_t)n, 1);
+	p.key = ds_alloc(h, (size_t)n, sizeof *p.key);
+	int32_t *writer = ds_alloc(h, (size_t)nb, sizeof *writer);
+	int rc = ds_heapq_init(&p.q, h, n);
+	if (!p.cnt || !p.done || !p.key || !writer || rc) {
+		rc = ds_fail(e, DS_ENOMEM, "out of memory");
+		goto out;
+	}
+	/* a buffer's writer: its first user in stage 1 order */
+	for (int32_t b = 0; b < nb; b++) {
+		writer[b] = -1;
+		for (int32_t k = g->user_off[b]; k < g->user_off[b + 1]; k++)
+			if (writer[b] < 0 || pos1[g->user[k]] < pos1[writer[b]])
+				writer[b] = g->user[k];
+	}
+	/* keys, consumers first */
+	for (int32_t i = n - 1; i >= 0; i--) {
+		int32_t v = order[i], to = -1;
+		bool stage = pull && g->kind[v] == DS_OP;
+		p.key[v] = base_key ? base_key[v] : i;
+		for (int32_t k = g->use_off[v]; stage && k < g->use_off[v + 1];
+		     k++) {
+			int32_t b = g->use[k];
+			if (writer[b] != v)
+				continue;
+			if (g->user_off[b + 1] - g->user_off[b] != 2) {
+				stage = false;
+				break;
+			}
+			int32_t w = g->user[g->user_off[b]] == v
+					    ? g->user[g->user_off[b] + 1]
+					    : g->user[g->user_off[b]];
+			if (to < 0 || p.key[w] < p.key[to])
+				to = w;
+		}
+		if (stage && to >= 0 && p.key[to] > p.key[v])
+			p.key[v] = p.key[to];
+	}
+	for (int32_t b = 0; b < nb; b++)
+		p.cnt[g->buf_free[b]] += g->user_off[b + 1] - g->user_off[b];
+	for (int32_t v = 0; v < n; v++) {
+		p.cnt[v] += g->pred_off[v + 1] - g->pred_off[v];
+		if (g->kind[v] == DS_OP)
+			p.cnt[v] += g->use_off[v + 1] - g->use_off[v];
+	}
+	/* nodes without dependencies (ALLOCs, mostly); key[] is free to
+	 * mark them before any readiness is passed on */
+	for (int32_t v = 0; v < n; v++)
+		if (p.cnt[v] == 0)
+			p.done[v] = 2;
+	for (int32_t v = 0; v < n; v++)
+		if (p.done[v] == 2) {
+			p.done[v] = 0;
+			po_ready(&p, v);
+		}
+	while (p.q.n > 0) {
+		int32_t v = ds_heapq_pop(&p.q);
+		for (int32_t k = g->pred_off[v]; k < g->pred_off[v + 1]; k++) {
+			int32_t a = g->pred[k];
+			if (g->kind[a] == DS_ALLOC && !p.done[a]) {
+				p.done[a] = 1;
+				out[p.len++] = a;
+			}
+		}
+		for (int32_t k = g->use_off[v]; k < g->use_off[v + 1]; k++) {
+			int32_t a = g->buf_alloc[g->use[k]];
+			if (!p.done[a]) {
+				p.done[a] = 1;
+				out[p.len++] = a;
+			}
+		}
+		p.done[v] = 1;
+		out[p.len++] = v;
+		for (int32_t k = g->use_off[v]; k < g->use_off[v + 1]; k++)
+			po_release(&p, g->buf_free[g->use[k]]);
+		for (int32_t k = g->succ_off[v]; k < g->succ_off[v + 1]; k++)
+			po_release(&p, g->succ[k]);
+	}
+	DS_ASSERT(p.len == n);
+out:
+	ds_free(h, p.cnt);
+	ds_free(h, p.done);
+	ds_free(h, p.key);
+	ds_free(h, writer);
+	ds_heapq_free(&p.q);
+	return rc;
+}
+
+/* ---- chain order ----
+ *
+ * An accumulator is a buffer (data not from DDR) with three users or more
+ * that follow each other along edges: a chain of steps, each reading data
+ * that other chains read too (in Matmul a tile of A or B).  Which chains
+ * run side by side, and which follows which, decides how often that data
+ * must be brought back.  This simulates the chains at step granularity:
+ * as many chains run at once as their memory holds, stepping in turn (so
+ * two chains sharing data use it together); the inputs sit in an LRU model
+ * of their memories; when a chain ends, the next is the one whose
+ * remaining inputs cost least to bring in (bytes missing, plus bytes to
+ * evict for them; inputs the running chains will bring count as there),
+ * judged together with the best chain that could start after it when two
+ * fit side by side (ch_pick), then the one reusing the most recently used
+ * data, then stage 1's.  The
+ * simulated order of steps is then laid over the places stage 1 gave the
+ * steps, each step taking along the loads and moves that feed it, and the
+ * order is rebuilt by order_follow.  O(C^2 S I) for C chains of S steps
+ * with I inputs each, plus O((N + E) log N). */
+
+typedef struct chsim {
+	const ds_graph *g;
+	const int32_t *pos1;
+	int32_t nch;
+	int32_t *cbuf;		/* chain -> its buffer */
+	int32_t *soff, *sv;	/* chain -> its steps (users, stage 1 order) */
+	int32_t *ioff, *iv;	/* step -> input buffers */
+	int32_t *coff, *cv;	/* step -> operations it takes along */
+	/* simulation */
+	uint8_t *res;		/* per buffer: in the model */
+	int64_t *last;		/* per buffer: last use tick */
+	int32_t *uses;		/* per buffer: steps still reading it */
+	int32_t *stamp;		/* per buffer */
+	int32_t *claim;		/* per buffer: == cst, running chains read it */
+	int32_t *pclaim;	/* per buffer: == pst, the partner tried reads it */
+	int32_t st, cst, pst;
+	int64_t used[DS_NMEM], cused[DS_NMEM];
+	int64_t icap[DS_NMEM]; /* modelled capacity for the inputs */
+	int64_t tick;
+} chsim;
+
+/* Is b an accumulator: data made here, three users or more, each user
+ * after the first a direct successor of the one before (stage 1 order)? */
+static bool is_chain(const ds_graph *g, const int32_t *usr, int32_t nu,
+		     int32_t b)
+{
+	if (g->buf_copyin[b] || nu < 3)
+		return false;
+	for (int32_t k = 1; k < nu; k++) {
+		bool edge = false;
+		for (int32_t j = g->pred_off[usr[k]]; j < g->pred_off[usr[k] + 1];
+		     j++)
+			edge |= g->pred[j] == usr[k - 1];
+		if (!edge)
+			return false;
+	}
+	return true;
+}
+
+/* Makes room for size bytes of memory m in the model, least recently used
+ * first, never an input of the current step (stamp == st). */
+static void ch_room(chsim *c, int m, int64_t size, const int32_t *res_list,
+		    int32_t nres)
+{
+	const ds_graph *g = c->g;
+	while (c->used[m] + size > c->icap[m]) {
+		int32_t v = -1;
+		for (int32_t i = 0; i < nres; i++) {
+			int32_t x = res_list[i];
+			if (!c->res[x] || g->buf_mem[x] != m || c->stamp[x] == c->st)
+				continue;
+			if (v < 0 || c->last[x] < c->last[v] ||
+			    (c->last[x] == c->last[v] &&
+			     c->pos1[g->buf_alloc[x]] < c->pos1[g->buf_alloc[v]]))
+				v = x;
+		}
+		if (v < 0)
+			return;
+		c->res[v] = 0;
+		c->used[m] -= g->buf_size[v];
+	}
+}
+
+/* Bytes chain ch must bring in for its inputs (not in the model, not
+ * claimed by the running chains (== claim) or the partner tried (pclaim ==
+ * pst)), plus the bytes that would overflow their memories; *mru gets the
+ * latest use among its inputs in the model. */
+static int64_t ch_cost(chsim *c, int32_t ch, int32_t claim, int64_t *mru)
+{
+	const ds_graph *g = c->g;
+	int64_t nw[DS_NMEM] = {0}, cost = 0;
+	*mru = -1;
+	c->st++;
+	for (int32_t si = c->soff[ch]; si < c->soff[ch + 1]; si++)
+		for (int32_t k = c->ioff[si]; k < c->ioff[si + 1]; k++) {
+			int32_t x = c->iv[k];
+			if (c->stamp[x] == c->st || c->claim[x] == claim ||
+			    c->pclaim[x] == c->pst)
+				continue;
+			c->stamp[x] = c->st;
+			if (c->res[x]) {
+				if (c->last[x] > *mru)
+					*mru = c->last[x];
+			} else {
+				nw[g->buf_mem[x]] += g->buf_size[x];
+			}
+		}
+	for (int m = 0; m < DS_NMEM; m++) {
+		int64_t over = c->used[m] + nw[m] - c->icap[m];
+		cost += nw[m] + (over > 0 ? over : 0);
+	}
+	return cost;
+}
+
+/* Is a before b: less cost, then more recent reuse, then stage 1. */
+static bool ch_before(const chsim *c, int32_t a, int64_t ca, int64_t ma,
+		      int32_t b, int64_t cb, int64_t mb)
+{
+	if (ca != cb)
+		return ca < cb;
+	if (ma != mb)
+		return ma > mb;
+	return c->pos1[c->sv[c->soff[a]]] < c->pos1[c->sv[c->soff[b]]];
+}
+
+enum { CH_TOP = 8 };
+
+/* The chain to start among cand[0..n) with their costs: the best by
+ * itself, or, when a second chain would fit beside it, the best together
+ * with the best chain to follow it (the partner's inputs count as brought
+ * in): chains that run side by side share what they read.  Only CH_TOP
+ * leaders are tried, at most two of any one (cost, recency), since equal
+ * scores mostly mean interchangeable chains. */
+static int32_t ch_pick(chsim *c, int32_t *cand, int64_t *cost, int64_t *mru,
+		       int32_t n, int32_t claim, const uint8_t *started)
+{
+	const ds_graph *g = c->g;
+	if (n == 0)
+		return -1;
+	int32_t top[CH_TOP], nt = 0;
+	for (int32_t i = 0; i < n; i++) {
+		/* insert i into top[] (sorted), keeping the variety rule */
+		int32_t same = 0;
+		for (int32_t j = 0; j < nt; j++)
+			same += cost[top[j]] == cost[i] && mru[top[j]] == mru[i];
+		if (same >= 2) {
+			/* replace the worse of the two when i beats it */
+			int32_t w = -1;
+			for (int32_t j = 0; j < nt; j++)
+				if (cost[top[j]] == cost[i] && mru[top[j]] == mru[i])
+					w = j;
+			if (!ch_before(c, cand[i], cost[i], mru[i], cand[top[w]],
+				       cost[top[w]], mru[top[w]]))
+				continue;
+			memmove(top + w, top + w + 1,
+				(size_t)(nt - w - 1) * sizeof *top);
+			nt--;
+		}
+		int32_t j = nt < CH_TOP ? nt++ : CH_TOP;
+		while (j > 0 && ch_before(c, cand[i], cost[i], mru[i],
+					  cand[top[j - 1]], cost[top[j - 1]],
+					  mru[top[j - 1]])) {
+			if (j < CH_TOP)
+				top[j] = top[j - 1];
+			j--;
+		}
+		if (j < CH_TOP)
+			top[j] = i;
+	}
+	int32_t best = top[0];
+	int32_t b0 = c->cbuf[cand[best]];
+	int m = g->buf_mem[b0];
+	if (c->cused[m] + 2 * g->buf_size[b0] > g->caps.cap[m] || n < 2)
+		return cand[best];
+	int64_t best_total = -1;
+	for (int32_t i = 0; i < nt; i++) {
+		int32_t x = cand[top[i]];
+		c->pst++;
+		for (int32_t si = c->soff[x]; si < c->soff[x + 1]; si++)
+			for (int32_t k = c->ioff[si]; k < c->ioff[si + 1]; k++)
+				c->pclaim[c->iv[k]] = c->pst;
+		int64_t follow = -1;
+		for (int32_t j = 0; j < n; j++) {
+			int32_t y = cand[j];
+			int64_t ym;
+			if (y == x || started[y])
+				continue;
+			int64_t yc = ch_cost(c, y, claim, &ym);
+			if (follow < 0 || yc < follow)
+				follow = yc;
+		}
+		int64_t total = cost[top[i]] + (follow < 0 ? 0 : follow);
+		if (best_total < 0 || total < best_total) {
+			best_total = total;
+			best = top[i];
+		}
+	}
+	c->pst++;
+	return cand[best];
+}
+
+/* share: the part of each memory the model lets the inputs use (a smaller
+ * share makes the chains keep less data around, a larger one more). */
+static int order_chains(const ds_graph *g, const int32_t *order,
+			const int32_t *pos1, double share, int32_t *out,
+			bool *any, ds_err *e)
+{
+	const ds_heap *h = g->heap;
+	const int32_t n = g->n, nb = g->nbuf;
+	chsim c;
+	memset(&c, 0, sizeof c);
+	c.g = g;
+	c.pos1 = pos1;
+	for (int m = 0; m < DS_NMEM; m++)
+		c.icap[m] = (int64_t)(share * (double)g->caps.cap[m]);
+	int rc = DS_OK;
+	int32_t *usr = ds_alloc(h, (size_t)g->user_off[nb] + 1, sizeof *usr);
+	int32_t *isstep = ds_alloc(h, (size_t)n, sizeof *isstep);
+	int32_t *key = ds_alloc(h, (size_t)n, sizeof *key);
+	int32_t *anchor = ds_alloc(h, (size_t)n, sizeof *anchor);
+	int32_t *mark = ds_alloc(h, (size_t)n, sizeof *mark);
+	int32_t *tmp = ds_alloc(h, (size_t)n, sizeof *tmp);
+	int32_t *live = ds_alloc(h, (size_t)nb, sizeof *live);
+	int32_t *next = ds_alloc(h, (size_t)nb, sizeof *next);
+	int32_t *reslist = ds_alloc(h, (size_t)nb, sizeof *reslist);
+	uint8_t *started = ds_alloc(h, (size_t)nb, 1);
+	c.cbuf = ds_alloc(h, (size_t)nb, sizeof *c.cbuf);
+	c.soff = ds_alloc(h, (size_t)nb + 1, sizeof *c.soff);
+	c.res = ds_alloc(h, (size_t)nb, 1);
+	c.last = ds_alloc(h, (size_t)nb, sizeof *c.last);
+	c.uses = ds_alloc(h, (size_t)nb, sizeof *c.uses);
+	c.stamp = ds_alloc(h, (size_t)nb, sizeof *c.stamp);
+	c.claim = ds_alloc(h, (size_t)nb, sizeof *c.claim);
+	c.pclaim = ds_alloc(h, (size_t)nb, sizeof *c.pclaim);
+	int32_t *cand = ds_alloc(h, (size_t)nb, sizeof *cand);
+	int64_t *ccost = ds_alloc(h, (size_t)nb, sizeof *ccost);
+	int64_t *cmru = ds_alloc(h, (size_t)nb, sizeof *cmru);
+	int64_t ni = 0, ncl = 0, cap_i = 0, cap_c = 0;
+	if (!usr || !isstep || !key || !anchor || !mark || !tmp || !live ||
+	    !next || !reslist || !started || !c.cbuf || !c.soff || !c.res ||
+	    !c.last || !c.uses || !c.stamp || !c.claim || !c.pclaim || !cand ||
+	    !ccost || !cmru)
+		goto oom;
+	/* users by stage 1 position; the chains and their steps */
+	memcpy(usr, g->user, (size_t)g->user_off[nb] * sizeof *usr);
+	{
+		csr u = {g->user_off, usr};
+		sort_lists(pos1, &u, nb);
+	}
+	int32_t nsteps = 0;
+	for (int32_t b = 0; b < nb; b++) {
+		int32_t *ub = usr + g->user_off[b];
+		int32_t nu = g->user_off[b + 1] - g->user_off[b];
+		if (!is_chain(g, ub, nu, b))
+			continue;
+		c.cbuf[c.nch] = b;
+		c.soff[c.nch + 1] = c.soff[c.nch] + nu;
+		c.nch++;
+		nsteps += nu;
+	}
+	*any = c.nch > 1;
+	if (c.nch < 2)
+		goto out;
+	c.sv = ds_alloc(h, (size_t)nsteps, sizeof *c.sv);
+	c.ioff = ds_alloc(h, (size_t)nsteps + 1, sizeof *c.ioff);
+	c.coff = ds_alloc(h, (size_t)nsteps + 1, sizeof *c.coff);
+	if (!c.sv || !c.ioff || !c.coff)
+		goto oom;
+	for (int32_t ch = 0; ch < c.nch; ch++) {
+		int32_t b = c.cbuf[ch];
+		memcpy(c.sv + c.soff[ch], usr + g->user_off[b],
+		       (size_t)(c.soff[ch + 1] - c.soff[ch]) * sizeof *c.sv);
+	}
+	for (int32_t i = 0; i < nsteps; i++)
+		isstep[c.sv[i]] = 1;
+	/* what each step takes along (its operation preds that are no step,
+	 * and theirs) and reads (buffers of those not wholly inside) */
+	int32_t ms = 0;
+	for (int32_t ch = 0; ch < c.nch; ch++)
+		for (int32_t si = c.soff[ch]; si < c.soff[ch + 1]; si++) {
+			int32_t u = c.sv[si], nt = 0;
+			ms++;
+			tmp[nt++] = u;
+			mark[u] = ms;
+			for (int32_t lvl = 0, lo = 0; lvl < 2; lvl++) {
+				int32_t hi = nt;
+				for (int32_t q = lo; q < hi; q++) {
+					int32_t x = tmp[q];
+					for (int32_t k = g->pred_off[x];
+					     k < g->pred_off[x + 1]; k++) {
+						int32_t p = g->pred[k];
+						if (g->kind[p] != DS_OP ||
+						    isstep[p] || mark[p] == ms)
+							continue;
+						mark[p] = ms;
+						tmp[nt++] = p;
+					}
+				}
+				lo = hi;
+			}
+			if (ds_reserve(h, (void **)&c.cv, &cap_c, ncl + nt,
+				       sizeof *c.cv, e))
+				goto fail;
+			for (int32_t q = 0; q < nt; q++)
+				c.cv[ncl++] = tmp[q];
+			c.coff[si + 1] = (int32_t)ncl;
+			/* inputs: buffers with a user outside the step */
+			for (int32_t q = 0; q < nt; q++) {
+				int32_t x = tmp[q];
+				for (int32_t k = g->use_off[x];
+				     k < g->use_off[x + 1]; k++) {
+					int32_t bb = g->use[k];
+					if (bb == c.cbuf[ch] || c.stamp[bb] == ms)
+						continue;
+					c.stamp[bb] = ms;
+					bool local = true;
+					for (int32_t j = g->user_off[bb];
+					     j < g->user_off[bb + 1]; j++)
+						local &= mark[g->user[j]] == ms;
+					if (local)
+						continue;
+					if (ds_reserve(h, (void **)&c.iv, &cap_i,
+						       ni + 1, sizeof *c.iv, e))
+						goto fail;
+					c.iv[ni++] = bb;
+					c.uses[bb]++;
+				}
+			}
+			c.ioff[si + 1] = (int32_t)ni;
+		}
+	/* stage 1's places of the steps, in order: the anchors */
+	int32_t na = 0;
+	for (int32_t i = 0; i < n; i++)
+		if (isstep[order[i]])
+			anchor[na++] = i;
+	for (int32_t v = 0; v < n; v++)
+		key[v] = pos1[v];
+	for (int32_t v = 0; v < n; v++)
+		mark[v] = 0; /* now: taken along by an executed step */
+	/* the simulation */
+	int32_t nlive = 0, nres = 0, done = 0, t = 0;
+	for (int32_t b = 0; b < nb; b++)
+		c.stamp[b] = 0;
+	c.st = c.cst = c.pst = 1;
+	while (done < c.nch) {
+		/* start chains while their memory has room */
+		for (;;) {
+			/* inputs the running chains will bring anyway */
+			int32_t claim = ++c.cst;
+			for (int32_t l = 0; l < nlive; l++)
+				for (int32_t si = next[l]; si < c.soff[live[l] + 1];
+				     si++)
+					for (int32_t k = c.ioff[si];
+					     k < c.ioff[si + 1]; k++)
+						c.claim[c.iv[k]] = claim;
+			c.pst++; /* no partner yet */
+			int32_t ncand = 0;
+			for (int32_t ch = 0; ch < c.nch; ch++) {
+				int32_t b = c.cbuf[ch];
+				int m = g->buf_mem[b];
+				if (started[ch] ||
+				    c.cused[m] + g->buf_size[b] > g->caps.cap[m])
+					continue;
+				cand[ncand] = ch;
+				ccost[ncand] = ch_cost(&c, ch, claim, &cmru[ncand]);
+				ncand++;
+			}
+			int32_t bestc = ch_pick(&c, cand, ccost, cmru, ncand, claim,
+						started);
+			if (bestc < 0)
+				break;
+			started[bestc] = 1;
+			live[nlive] = bestc;
+			next[nlive++] = c.soff[bestc];
+			c.cused[g->buf_mem[c.cbuf[bestc]]] +=
+				g->buf_size[c.cbuf[bestc]];
+		}
+		DS_ASSERT(nlive > 0);
+		/* one step of each running chain, in turn */
+		for (int32_t l = 0; l < nlive; l++) {
+			int32_t si = next[l]++;
+			c.st++;
+			for (int32_t k = c.ioff[si]; k < c.ioff[si + 1]; k++)
+				c.stamp[c.iv[k]] = c.st;
+			c.tick++;
+			for (int32_t k = c.ioff[si]; k < c.ioff[si + 1]; k++) {
+				int32_t x = c.iv[k];
+				int m = g->buf_mem[x];
+				if (!c.res[x]) {
+					ch_room(&c, m, g->buf_size[x], reslist,
+						nres);
+					c.res[x] = 1;
+					c.used[m] += g->buf_size[x];
+					reslist[nres++] = x;
+				}
+				c.last[x] = c.tick;
+				if (--c.uses[x] == 0) {
+					c.res[x] = 0;
+					c.used[m] -= g->buf_size[x];
+				}
+			}
+			/* compact the resident list now and then */
+			if (nres > 2 * nb / 3 + 16) {
+				int32_t j = 0;
+				for (int32_t i = 0; i < nres; i++)
+					if (c.res[reslist[i]])
+						reslist[j++] = reslist[i];
+				nres = j;
+			}
+			/* a step shared by two chains takes its place once */
+			if (mark[c.sv[si]])
+				continue;
+			for (int32_t k = c.coff[si]; k < c.coff[si + 1]; k++) {
+				int32_t x = c.cv[k];
+				if (!mark[x]) {
+					mark[x] = 1;
+					key[x] = anchor[t];
+				}
+			}
+			t++;
+		}
+		for (int32_t l = 0; l < nlive;) {
+			int32_t ch = live[l];
+			if (next[l] < c.soff[ch + 1]) {
+				l++;
+				continue;
+			}
+			c.cused[g->buf_mem[c.cbuf[ch]]] -=
+				g->buf_size[c.cbuf[ch]];
+			done++;
+			memmove(live + l, live + l + 1,
+				(size_t)(nlive - l - 1) * sizeof *live);
+			memmove(next + l, next + l + 1,
+				(size_t)(nlive - l - 1) * sizeof *next);
+			nlive--;
+		}
+	}
+	DS_ASSERT(t == na);
+	rc = order_follow(g, order, pos1, key, false, out, e);
+	goto out;
+oom:
+	rc = ds_fail(e, DS_ENOMEM, "out of memory");
+	goto out;
+fail:
+	rc = DS_ENOMEM;
+out:
+	ds_free(h, usr);
+	ds_free(h, isstep);
+	ds_free(h, key);
+	ds_free(h, anchor);
+	ds_free(h, mark);
+	ds_free(h, tmp);
+	ds_free(h, live);
+	ds_free(h, next);
+	ds_free(h, reslist);
+	ds_free(h, started);
+	ds_free(h, c.cbuf);
+	ds_free(h, c.soff);
+	ds_free(h, c.sv);
+	ds_free(h, c.ioff);
+	ds_free(h, c.iv);
+	ds_free(h, c.coff);
+	ds_free(h, c.cv);
+	ds_free(h, c.res);
+	ds_free(h, c.last);
+	ds_free(h, c.uses);
+	ds_free(h, c.stamp);
+	ds_free(h, c.claim);
+	ds_free(h, c.pclaim);
+	ds_free(h, cand);
+	ds_free(h, ccost);
+	ds_free(h, cmru);
+	return rc;
+}
+
+/* ---- the list scheduler ----
+ *
+ * Builds an order node by node.  ALLOCs are lazy (emitted right before the
+ * first user of their buffer), FREEs eager.  Each step picks a goal: an
+ * operation together with the unscheduled operations it waits for (its
+ * closure, at most max_closure operations), all emitted at once.  The
+ * candidates are the next `window` operations of the anchor order (the best
+ * order so far) and the next `fan` users of each of the `seeds` most
+ * recently used resident buffers.
+ *
+ * Rules: a goal must finish something (the last use of a buffer, or be an
+ * operation only FREEs follow).  One that leaves a new buffer with exactly
+ * one more user, that user being near (its own closure fits), gives way to
+ * that user, which is queued instead: data is staged next to the operation
+ * that needs it.  One that starts a buffer with more users needs the next
+ * of them near: allocate only when the consumer is near.  Goals breaking a
+ * rule are taken only when no candidate keeps them, even after a wider look.
+ *
+ * Among goals: the least eviction traffic in the residency model, then the
+ * anchor order.  The model counts bytes per memory; its victims are the
+ * least recently used buffers, or, given a reference plan, those whose next
+ * use in it is furthest (Belady against that forecast); per byte of room, a
+ * buffer whose data sits in DDR costs half as much. */
+
+enum { B_NONE, B_RES, B_SPILL, B_FREED };
+
+typedef struct lsp {
+	int32_t max_closure; /* operations a goal may pull in, itself too */
+	int32_t fan;	     /* users followed per seeded buffer */
+	int32_t window;	     /* next operations of the anchor order seeded */
+	int32_t seeds;	     /* most recently used resident buffers seeded */
+} lsp;
+
+/* Compared field by field, smaller first. */
+typedef struct score {
+	int level;    /* 1: breaks a rule */
+	double evict; /* traffic of the evictions it forces in the model */
+	int32_t pos;  /* anchor position */
+} score;
+
 typedef struct lsched {
 	const ds_graph *g;
 	const lsp *P;
 	const ds_heap *h;
-	const int32_t *pos1; /* stage 1 position of each node */
-	const int32_t *posr; /* position in a reference order, or NULL */
+	const int32_t *pos1; /* anchor position of each node */
+	const int32_t *posr; /* reference plan position of each node, or NULL */
+	csr dep;	     /* what a node waits for, by anchor position */
+	csr usr;	     /* users of a buffer, by anchor position */
 	csr rusr;	     /* users of a buffer, by reference position */
 	int32_t *rptr;	     /* per buffer: first maybe unscheduled in rusr */
 	int32_t now_ref;     /* reference position of the last operation */
-	csr dep;	     /* what a node waits for, by stage 1 position */
-	csr osucc;	     /* operation successors, by stage 1 position */
-	csr usr;	     /* users of a buffer, by stage 1 position */
 	/* per node */
 	int32_t *cnt; /* unmet dependencies (ready ALLOCs count as met) */
 	uint8_t *done;
 	int32_t *ready_at; /* index in ready[], -1 when not there */
 	int32_t *ready;
 	int32_t nready;
-	int32_t *mark; /* in the closure being looked at: cstamp */
-	int32_t *seen; /* explored this step, or walked: sstamp */
-	int32_t cstamp, sstamp, bstamp, dstamp, qstamp;
+	int32_t *mark;	/* in the closure being looked at: cstamp */
+	int32_t *seen;	/* walked by near(): sstamp */
+	int32_t *qseen; /* queued this step: qstamp */
+	int32_t *fail;	/* closure over the limit this step: fstamp */
+	int32_t cstamp, sstamp, qstamp, fstamp, bstamp;
+	int32_t *ord1; /* the anchor order */
+	int32_t *skip; /* union-find over it: next unscheduled operation */
 	/* per buffer */
 	uint8_t *bst;
 	int32_t *rem;	/* unscheduled users */
-	int64_t *last;	/* last use, in scheduler steps */
-	int32_t *bmark; /* scoring stamp */
+	int64_t *last;	/* last use, in scheduler ticks */
+	int32_t *bmark; /* protected / counted: bstamp */
 	int32_t *bcnt;	/* uses inside the closure being scored */
-	int32_t *claim; /* == dstamp: a live long-lived buffer's work needs it */
-	int32_t *pclaim; /* == pstamp: the partner being tried needs it */
-	int32_t pstamp;
-	int32_t *iseen;	/* per buffer: counted as a chain input (istamp) */
-	int32_t istamp;
-	int32_t *fail;	/* per node: closure over the limit (fstamp) */
-	int32_t fstamp;
-	int32_t *cdep;	/* exploration depth of cand[i] */
-	int32_t *qseen;	/* per node: queued this step (qstamp) */
-	int32_t ncand;
-	int32_t *xs;	/* long-lived starts that go first, this step */
-	int32_t nxs;
-	bool push;	/* score_goal may queue dominating consumers */
-	int32_t *rec; /* inputs recorded while scoring a partner */
-	int32_t nrec;
-	bool recording;
-	int32_t *live;	/* started, not freed */
-	int32_t nlive;
-	int32_t *live_at;
 	int32_t *res[DS_NMEM]; /* resident buffers per memory */
 	int32_t nres[DS_NMEM];
 	int32_t *res_at;
-	int64_t used[DS_NMEM], cap[DS_NMEM];
+	int32_t *mru_prev, *mru_next; /* resident, most recently used first */
+	int32_t mru_head;
+	int64_t used[DS_NMEM];
 	int64_t tick;
 	/* scratch */
 	int32_t *clo; /* closure in emission order */
 	int32_t nclo, nclo_ops;
 	int32_t *cand;
+	int32_t ncand;
+	bool push; /* score_goal may queue the users goals give way to */
 	int32_t *bufs;
 	int32_t *frees; /* FREEs that became ready */
 	int32_t nfrees;
@@ -135,29 +790,11 @@ typedef struct lsched {
 	int32_t len;
 } lsched;
 
-static int64_t traffic(const ds_graph *g, int32_t b)
-{
-	return g->buf_size[b] * (g->buf_copyin[b] ? 1 : 2);
-}
-
-static bool better(const score *a, const score *b)
-{
-	if (a->cls != b->cls)
-		return a->cls < b->cls;
-	if (a->evict != b->evict)
-		return a->evict < b->evict;
-	if (a->load != b->load)
-		return a->load < b->load;
-	if (a->rec != b->rec)
-		return a->rec < b->rec;
-	return a->pos < b->pos;
-}
-
 /* ---- readiness ----
  *
- * Besides the edges, every user of a buffer waits for its ALLOC and its FREE
- * for every user (the graph need not spell these out).  cnt[] counts both
- * kinds, so a dependency given twice is simply counted and released twice. */
+ * Besides the edges, every user of a buffer waits for its ALLOC, and its
+ * FREE for every user (the graph need not spell these out).  cnt[] counts
+ * both kinds, so a dependency given twice is counted and met twice. */
 
 static void ready_add(lsched *s, int32_t v)
 {
@@ -183,7 +820,7 @@ static void ready_del(lsched *s, int32_t v)
 static void release(lsched *s, int32_t w);
 
 /* v's dependencies are met.  An ALLOC passes readiness on at once: it is
- * emitted only when its first user is. */
+ * emitted only with its first user. */
 static void became_ready(lsched *s, int32_t v)
 {
 	const ds_graph *g = s->g;
@@ -206,9 +843,30 @@ static void release(lsched *s, int32_t w)
 
 /* ---- the residency model ---- */
 
+static void mru_unlink(lsched *s, int32_t b)
+{
+	int32_t p = s->mru_prev[b], q = s->mru_next[b];
+	if (p >= 0)
+		s->mru_next[p] = q;
+	else
+		s->mru_head = q;
+	if (q >= 0)
+		s->mru_prev[q] = p;
+}
+
+static void mru_front(lsched *s, int32_t b)
+{
+	s->mru_prev[b] = -1;
+	s->mru_next[b] = s->mru_head;
+	if (s->mru_head >= 0)
+		s->mru_prev[s->mru_head] = b;
+	s->mru_head = b;
+}
+
 static void res_add(lsched *s, int32_t b)
 {
 	int m = s->g->buf_mem[b];
+	mru_front(s, b);
 	s->res_at[b] = s->nres[m];
 	s->res[m][s->nres[m]++] = b;
 	s->used[m] += s->g->buf_size[b];
@@ -218,6 +876,7 @@ static void res_add(lsched *s, int32_t b)
 static void res_del(lsched *s, int32_t b, uint8_t st)
 {
 	int m = s->g->buf_mem[b];
+	mru_unlink(s, b);
 	int32_t i = s->res_at[b];
 	int32_t last = s->res[m][--s->nres[m]];
 	s->res[m][i] = last;
@@ -236,10 +895,7 @@ static int32_t next_ref(lsched *s, int32_t b)
 	return k < s->rusr.off[b + 1] ? s->posr[s->rusr.v[k]] : INT32_MAX;
 }
 
-/* Eviction preference, larger first: with a reference order (an earlier
- * plan's), the distance to the next use in it (Belady's rule against that
- * forecast); without, the time since the last use (LRU).  Per byte of room
- * a buffer whose data sits in DDR costs half as much to drop. */
+/* Eviction preference, larger first. */
 static double evict_key(lsched *s, int32_t b)
 {
 	double d;
@@ -254,8 +910,9 @@ static double evict_key(lsched *s, int32_t b)
 	return s->g->buf_copyin[b] ? 2 * d : d;
 }
 
-/* The resident buffer of m to evict first, skipping those stamped with
- * bstamp (protected) or taken; -1 when none is left. */
+/* The resident buffer of m to evict first, skipping the protected
+ * (bmark == bstamp) and the taken (bmark == taken); -1 when none is left.
+ * Ties go to the buffer allocated first in the anchor order. */
 static int32_t victim(lsched *s, int m, int32_t taken)
 {
 	const ds_graph *g = s->g;
@@ -275,12 +932,12 @@ static int32_t victim(lsched *s, int m, int32_t taken)
 	return best;
 }
 
-/* Makes room for size bytes in m, evicting unprotected buffers in the
- * model.  The model may stay over capacity when nothing can go: the placer
- * deals with the real layout. */
+/* Makes room for size bytes in m, evicting unprotected buffers.  The model
+ * may stay over capacity when nothing can go: ds_place deals with the real
+ * layout later. */
 static void make_room(lsched *s, int m, int64_t size)
 {
-	while (s->used[m] + size > s->cap[m]) {
+	while (s->used[m] + size > s->g->caps.cap[m]) {
 		int32_t b = victim(s, m, s->bstamp);
 		if (b < 0)
 			return;
@@ -295,6 +952,7 @@ static void emit(lsched *s, int32_t v)
 	DS_ASSERT(!s->done[v] && s->cnt[v] == 0);
 	s->order[s->len++] = v;
 	s->done[v] = 1;
+	s->skip[s->pos1[v]] = s->pos1[v] + 1;
 	ready_del(s, v);
 	s->tick++;
 	if (g->kind[v] == DS_ALLOC) {
@@ -303,8 +961,6 @@ static void emit(lsched *s, int32_t v)
 		make_room(s, g->buf_mem[b], g->buf_size[b]);
 		res_add(s, b);
 		s->last[b] = s->tick;
-		s->live_at[b] = s->nlive;
-		s->live[s->nlive++] = b;
 		return; /* it passed readiness on when it became ready */
 	}
 	if (g->kind[v] == DS_FREE) {
@@ -312,9 +968,6 @@ static void emit(lsched *s, int32_t v)
 		if (s->bst[b] == B_RES)
 			res_del(s, b, B_FREED);
 		s->bst[b] = B_FREED;
-		int32_t i = s->live_at[b], last = s->live[--s->nlive];
-		s->live[i] = last;
-		s->live_at[last] = i;
 	} else {
 		if (s->posr)
 			s->now_ref = s->posr[v];
@@ -326,6 +979,9 @@ static void emit(lsched *s, int32_t v)
 			if (s->bst[b] == B_SPILL) {
 				make_room(s, g->buf_mem[b], g->buf_size[b]);
 				res_add(s, b);
+			} else {
+				mru_unlink(s, b);
+				mru_front(s, b);
 			}
 			s->last[b] = s->tick;
 			s->rem[b]--;
@@ -351,8 +1007,9 @@ static void flush_frees(lsched *s)
 
 /* ---- goals ---- */
 
-/* Depth-first over unscheduled dependencies, appending in post-order (so
- * the closure can be emitted in that order); false past the limit. */
+/* Depth-first over unscheduled dependencies, appending in post-order (the
+ * closure is emitted in that order, a topological one); false past the
+ * limit, or when the closure would need a FREE. */
 static bool closure_rec(lsched *s, int32_t v)
 {
 	const ds_graph *g = s->g;
@@ -371,7 +1028,7 @@ static bool closure_rec(lsched *s, int32_t v)
 	return true;
 }
 
-/* The closure of goal v: v and every unscheduled node it waits for. */
+/* The closure of v: v and every unscheduled node it waits for. */
 static bool closure(lsched *s, int32_t v)
 {
 	s->cstamp++;
@@ -402,6 +1059,16 @@ static bool near_rec(lsched *s, int32_t v, int32_t *budget)
 	return true;
 }
 
+/* Is u near: its own closure, the current one counted as done, within
+ * budget operations?  (No user at all: nothing waits.) */
+static bool near(lsched *s, int32_t u, int32_t budget)
+{
+	if (u < 0)
+		return true;
+	s->sstamp++;
+	return near_rec(s, u, &budget);
+}
+
 /* The next unscheduled user of b outside the current closure, or -1. */
 static int32_t next_user(const lsched *s, int32_t b)
 {
@@ -413,106 +1080,23 @@ static int32_t next_user(const lsched *s, int32_t b)
 	return -1;
 }
 
-/* Is u near: its own closure, the current one counted as done, within
- * budget operations? */
-static bool near(lsched *s, int32_t u, int32_t budget)
+/* Queues v as a candidate, once per step. */
+static void queue(lsched *s, int32_t v)
 {
-	if (u < 0)
-		return true;
-	s->sstamp++;
-	return near_rec(s, u, &budget);
+	if (s->qseen[v] == s->qstamp)
+		return;
+	s->qseen[v] = s->qstamp;
+	s->cand[s->ncand++] = v;
 }
 
-/* Can operation p run once the current closure has: is each of its
- * buffers started, in DDR, or first written by p itself? */
-static bool producible(const lsched *s, int32_t p)
-{
-	const ds_graph *g = s->g;
-	for (int32_t k = g->use_off[p]; k < g->use_off[p + 1]; k++) {
-		int32_t x = g->use[k];
-		if (s->bst[x] != B_NONE || g->buf_copyin[x] ||
-		    s->mark[g->buf_alloc[x]] == s->cstamp)
-			continue;
-		if (s->usr.v[s->usr.off[x]] != p)
-			return false;
-	}
-	return true;
-}
-
-/* Is the work of long-lived buffer b ready: every unscheduled user, and
- * each operation it waits for that is not b's work nor in the closure,
- * producible? */
-static bool chain_ready(const lsched *s, int32_t b)
-{
-	const ds_graph *g = s->g;
-	for (int32_t k = s->usr.off[b]; k < s->usr.off[b + 1]; k++) {
-		int32_t u = s->usr.v[k];
-		if (s->done[u] || s->mark[u] == s->cstamp)
-			continue;
-		for (int32_t j = g->pred_off[u]; j < g->pred_off[u + 1]; j++) {
-			int32_t p = g->pred[j];
-			if (s->done[p] || s->mark[p] == s->cstamp ||
-			    g->kind[p] != DS_OP)
-				continue;
-			bool chain = false;
-			for (int32_t q = g->use_off[p]; q < g->use_off[p + 1];
-			     q++)
-				chain |= g->use[q] == b;
-			if (!chain && !producible(s, p))
-				return false;
-		}
-	}
-	return true;
-}
-
-/* Inputs of a future user u of a buffer this goal starts: the buffers of u
- * and of its unscheduled operation preds, each counted once per goal (seen[]
- * on its ALLOC).  Adds the bytes to bring in (spilled, or unstarted with
- * data in DDR, not claimed by live work nor loaded by the closure) to *miss,
- * and resident ones to the recency sums. */
-static void user_inputs(lsched *s, int32_t u, int64_t *miss, double *rsum,
-			int64_t *nhit)
-{
-	const ds_graph *g = s->g;
-	for (int32_t k = g->pred_off[u] - 1; k < g->pred_off[u + 1]; k++) {
-		int32_t x = k < g->pred_off[u] ? u : g->pred[k];
-		if (s->done[x] || g->kind[x] != DS_OP)
-			continue;
-		for (int32_t j = g->use_off[x]; j < g->use_off[x + 1]; j++) {
-			int32_t b = g->use[j];
-			int32_t a = g->buf_alloc[b];
-			(void)a;
-			if (s->iseen[b] == s->istamp || s->bmark[b] == s->bstamp)
-				continue;
-			s->iseen[b] = s->istamp;
-			if (s->recording)
-				s->rec[s->nrec++] = b;
-			if (s->bst[b] == B_RES) {
-				*rsum += (double)s->last[b];
-				++*nhit;
-			} else if ((s->bst[b] == B_SPILL ||
-				    (s->bst[b] == B_NONE && g->buf_copyin[b])) &&
-				   s->claim[b] != s->dstamp &&
-				   s->pclaim[b] != s->pstamp) {
-				*miss += g->buf_size[b];
-			}
-		}
-	}
-}
-
-/* Scores goal v (its closure is in clo); false when it is not a goal:
- * it finishes nothing, or it starts a long-lived buffer whose next user is
- * far (it would sit in memory waiting).
- *
- * load is the bytes the closure brings in from DDR; for a goal that starts
- * a long-lived buffer it also counts what the rest of that buffer's work
- * will bring in (the work a start commits to), in total when such starts
- * go first, else per step of that work. */
+/* Scores goal v, whose closure is in clo[]; false when it gives way to the
+ * user it leaves a buffer for (then queued, when push is set). */
 static bool score_goal(lsched *s, int32_t v, score *out)
 {
 	const ds_graph *g = s->g;
 	int32_t nb = 0;
-	bool finishes = false, bufless = true, starts = false;
+	bool finishes = false, bufless = true;
+	int level = 0;
 	s->bstamp++;
 	for (int32_t i = 0; i < s->nclo; i++) {
 		int32_t x = s->clo[i];
@@ -529,73 +1113,42 @@ static bool score_goal(lsched *s, int32_t v, score *out)
 			s->bcnt[b]++;
 		}
 	}
-	int64_t need[DS_NMEM] = {0}, start_need[DS_NMEM] = {0};
-	int64_t load = 0, nhit = 0;
-	int64_t chain_miss = 0, chain_steps = 0;
-	double rsum = 0;
-	s->istamp++; /* chain inputs counted once per goal */
+	int64_t need[DS_NMEM] = {0};
 	for (int32_t i = 0; i < nb; i++) {
 		int32_t b = s->bufs[i];
 		bool last = s->bcnt[b] == s->rem[b];
 		finishes |= last;
-		if (s->bst[b] == B_RES) {
-			rsum += (double)s->last[b];
-			nhit++;
+		if (s->bst[b] == B_RES)
 			continue;
-		}
 		need[g->buf_mem[b]] += g->buf_size[b];
-		if (s->recording)
-			s->rec[s->nrec++] = b;
-		if ((s->bst[b] == B_SPILL || g->buf_copyin[b]) &&
-		    s->pclaim[b] != s->pstamp)
-			load += g->buf_size[b];
 		if (s->bst[b] != B_NONE || last || g->buf_copyin[b])
 			continue;
-		/* the goal leaves a new buffer waiting for more users */
+		/* it leaves a new buffer waiting for more users */
 		int32_t u = next_user(s, b);
 		if (s->rem[b] - s->bcnt[b] == 1) {
-			/* one more: when that user is near, it is the better
-			 * goal (it ends what this one starts) */
 			if (near(s, u, s->P->max_closure - s->nclo_ops)) {
-				if (s->push && s->qseen[u] != s->qstamp) {
-					s->qseen[u] = s->qstamp;
-					s->cdep[s->ncand] = 0;
-					s->cand[s->ncand++] = u;
-				}
+				if (s->push)
+					queue(s, u);
 				return false;
 			}
-			continue;
-		}
-		/* a long-lived buffer: all the work it commits to must be
-		 * able to run without waiting for other work */
-		if (!chain_ready(s, b))
-			return false;
-		starts = true;
-		start_need[g->buf_mem[b]] += g->buf_size[b];
-		for (int32_t k = s->usr.off[b]; k < s->usr.off[b + 1]; k++) {
-			int32_t w = s->usr.v[k];
-			if (s->done[w] || s->mark[w] == s->cstamp)
-				continue;
-			user_inputs(s, w, &chain_miss, &rsum, &nhit);
-			chain_steps++;
+		} else if (!near(s, u, s->P->max_closure)) {
+			level = 1;
 		}
 	}
-	if (!finishes && !bufless) {
-		/* an operation followed by FREEs only ends work too */
+	if (!finishes && !bufless)
 		for (int32_t k = g->succ_off[v]; k < g->succ_off[v + 1]; k++)
 			if (g->kind[g->succ[k]] != DS_FREE)
-				return false;
-	}
-	/* evictions it forces, the model's victims first */
+				level = 1;
+	/* the evictions it forces, the model's victims first */
 	double evict = 0;
 	int32_t taken = -s->bstamp; /* never a real stamp */
 	for (int m = 0; m < DS_NMEM; m++) {
-		int64_t over = s->used[m] + need[m] - s->cap[m];
+		int64_t over = s->used[m] + need[m] - g->caps.cap[m];
 		int32_t nt = 0;
 		while (over > 0) {
 			int32_t b = victim(s, m, taken);
 			if (b < 0) {
-				evict += 1e12; /* cannot fit: last resort */
+				evict += 1e15; /* cannot fit: last resort */
 				break;
 			}
 			s->bmark[b] = taken;
@@ -606,225 +1159,68 @@ static bool score_goal(lsched *s, int32_t v, score *out)
 		for (int32_t i = 0; i < nt; i++)
 			s->bmark[s->bufs[nb + i]] = 0;
 	}
-	/* a long-lived start that has room in its own memory goes first
-	 * when chain_first: the room would otherwise sit idle */
-	out->cls = 1;
-	if (starts && s->P->chain_first && evict < 1e12) {
-		out->cls = 0;
-		for (int m = 0; m < DS_NMEM; m++)
-			if (start_need[m] > 0 &&
-			    s->used[m] + start_need[m] > s->cap[m])
-				out->cls = 1;
-	}
+	out->level = level;
 	out->evict = evict;
-	if (!starts) {
-		out->load = (double)load;
-	} else if (out->cls == 0) {
-		out->evict = 0;
-		out->load = evict + (double)(load + chain_miss);
-	} else {
-		out->load = (double)(load + chain_miss) /
-			    (double)(1 + chain_steps);
-	}
-	out->rec = s->P->mru && nhit ? -rsum / (double)nhit : 0;
 	out->pos = s->pos1[v];
 	return true;
 }
 
-/* Queues v as a candidate at exploration depth d, once per step. */
-static void queue(lsched *s, int32_t v, int32_t d)
+static bool better(const score *a, const score *b)
 {
-	if (s->qseen[v] == s->qstamp)
-		return;
-	s->qseen[v] = s->qstamp;
-	s->cdep[s->ncand] = d;
-	s->cand[s->ncand++] = v;
+	if (a->level != b->level)
+		return a->level < b->level;
+	if (a->evict != b->evict)
+		return a->evict < b->evict;
+	return a->pos < b->pos;
 }
 
-/* Queues up to fan unscheduled users of b. */
-static void seed_users(lsched *s, int32_t b)
+/* Anchor position of the first unscheduled operation at or after position
+ * i (n when none): union-find with path halving over the anchor order. */
+static int32_t skip_find(lsched *s, int32_t i)
 {
-	int32_t k = 0;
-	for (int32_t j = s->usr.off[b]; j < s->usr.off[b + 1] && k < s->P->fan;
-	     j++) {
-		int32_t u = s->usr.v[j];
-		if (s->done[u])
-			continue;
-		k++;
-		queue(s, u, 0);
+	while (s->skip[i] != i) {
+		s->skip[i] = s->skip[s->skip[i]];
+		i = s->skip[i];
 	}
+	return i;
 }
 
-/* Marks (claim[] = dstamp) the inputs of the next users of every live
- * long-lived buffer: data that work already started will need. */
-static void mark_claims(lsched *s)
+/* The best goal among the candidates (wide: a larger window, every resident
+ * buffer), and its level (2 when there is none). */
+static int32_t pick_goal(lsched *s, bool wide, int *level)
 {
-	const ds_graph *g = s->g;
-	s->dstamp++;
-	for (int32_t i = 0; i < s->nlive; i++) {
-		int32_t b = s->live[i];
-		if (g->buf_copyin[b] || s->rem[b] < 2)
-			continue;
-		int32_t k = 0;
-		for (int32_t j = s->usr.off[b];
-		     j < s->usr.off[b + 1] && k < 2 * s->P->fan; j++) {
-			int32_t u = s->usr.v[j];
-			if (s->done[u])
-				continue;
-			k++;
-			for (int32_t q = g->pred_off[u] - 1; q < g->pred_off[u + 1];
-			     q++) {
-				int32_t x = q < g->pred_off[u] ? u : g->pred[q];
-				if (s->done[x] || g->kind[x] != DS_OP)
-					continue;
-				for (int32_t r = g->use_off[x];
-				     r < g->use_off[x + 1]; r++)
-					s->claim[g->use[r]] = s->dstamp;
-			}
-		}
-	}
-}
-
-/* Among starts xs[0..n) that go first, the one whose chain plus the best
- * chain to start after it brings in the least: two long-lived buffers side
- * by side share what they both need, so a start is judged with its best
- * successor.  Only the PAIR_TOP best by their own score are tried, each
- * with every successor. */
-enum { PAIR_TOP = 6 };
-
-static int32_t pick_pair(lsched *s, int32_t *xs, int32_t n)
-{
-	score sc[PAIR_TOP];
-	int32_t top[PAIR_TOP], nt = 0;
-	for (int32_t i = 0; i < n; i++) {
-		score x;
-		bool ok = closure(s, xs[i]) && score_goal(s, xs[i], &x);
-		DS_ASSERT(ok);
-		(void)ok;
-		/* insertion into the sorted top list */
-		int32_t j = nt < PAIR_TOP ? nt++ : PAIR_TOP;
-		while (j > 0 && better(&x, &sc[j - 1])) {
-			if (j < PAIR_TOP) {
-				sc[j] = sc[j - 1];
-				top[j] = top[j - 1];
-			}
-			j--;
-		}
-		if (j < PAIR_TOP) {
-			sc[j] = x;
-			top[j] = xs[i];
-		}
-	}
-	int32_t best = top[0];
-	double best_cost = -1;
-	for (int32_t i = 0; i < nt; i++) {
-		s->recording = true;
-		s->nrec = 0;
-		score x;
-		closure(s, top[i]);
-		score_goal(s, top[i], &x);
-		s->recording = false;
-		s->pstamp++;
-		for (int32_t k = 0; k < s->nrec; k++)
-			s->pclaim[s->rec[k]] = s->pstamp;
-		double follow = -1;
-		for (int32_t j = 0; j < n; j++) {
-			score y;
-			if (xs[j] == top[i] || !closure(s, xs[j]) ||
-			    !score_goal(s, xs[j], &y))
-				continue;
-			if (follow < 0 || y.load < follow)
-				follow = y.load;
-		}
-		s->pstamp++;
-		double cost = sc[i].load + (follow < 0 ? 0 : follow);
-#ifdef DLR_DEBUG
-		if (getenv("DLR_TRACE"))
-			fprintf(stderr, "pair len %d x %d load %.0f rec %.1f follow %.0f\n",
-				s->len, top[i], sc[i].load, sc[i].rec, follow);
-#endif
-		if (best_cost < 0 || cost < best_cost) {
-			best_cost = cost;
-			best = top[i];
-		}
-	}
-	return best;
-}
-
-/* Explores candidate goals from the next users of live buffers and a few
- * fresh ready operations, following successors of those whose closure is
- * within the limit, and returns the best, or -1 when none qualifies. */
-static int32_t pick_goal(lsched *s)
-{
+	int32_t window = wide ? 4 * s->P->window : s->P->window;
+	int32_t seeds = wide ? INT32_MAX : s->P->seeds;
 	int32_t best = -1;
-	score bs;
-	memset(&bs, 0, sizeof bs);
+	score bs = {0, 0, 0};
 	s->qstamp++;
 	s->fstamp++;
 	s->ncand = 0;
-	s->nxs = 0;
-	for (int32_t i = 0; i < s->nlive; i++)
-		seed_users(s, s->live[i]);
-	for (int32_t r = 0; r < s->P->new_k; r++) {
-		int32_t pick = -1;
-		for (int32_t i = 0; i < s->nready; i++) {
-			int32_t v = s->ready[i];
-			if (s->qseen[v] != s->qstamp &&
-			    (pick < 0 || s->pos1[v] < s->pos1[pick]))
-				pick = v;
-		}
-		if (pick < 0)
-			break;
-		queue(s, pick, 0);
-	}
-	mark_claims(s);
+	for (int32_t i = skip_find(s, 0), k = 0; i < s->g->n && k < window;
+	     i = skip_find(s, i + 1), k++)
+		queue(s, s->ord1[i]);
+	for (int32_t b = s->mru_head, k = 0; b >= 0 && k < seeds;
+	     b = s->mru_next[b], k++)
+		for (int32_t j = s->usr.off[b], f = 0;
+		     j < s->usr.off[b + 1] && f < s->P->fan; j++)
+			if (!s->done[s->usr.v[j]]) {
+				queue(s, s->usr.v[j]);
+				f++;
+			}
 	s->push = true;
 	for (int32_t i = 0; i < s->ncand; i++) {
-		int32_t v = s->cand[i], d = s->cdep[i];
-		if (!closure(s, v))
-			continue;
+		int32_t v = s->cand[i];
 		score sc;
-		if (score_goal(s, v, &sc)) {
-			if (sc.cls == 0)
-				s->xs[s->nxs++] = v;
-			if (best < 0 || better(&sc, &bs)) {
-				best = v;
-				bs = sc;
-			}
-		}
-		if (d + 1 >= s->P->depth)
+		if (!closure(s, v) || !score_goal(s, v, &sc))
 			continue;
-		int32_t k = 0;
-		for (int32_t j = s->osucc.off[v];
-		     j < s->osucc.off[v + 1] && k < s->P->fan; j++) {
-			int32_t w = s->osucc.v[j];
-			if (s->done[w])
-				continue;
-			k++;
-			queue(s, w, d + 1);
+		if (best < 0 || better(&sc, &bs)) {
+			best = v;
+			bs = sc;
 		}
 	}
 	s->push = false;
-	if (s->P->pair && s->nxs > 1)
-		best = pick_pair(s, s->xs, s->nxs);
+	*level = best < 0 ? 2 : bs.level;
 	return best;
-}
-
-/* CSR lists sorted by the stage 1 position of their entries. */
-static void sort_lists(const int32_t *pos1, csr *c, int32_t n)
-{
-	for (int32_t v = 0; v < n; v++) {
-		int32_t *a = c->v + c->off[v];
-		int32_t len = c->off[v + 1] - c->off[v];
-		for (int32_t i = 1; i < len; i++) {
-			int32_t x = a[i], j = i;
-			while (j > 0 && pos1[a[j - 1]] > pos1[x]) {
-				a[j] = a[j - 1];
-				j--;
-			}
-			a[j] = x;
-		}
-	}
 }
 
 static int build_lists(lsched *s)
@@ -833,24 +1229,18 @@ static int build_lists(lsched *s)
 	const ds_heap *h = s->h;
 	const int32_t n = g->n, nb = g->nbuf;
 	s->dep.off = ds_alloc(h, (size_t)n + 1, sizeof(int32_t));
-	s->osucc.off = ds_alloc(h, (size_t)n + 1, sizeof(int32_t));
 	s->usr.off = ds_alloc(h, (size_t)nb + 1, sizeof(int32_t));
-	if (!s->dep.off || !s->osucc.off || !s->usr.off)
+	s->usr.v = ds_alloc(h, (size_t)g->user_off[nb] + 1, sizeof(int32_t));
+	if (!s->dep.off || !s->usr.off || !s->usr.v)
 		return DS_ENOMEM;
 	for (int32_t v = 0; v < n; v++) {
 		int32_t nd = g->pred_off[v + 1] - g->pred_off[v];
 		if (g->kind[v] == DS_OP)
 			nd += g->use_off[v + 1] - g->use_off[v];
-		int32_t ns = 0;
-		for (int32_t k = g->succ_off[v]; k < g->succ_off[v + 1]; k++)
-			ns += g->kind[g->succ[k]] == DS_OP;
 		s->dep.off[v + 1] = s->dep.off[v] + nd;
-		s->osucc.off[v + 1] = s->osucc.off[v] + ns;
 	}
 	s->dep.v = ds_alloc(h, (size_t)s->dep.off[n] + 1, sizeof(int32_t));
-	s->osucc.v = ds_alloc(h, (size_t)s->osucc.off[n] + 1, sizeof(int32_t));
-	s->usr.v = ds_alloc(h, (size_t)g->user_off[nb] + 1, sizeof(int32_t));
-	if (!s->dep.v || !s->osucc.v || !s->usr.v)
+	if (!s->dep.v)
 		return DS_ENOMEM;
 	for (int32_t v = 0; v < n; v++) {
 		int32_t *d = s->dep.v + s->dep.off[v];
@@ -860,15 +1250,10 @@ static int build_lists(lsched *s)
 			for (int32_t k = g->use_off[v]; k < g->use_off[v + 1];
 			     k++)
 				*d++ = g->buf_alloc[g->use[k]];
-		int32_t *o = s->osucc.v + s->osucc.off[v];
-		for (int32_t k = g->succ_off[v]; k < g->succ_off[v + 1]; k++)
-			if (g->kind[g->succ[k]] == DS_OP)
-				*o++ = g->succ[k];
 	}
 	memcpy(s->usr.off, g->user_off, ((size_t)nb + 1) * sizeof(int32_t));
 	memcpy(s->usr.v, g->user, (size_t)g->user_off[nb] * sizeof(int32_t));
 	sort_lists(s->pos1, &s->dep, n);
-	sort_lists(s->pos1, &s->osucc, n);
 	sort_lists(s->pos1, &s->usr, nb);
 	if (s->posr) {
 		s->rusr.off = ds_alloc(h, (size_t)nb + 1, sizeof(int32_t));
@@ -888,16 +1273,24 @@ static int build_lists(lsched *s)
 	return DS_OK;
 }
 
-static void free_lists(lsched *s)
+static void ls_free(lsched *s)
 {
-	csr *c[4] = {&s->dep, &s->osucc, &s->usr, &s->rusr};
-	ds_free(s->h, s->rptr);
-	for (int i = 0; i < 4; i++) {
-		ds_free(s->h, c[i]->off);
-		ds_free(s->h, c[i]->v);
-	}
+	const ds_heap *h = s->h;
+	void *p[] = {s->dep.off, s->dep.v,   s->usr.off,   s->usr.v,
+		     s->rusr.off, s->rusr.v, s->rptr,      s->cnt,
+		     s->done,	  s->ready_at, s->ready,   s->mark,
+		     s->seen,	  s->qseen,  s->fail,      s->ord1,
+		     s->skip,	  s->bst,    s->rem,	   s->last,
+		     s->bmark,	  s->bcnt,   s->res_at,    s->mru_prev,
+		     s->mru_next, s->clo,    s->cand,	   s->bufs,
+		     s->frees};
+	for (size_t i = 0; i < sizeof p / sizeof *p; i++)
+		ds_free(h, p[i]);
+	for (int m = 0; m < DS_NMEM; m++)
+		ds_free(h, s->res[m]);
 }
 
+/* One run: order[] gets a topological order of all n nodes. */
 static int ls_run(const ds_graph *g, const int32_t *pos1,
 		  const int32_t *posr, const lsp *P, int32_t *order, ds_err *e)
 {
@@ -917,6 +1310,10 @@ static int ls_run(const ds_graph *g, const int32_t *pos1,
 	s.ready = ds_alloc(h, (size_t)n, sizeof *s.ready);
 	s.mark = ds_alloc(h, (size_t)n, sizeof *s.mark);
 	s.seen = ds_alloc(h, (size_t)n, sizeof *s.seen);
+	s.qseen = ds_alloc(h, (size_t)n, sizeof *s.qseen);
+	s.fail = ds_alloc(h, (size_t)n, sizeof *s.fail);
+	s.ord1 = ds_alloc(h, (size_t)n, sizeof *s.ord1);
+	s.skip = ds_alloc(h, (size_t)n + 1, sizeof *s.skip);
 	s.clo = ds_alloc(h, (size_t)n, sizeof *s.clo);
 	s.cand = ds_alloc(h, (size_t)n, sizeof *s.cand);
 	s.frees = ds_alloc(h, (size_t)n, sizeof *s.frees);
@@ -925,55 +1322,70 @@ static int ls_run(const ds_graph *g, const int32_t *pos1,
 	s.last = ds_alloc(h, (size_t)nb, sizeof *s.last);
 	s.bmark = ds_alloc(h, (size_t)nb, sizeof *s.bmark);
 	s.bcnt = ds_alloc(h, (size_t)nb, sizeof *s.bcnt);
-	s.claim = ds_alloc(h, (size_t)nb, sizeof *s.claim);
-	s.pclaim = ds_alloc(h, (size_t)nb, sizeof *s.pclaim);
-	s.iseen = ds_alloc(h, (size_t)nb, sizeof *s.iseen);
-	s.fail = ds_alloc(h, (size_t)n, sizeof *s.fail);
-	s.cdep = ds_alloc(h, (size_t)n, sizeof *s.cdep);
-	s.qseen = ds_alloc(h, (size_t)n, sizeof *s.qseen);
-	s.xs = ds_alloc(h, (size_t)n, sizeof *s.xs);
-	s.rec = ds_alloc(h, (size_t)nb * 2, sizeof *s.rec);
-	s.live = ds_alloc(h, (size_t)nb, sizeof *s.live);
-	s.live_at = ds_alloc(h, (size_t)nb, sizeof *s.live_at);
 	s.res_at = ds_alloc(h, (size_t)nb, sizeof *s.res_at);
+	s.mru_prev = ds_alloc(h, (size_t)nb, sizeof *s.mru_prev);
+	s.mru_next = ds_alloc(h, (size_t)nb, sizeof *s.mru_next);
 	s.bufs = ds_alloc(h, (size_t)nb * 2, sizeof *s.bufs);
 	bool ok = s.cnt && s.done && s.ready_at && s.ready && s.mark &&
-		  s.seen && s.clo && s.cand && s.frees && s.bst && s.rem &&
-		  s.last && s.bmark && s.bcnt && s.claim && s.pclaim && s.rec && s.iseen &&
-		  s.fail && s.cdep && s.qseen && s.xs && s.live &&
-		  s.live_at && s.res_at && s.bufs;
+		  s.seen && s.qseen && s.fail && s.ord1 && s.skip && s.clo &&
+		  s.cand && s.frees && s.bst && s.rem && s.last && s.bmark &&
+		  s.bcnt && s.res_at && s.mru_prev && s.mru_next && s.bufs;
 	for (int m = 0; ok && m < DS_NMEM; m++) {
 		s.res[m] = ds_alloc(h, (size_t)nb, sizeof *s.res[m]);
 		ok = s.res[m] != NULL;
-		s.cap[m] = (int64_t)((double)g->caps.cap[m] * P->cap_frac);
 	}
 	int rc = DS_OK;
 	if (!ok || build_lists(&s)) {
 		rc = ds_fail(e, DS_ENOMEM, "out of memory");
 		goto out;
 	}
+	/* stamps start above the zeroed marks */
+	s.cstamp = s.sstamp = s.qstamp = s.fstamp = s.bstamp = 1;
+	s.mru_head = -1;
 	for (int32_t b = 0; b < nb; b++) {
 		s.rem[b] = g->user_off[b + 1] - g->user_off[b];
 		s.cnt[g->buf_free[b]] += s.rem[b];
 	}
+	/* the window skips ALLOCs and FREEs: they are never goals */
+	for (int32_t v = 0; v < n; v++) {
+		s.ord1[pos1[v]] = v;
+		s.skip[pos1[v]] = g->kind[v] == DS_OP ? pos1[v] : pos1[v] + 1;
+	}
+	s.skip[n] = n;
 	for (int32_t v = 0; v < n; v++) {
 		s.ready_at[v] = -1;
 		s.cnt[v] += g->pred_off[v + 1] - g->pred_off[v];
 		if (g->kind[v] == DS_OP)
 			s.cnt[v] += g->use_off[v + 1] - g->use_off[v];
 	}
+	/* nodes without dependencies, marked first so that readiness passed
+	 * on by one of them does not count another twice */
 	for (int32_t v = 0; v < n; v++)
-		if (s.cnt[v] == 0 && g->kind[v] == DS_ALLOC)
+		if (s.cnt[v] == 0)
+			s.mark[v] = 1;
+	for (int32_t v = 0; v < n; v++)
+		if (s.mark[v] == 1) {
+			s.mark[v] = 0;
 			became_ready(&s, v);
-	for (int32_t v = 0; v < n; v++)
-		if (s.cnt[v] == 0 && g->kind[v] == DS_OP && s.ready_at[v] < 0)
-			ready_add(&s, v);
+		}
 	flush_frees(&s);
 	while (s.len < n) {
-		int32_t goal = pick_goal(&s);
-		if (goal < 0) {
-			/* nothing qualifies: the first ready operation in
-			 * stage 1 order, with its pending ALLOCs */
+		int level;
+		int32_t goal = pick_goal(&s, false, &level);
+		if (level > 0) {
+			/* look further before breaking a rule */
+			int wlevel;
+			int32_t w = pick_goal(&s, true, &wlevel);
+			if (wlevel <= level)
+				goal = w;
+		}
+		if (goal >= 0) {
+			bool okc = closure(&s, goal);
+			DS_ASSERT(okc);
+			(void)okc;
+		} else {
+			/* no candidate at all: the first ready operation of
+			 * the anchor order, with its pending ALLOCs */
 			for (int32_t i = 0; i < s.nready; i++)
 				if (goal < 0 || pos1[s.ready[i]] < pos1[goal])
 					goal = s.ready[i];
@@ -984,10 +1396,6 @@ static int ls_run(const ds_graph *g, const int32_t *pos1,
 				if (!s.done[s.dep.v[k]])
 					s.clo[s.nclo++] = s.dep.v[k];
 			s.clo[s.nclo++] = goal;
-		} else {
-			bool okc = closure(&s, goal);
-			DS_ASSERT(okc);
-			(void)okc;
 		}
 		for (int32_t i = 0; i < s.nclo; i++) {
 			if (s.done[s.clo[i]])
@@ -998,39 +1406,11 @@ static int ls_run(const ds_graph *g, const int32_t *pos1,
 	}
 	DS_ASSERT(s.len == n);
 out:
-	free_lists(&s);
-	ds_free(h, s.cnt);
-	ds_free(h, s.done);
-	ds_free(h, s.ready_at);
-	ds_free(h, s.ready);
-	ds_free(h, s.mark);
-	ds_free(h, s.seen);
-	ds_free(h, s.clo);
-	ds_free(h, s.cand);
-	ds_free(h, s.frees);
-	ds_free(h, s.bst);
-	ds_free(h, s.rem);
-	ds_free(h, s.last);
-	ds_free(h, s.bmark);
-	ds_free(h, s.bcnt);
-	ds_free(h, s.claim);
-	ds_free(h, s.pclaim);
-	ds_free(h, s.iseen);
-	ds_free(h, s.fail);
-	ds_free(h, s.cdep);
-	ds_free(h, s.qseen);
-	ds_free(h, s.xs);
-	ds_free(h, s.rec);
-	ds_free(h, s.live);
-	ds_free(h, s.live_at);
-	ds_free(h, s.res_at);
-	ds_free(h, s.bufs);
-	for (int m = 0; m < DS_NMEM; m++)
-		ds_free(h, s.res[m]);
+	ls_free(&s);
 	return rc;
 }
 
-/* ---- variants ---- */
+/* ---- candidates ---- */
 
 typedef struct best {
 	ds_plan plan;
@@ -1038,25 +1418,22 @@ typedef struct best {
 	bool have;
 } best;
 
-/* Places order with opts, measures it, keeps it when it beats *b. */
-static int try_order1(const ds_graph *g, const int32_t *order,
-		      const ds_place_opts *po, best *b, ds_err *e)
+/* Places order with o, measures the plan, keeps it when it beats *b. */
+static int try_place(const ds_graph *g, const int32_t *order,
+		     const ds_place_opts *o, best *b, ds_err *e)
 {
 	ds_plan p;
-	int rc = ds_place(g, order, po, &p, e);
+	int rc = ds_place(g, order, o, &p, e);
 	if (rc)
 		return rc;
 	ds_figures f;
 	rc = ds_replay(g, &p, NULL, &f, e);
+	/* ds_place's plans are valid by construction */
 	DS_ASSERT(rc != DS_EPLAN);
 	if (rc) {
 		ds_plan_free(g->heap, &p);
 		return rc;
 	}
-#ifdef DLR_DEBUG
-	fprintf(stderr, "  variant(%d): extra %lld spills %lld\n", po->victim,
-		(long long)f.extra_ddr, (long long)f.spills);
-#endif
 	if (!b->have || f.extra_ddr < b->f.extra_ddr ||
 	    (f.extra_ddr == b->f.extra_ddr && f.spills < b->f.spills)) {
 		if (b->have)
@@ -1070,25 +1447,29 @@ static int try_order1(const ds_graph *g, const int32_t *order,
 	return DS_OK;
 }
 
-static int try_order(const ds_graph *g, const int32_t *order,
-		     const ds_place_opts *po, best *b, ds_err *e)
+/* Tries order with both victim rules: furthest next use (Belady) wins on
+ * buffers of one size, traffic over distance when sizes and costs mix. */
+static int try_order(const ds_graph *g, const int32_t *order, best *b,
+		     ds_err *e)
 {
-	int rc = try_order1(g, order, po, b, e);
+	ds_place_opts o = {DS_BEST_FIT, DS_VICTIM_FURTHEST};
+	int rc = try_place(g, order, &o, b, e);
 	if (rc)
 		return rc;
-	ds_place_opts p2 = *po;
-	p2.victim = DS_VICTIM_COST;
-	return try_order1(g, order, &p2, b, e);
+	o.victim = DS_VICTIM_COST;
+	return try_place(g, order, &o, b, e);
 }
 
-static const lsp variants[] = {
-	/* closure fan depth new_k chain_first pair mru cap_frac */
-	{6, 3, 3, 2, true, true, true, 1.0},
-	{6, 3, 3, 2, true, false, true, 1.0},
-	{6, 3, 3, 2, false, false, true, 1.0},
-	{6, 3, 3, 2, true, true, false, 1.0},
-	{6, 3, 3, 2, false, false, false, 1.0},
-};
+/* pos[v] = place of node v in the order of plan p, spill nodes left out. */
+static void plan_positions(const ds_graph *g, const ds_plan *p, int32_t *pos)
+{
+	int32_t len = 0;
+	for (int32_t i = 0; i < p->len; i++)
+		if (p->order[i] < g->n)
+			pos[p->order[i]] = len++;
+}
+
+static const lsp sched_params = {6, 3, 8, 16};
 
 int ds_dlr(const ds_graph *g, const int32_t *order, const ds_dlr_opts *o,
 	   ds_plan *out, ds_err *e)
@@ -1099,42 +1480,49 @@ int ds_dlr(const ds_graph *g, const int32_t *order, const ds_dlr_opts *o,
 	if (rc)
 		return rc;
 	int64_t effort = o && o->effort > 0 ? o->effort : 1;
-	(void)effort;
 	int32_t *pos1 = ds_alloc(h, (size_t)g->n, sizeof *pos1);
 	int32_t *ord = ds_alloc(h, (size_t)g->n, sizeof *ord);
+	int32_t *anchor = ds_alloc(h, (size_t)g->n, sizeof *anchor);
 	int32_t *posr = ds_alloc(h, (size_t)g->n, sizeof *posr);
 	best b;
 	memset(&b, 0, sizeof b);
-	if (!pos1 || !ord || !posr) {
+	if (!pos1 || !ord || !anchor || !posr) {
 		rc = ds_fail(e, DS_ENOMEM, "out of memory");
 		goto out;
 	}
 	for (int32_t i = 0; i < g->n; i++)
 		pos1[order[i]] = i;
-	ds_place_opts po = {DS_BEST_FIT, DS_VICTIM_FURTHEST};
-	if ((rc = try_order(g, order, &po, &b, e)))
+	if ((rc = try_order(g, order, &b, e)))
 		goto out;
-	for (size_t k = 0; k < sizeof variants / sizeof *variants; k++) {
-#ifdef DLR_DEBUG
-		if (getenv("DLR_ONLY") && atoi(getenv("DLR_ONLY")) != (int)k)
-			continue;
-#endif
-		if ((rc = ls_run(g, pos1, NULL, &variants[k], ord, e)) ||
-		    (rc = try_order(g, ord, &po, &b, e)))
+	for (int pull = 0; pull < 2; pull++)
+		if ((rc = order_follow(g, order, pos1, NULL, pull, ord, e)) ||
+		    (rc = try_order(g, ord, &b, e)))
 			goto out;
+	/* the chain order, with the inputs' memory modelled at a few sizes
+	 * (more with effort) */
+	static const double shares[] = {1.0, 0.75, 0.5, 1.25, 1.5};
+	size_t nshares = effort > 1 ? sizeof shares / sizeof *shares : 2;
+	for (size_t k = 0; k < nshares; k++) {
+		bool chains;
+		if ((rc = order_chains(g, order, pos1, shares[k], ord, &chains,
+				       e)) ||
+		    (chains && (rc = try_order(g, ord, &b, e))))
+			goto out;
+		if (!chains)
+			break;
 	}
-	/* rounds against the best plan so far as the forecast */
+	/* the scheduler follows the best order so far where it has no reason
+	 * to differ; then, each round, it also takes that plan's next uses
+	 * as the forecast for its evictions */
+	plan_positions(g, &b.plan, anchor);
+	if ((rc = ls_run(g, anchor, NULL, &sched_params, ord, e)) ||
+	    (rc = try_order(g, ord, &b, e)))
+		goto out;
 	for (int64_t r = 0; r < effort; r++) {
-		int32_t len = 0;
-		for (int32_t i = 0; i < b.plan.len; i++)
-			if (b.plan.order[i] < g->n)
-				posr[b.plan.order[i]] = len++;
-		for (size_t k = 0; k < sizeof variants / sizeof *variants;
-		     k++) {
-			if ((rc = ls_run(g, pos1, posr, &variants[k], ord, e)) ||
-			    (rc = try_order(g, ord, &po, &b, e)))
-				goto out;
-		}
+		plan_positions(g, &b.plan, posr);
+		if ((rc = ls_run(g, anchor, posr, &sched_params, ord, e)) ||
+		    (rc = try_order(g, ord, &b, e)))
+			goto out;
 	}
 	*out = b.plan;
 	b.have = false;
@@ -1143,6 +1531,7 @@ out:
 		ds_plan_free(h, &b.plan);
 	ds_free(h, pos1);
 	ds_free(h, ord);
+	ds_free(h, anchor);
 	ds_free(h, posr);
 	return rc;
 }

@@ -1,96 +1,100 @@
 /* ds_mpas.c: stage 1, MPAS: memory-pressure-aware topological scheduling.
  *
- * Requires: a valid graph (ds_builder_finish).  Guarantees: order[] is a
- * topological order of all n nodes in which every operation sits between
- * the ALLOC and the FREE of each buffer it uses; at most one buffer of each
- * L0 memory is live at any time whenever the scheduler finds such an order
- * (it always does on graphs where the free-first order does, since that
- * order is one of its candidates).  The aim is the least peak_vstay.
+ * Requires: a valid graph (ds_builder_finish; its pred/succ lists hold
+ * the residency constraints too).  Guarantees: order[] is a topological
+ * order of all n nodes; at most one buffer of each L0 memory is live at
+ * any time whenever one of the candidate orders achieves it (the
+ * free-first order is always a candidate, and every greedy order does on
+ * the bundled graphs).  The aim is the least peak_vstay.
  *
- * Method.  Operations do not change memory: the decisions are which
- * operation to run next, and an ALLOC is best run just before its first
- * user, a FREE just after its last.  The list scheduler (greedy()) keeps
- * candidate targets: an operation together with its not yet scheduled
- * ancestors ("closure", bounded in size), extended along buffers left with
- * a single consumer.  A target is rated by simulating it: the rise of
- * memory over the current level, the net change once every FREE it enables
- * has run, and the progress it makes towards freeing live buffers.  The
- * best target runs, then every node that costs nothing (FREEs, operations
- * whose buffers are live) runs at once.  L0 ALLOCs are gated: a target may
- * not need a busy L0 memory, and one that leaves an L0 buffer live must
- * leave a state in which every live L0 buffer can still be freed (no
- * wait-for cycle between L0 memories), so the one-live rule holds without
- * deadlock.  Several priority variants run forwards and on the reversed
- * graph (FREEs play ALLOCs there; a reversed order has the same peak),
- * then a local search moves operations around the peak.  The best order
- * wins; ties keep the earlier candidate.
+ * Method.  Operations do not change memory: the decision is which
+ * operation (with the ALLOCs it needs) runs next; an ALLOC is best run
+ * just before its first user and a FREE just after its last.  The list
+ * scheduler (greedy()) keeps candidate targets: an operation with its
+ * ancestors that have not run ("closure", bounded in size), extended along
+ * buffers left with a single consumer (a load alone looks cheap, but its
+ * buffer stays until the consumer runs).  A target is rated by simulating
+ * it: the rise of memory over the current level, the net change once the
+ * FREEs it enables have run, and the progress it makes towards freeing
+ * live buffers.  The best target runs, then every node that costs nothing
+ * (FREEs, operations whose buffers are live) runs at once.  L0 ALLOCs are
+ * gated: a target may not need a busy L0 memory, and one that leaves an
+ * L0 buffer live must leave a state in which every live L0 buffer can
+ * still be freed (no wait-for cycle between L0 memories), so the one-live
+ * rule holds without deadlock.  The variants (priorities, forwards or on
+ * the reversed graph, where FREEs play ALLOCs and the peak is the same)
+ * run for a few rounds each, buffers live at the previous round's peak
+ * weighing more.  The best orders then go through a local search that
+ * moves blocks of operations across the peak (with lifetime compaction:
+ * ALLOCs sunk to their first user, FREEs hoisted to their last).  The
+ * best order wins; ties keep the earlier candidate.  Node Ids only break
+ * exact ties.
  *
- * Cost: each greedy run is O((N + E) * K * C) in the worst case, with K the
- * closure bound (a constant) and C the number of candidates scanned per
- * decision; in practice decisions are far fewer than nodes.  The local
- * search is O(effort * (N + E)) at worst. */
+ * Cost, N nodes, E constraint edges, B buffers: a greedy run is about
+ * O((N + E) * K * D) with K the closure bound (24) and D the fan-out of
+ * the re-rating after each decision, plus O(C) per decision to pick among
+ * C candidates; there are GREEDY_WORK * effort / N runs (at least one, at
+ * most 32), so small graphs get more.  The local search, on the two best
+ * orders, does at most effort move evaluations of O(W) each (W the
+ * window, 256 operations), O(16 * B) to find the moves of a step and
+ * O(N + E) per accepted move.  Memory O(N + E). */
 #include "ds_stage.h"
 
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 /* Number of L0 memories, indexed from DS_L0A. */
 #define NL0 3
 
+/* Move evaluations of the local search per polished order, by default. */
+#define DEFAULT_EFFORT 20000
+/* Greedy runs: GREEDY_WORK * effort / N of them. */
+#define GREEDY_WORK 2
+/* Local search: a move spans at most LS_WINDOW operations, and moves a
+ * block at most LS_REACH positions past the peak; LS_STARTS orders are
+ * polished. */
+#define LS_WINDOW 256
+#define LS_REACH 8
+#define LS_STARTS 2
+
 /* ---- the graph as the scheduler sees it ---- */
 
-/* One direction of the graph.  Edges are the graph's plus the implicit
- * ones (ALLOC before every user and before the FREE, every user before the
- * FREE), so any topological order of the view is a valid schedule.  In the
- * reversed view pred and succ swap, and so do ALLOC and FREE. */
+/* One direction of the graph.  In the reversed view pred and succ swap,
+ * and so do ALLOC and FREE. */
 typedef struct view {
 	int32_t n;
 	const int32_t *poff, *pred, *soff, *succ;
-	const uint8_t *kind; /* enum ds_kind in this direction */
-	const int64_t *stay; /* bytes counted in peak_vstay (ALLOC/FREE) */
-	const int8_t *l0;    /* 0..NL0-1 for L0 ALLOC/FREE nodes, else -1 */
-	const int32_t *mate; /* ALLOC <-> FREE of the same buffer, else -1 */
+	const uint8_t *kind;  /* enum ds_kind in this direction */
+	const int64_t *stay;  /* bytes counted in peak_vstay (ALLOC/FREE) */
+	const int8_t *l0;     /* 0..NL0-1 for L0 ALLOC/FREE nodes, else -1 */
+	const int32_t *mate;  /* ALLOC <-> FREE of the same buffer, else -1 */
 	const int32_t *level; /* operations on the longest path from a root */
-	/* ROLE_SOURCE: an operation preceded by ALLOCs only (a load: never
-	 * a target of its own, it would only add memory); ROLE_SINK: one
-	 * followed by FREEs only (an output) */
-	const uint8_t *role;
-	const int32_t *sinks;
-	int32_t nsinks;
+	const uint8_t *load;  /* an operation preceded by ALLOCs only: never
+				 a target of its own (it only adds memory) */
 	const int32_t *buf, *uoff, *user; /* the graph's buffers and users */
 	const int32_t *useoff, *use;	  /* the graph's operations' buffers */
-	const int32_t *balloc, *bfree;	  /* a buffer's ALLOC and FREE */
+	const int32_t *balloc, *bfree;	  /* a buffer's ALLOC and FREE here */
+	const int32_t *rank; /* structural rank: breaks exact ties, not Ids */
 } view;
-
-enum { ROLE_SOURCE = 1, ROLE_SINK = 2 };
 
 /* ---- greedy variants ---- */
 
 enum {
 	POL_NET,  /* least net memory, then least rise */
 	POL_RISE, /* least rise, then least net */
-	POL_PEAK, /* stay under the bound if possible (then by prio),
-		     else least rise */
-	POL_LEVEL /* lowest level first (breadth), then by prio */
+	POL_PEAK  /* targets that stay under the peak so far first, by
+		     prio; the others by least rise */
 };
 enum {
 	PR_NET,	   /* least net */
-	PR_CREDIT, /* most progress on live buffers */
-	PR_RECENT, /* most recently rated: depth first */
-	PR_COMMIT  /* least commitment (bytes times users left of what it
-		      allocates) less credit */
+	PR_CREDIT  /* most progress on live buffers */
 };
 
 typedef struct gparams {
 	int8_t dir;   /* 0 forwards, 1 on the reversed graph */
 	int8_t pol;
 	int8_t prio;  /* POL_PEAK only */
-	int8_t tie;   /* +1: lowest level first, -1: highest */
-	int32_t kmax; /* closure bound, in nodes; 0: none, and the targets
-			 are the sinks (a depth-first run to each output) */
-	int32_t ext;  /* a buffer the target allocated with at most this
-			 many users left pulls them in */
+	int32_t kmax; /* closure bound, in nodes */
 } gparams;
 
 /* ---- candidates ---- */
@@ -98,7 +102,7 @@ typedef struct gparams {
 /* Outcome of rating one target.  EV_BIG: the closure is too big;
  * EV_BLOCKED: it needs a busy L0 memory; EV_UNSAFE: it would leave an L0
  * buffer that might never be freed, or its own closure needs two buffers
- * of one L0 memory.  Such targets come back when an ancestor runs. */
+ * of one L0 memory.  Dropped targets come back when an ancestor runs. */
 enum { EV_OK, EV_BIG, EV_BLOCKED, EV_UNSAFE };
 
 typedef struct cand {
@@ -106,8 +110,6 @@ typedef struct cand {
 	int32_t why; /* -1: can run; else the busy L0 memory it waits for */
 	int64_t rise, net;
 	int64_t credit; /* progress towards freeing live buffers, scaled */
-	int64_t commit; /* new live buffers times their users left, scaled */
-	int64_t seq;	/* when it was rated */
 } cand;
 
 typedef struct jent {
@@ -115,7 +117,7 @@ typedef struct jent {
 	int32_t old;
 } jent;
 
-/* The state of one greedy run. */
+/* The state of a greedy run. */
 typedef struct run {
 	const view *v;
 	const gparams *p;
@@ -128,7 +130,6 @@ typedef struct run {
 	int32_t stamp;
 	int32_t *pushed; /* round in which a target was last rated */
 	int32_t round;
-	int64_t seq;
 	/* undo journal of a simulation */
 	jent *jr;
 	int64_t njr;
@@ -136,7 +137,7 @@ typedef struct run {
 	/* scalars */
 	int64_t cur, peak;
 	int32_t l0cnt[NL0], l0hold[NL0];
-	int viol;
+	int viol; /* first L0 memory a simulation found busy, -1: none */
 	/* nodes that cost nothing and can run */
 	int32_t *eag;
 	int32_t neag;
@@ -220,11 +221,8 @@ static void exec_node(run *r, int32_t x)
 		}
 	} else if (v->kind[x] == DS_FREE) {
 		r->cur -= v->stay[x];
-		if (m >= 0) {
-			r->l0cnt[m]--;
-			if (r->l0cnt[m] == 0)
-				r->l0hold[m] = -1;
-		}
+		if (m >= 0 && --r->l0cnt[m] == 0)
+			r->l0hold[m] = -1;
 	}
 	if (r->sim) {
 		r->slog[r->nslog++] = x;
@@ -281,8 +279,7 @@ static bool closure(run *r, int32_t t)
 		if ((v->kind[y] == DS_ALLOC) != (i >= deg) || r->done[y] ||
 		    r->mark[y] == st)
 			continue;
-		if (r->nclos + sp >= r->p->kmax && r->p->kmax > 0 &&
-		    !r->nobound)
+		if (r->nclos + sp >= r->p->kmax && !r->nobound)
 			return false;
 		r->mark[y] = st;
 		r->stk[sp] = y;
@@ -399,9 +396,8 @@ static void play_closure(run *r, int32_t *nfresh, bool *newl0)
 
 /* Simulates target t into the plan: its closure, then, while a buffer it
  * allocated has a single user left, that user's closure too: a chain of
- * single consumers is one decision (a load alone looks cheap, but its
- * buffer stays until the consumer runs).  An extension that would break
- * the one-live rule is dropped. */
+ * single consumers is one decision.  An extension that is too big or
+ * would break the one-live rule is left out. */
 static int play(run *r, int32_t t, bool *newl0)
 {
 	const view *v = r->v;
@@ -413,31 +409,23 @@ static int play(run *r, int32_t t, bool *newl0)
 	if (r->viol >= 0)
 		return EV_BLOCKED;
 	while (scan < nfresh && r->nplan < 4 * r->p->kmax) {
-		int32_t a = r->fresh[scan++], b = v->buf[a], left = 0;
+		int32_t a = r->fresh[scan++], b = v->buf[a], left = 0, u = -1;
 		if (r->done[v->mate[a]])
 			continue;
 		for (int32_t k = v->uoff[b]; k < v->uoff[b + 1]; k++)
-			left += !r->done[v->user[k]];
-		if (left < 1 || left > r->p->ext)
-			continue;
-		/* play the users left, in order, or none of them */
-		ckpt c;
-		bool l0 = *newl0, ok = true;
-		save(r, &c);
-		int32_t nf = nfresh;
-		for (int32_t k = v->uoff[b]; k < v->uoff[b + 1] && ok; k++) {
-			int32_t u = v->user[k];
-			if (r->done[u])
-				continue;
-			if (!closure(r, u) ||
-			    r->nplan + r->nclos > 4 * r->p->kmax) {
-				ok = false;
-				break;
+			if (!r->done[v->user[k]]) {
+				left++;
+				u = v->user[k];
 			}
-			play_closure(r, &nfresh, &l0);
-			ok = r->viol < 0;
-		}
-		if (!ok) {
+		if (left != 1 || !closure(r, u) ||
+		    r->nplan + r->nclos > 4 * r->p->kmax)
+			continue;
+		ckpt c;
+		bool l0 = *newl0;
+		int32_t nf = nfresh;
+		save(r, &c);
+		play_closure(r, &nfresh, &l0);
+		if (r->viol >= 0) {
 			restore(r, &c);
 			nfresh = nf;
 			continue;
@@ -483,25 +471,6 @@ static int64_t credit(run *r)
 	return sum;
 }
 
-/* Buffers a simulation allocated that stay live, each weighted by the
- * users it still waits for: memory held for a long time to come. */
-static int64_t commitment(run *r)
-{
-	const view *v = r->v;
-	int64_t sum = 0;
-	for (int32_t i = 0; i < r->nslog; i++) {
-		int32_t a = r->slog[i];
-		if (v->kind[a] != DS_ALLOC || v->stay[a] == 0 ||
-		    r->done[v->mate[a]])
-			continue;
-		int32_t b = v->buf[a], left = 0;
-		for (int32_t j = v->uoff[b]; j < v->uoff[b + 1]; j++)
-			left += !r->done[v->user[j]];
-		sum += v->stay[a] * 1024 * left;
-	}
-	return sum;
-}
-
 /* Rates target t by playing it in a simulation into e.  The plan stays
  * valid until the state changes, for commit(). */
 static int rate(run *r, int32_t t, cand *e)
@@ -527,8 +496,6 @@ static int rate(run *r, int32_t t, cand *e)
 	e->rise = r->peak - c.cur;
 	e->net = r->cur - c.cur;
 	e->credit = rc == EV_OK ? credit(r) : 0;
-	e->commit = rc == EV_OK ? commitment(r) : 0;
-	e->seq = ++r->seq;
 	int32_t nplan = r->nplan;
 	restore(r, &c);
 	r->nplan = nplan;
@@ -536,21 +503,8 @@ static int rate(run *r, int32_t t, cand *e)
 	return rc;
 }
 
-static int64_t prio_key(const run *r, const cand *a)
-{
-	switch (r->p->prio) {
-	case PR_NET:
-		return a->net;
-	case PR_CREDIT:
-		return -a->credit;
-	case PR_COMMIT:
-		return a->commit - a->credit;
-	default:
-		return -a->seq;
-	}
-}
-
-/* a before b in the variant's order. */
+/* a before b in the variant's order; then more credit, lower level,
+ * smaller Id. */
 static bool better(const run *r, const cand *a, const cand *b)
 {
 	int64_t ka[4], kb[4];
@@ -563,38 +517,32 @@ static bool better(const run *r, const cand *a, const cand *b)
 		ka[0] = a->rise, kb[0] = b->rise;
 		ka[1] = a->net, kb[1] = b->net;
 		break;
-	case POL_LEVEL:
-		ka[0] = (int64_t)r->v->level[a->t] * r->p->tie;
-		kb[0] = (int64_t)r->v->level[b->t] * r->p->tie;
-		ka[1] = prio_key(r, a), kb[1] = prio_key(r, b);
-		break;
 	default: {
-		/* under the peak so far: free, so by priority; above: by
-		 * the new peak */
+		/* under the peak so far a target costs nothing: by priority;
+		 * above it, by the new peak */
 		int64_t room = r->runpeak - r->cur;
 		ka[0] = a->rise > room ? a->rise : 0;
 		kb[0] = b->rise > room ? b->rise : 0;
-		ka[1] = prio_key(r, a), kb[1] = prio_key(r, b);
+		ka[1] = r->p->prio == PR_NET ? a->net : -a->credit;
+		kb[1] = r->p->prio == PR_NET ? b->net : -b->credit;
 		break;
 	}
 	}
 	ka[2] = -a->credit, kb[2] = -b->credit;
-	ka[3] = (int64_t)r->v->level[a->t] * r->p->tie;
-	kb[3] = (int64_t)r->v->level[b->t] * r->p->tie;
+	ka[3] = r->v->level[a->t], kb[3] = r->v->level[b->t];
 	for (int i = 0; i < 4; i++)
 		if (ka[i] != kb[i])
 			return ka[i] < kb[i];
-	return a->t < b->t;
+	return r->v->rank[a->t] < r->v->rank[b->t];
 }
 
 /* Rates t and files it among the candidates, or drops it when it cannot
- * be a target now (it comes back when an ancestor runs). */
+ * be a target now. */
 static int consider(run *r, int32_t t, ds_err *err)
 {
 	const view *v = r->v;
-	if (r->done[t] || v->kind[t] == DS_ALLOC ||
-	    (v->role[t] & ROLE_SOURCE) || r->pushed[t] == r->round ||
-	    (r->p->kmax == 0 && !(v->role[t] & ROLE_SINK)))
+	if (r->done[t] || v->kind[t] == DS_ALLOC || v->load[t] ||
+	    r->pushed[t] == r->round)
 		return DS_OK;
 	r->pushed[t] = r->round;
 	cand e;
@@ -622,12 +570,6 @@ static int retrigger(run *r, int32_t from, ds_err *err)
 {
 	const view *v = r->v;
 	r->round++;
-	if (r->p->kmax == 0) {
-		for (int32_t i = 0; i < v->nsinks; i++)
-			if (consider(r, v->sinks[i], err))
-				return DS_ENOMEM;
-		return DS_OK;
-	}
 	for (int32_t i = from; i < r->nout; i++) {
 		int32_t x = r->out[i];
 		for (int32_t k = v->soff[x]; k < v->soff[x + 1]; k++) {
@@ -667,15 +609,14 @@ static void commit(run *r)
 	}
 }
 
-/* No candidate can run without breaking the one-live rule: run the best
- * operation that waits for nothing but ALLOCs, the rule permitting;
- * failing that, the first one (breaking the rule); failing that, an ALLOC
- * nobody waits for. */
+/* No candidate can run: run the best operation that waits for nothing
+ * but ALLOCs, the one-live rule permitting; failing that, the first one
+ * (breaking the rule); failing that, an ALLOC nobody waits for. */
 static void forced(run *r)
 {
 	const view *v = r->v;
 	int32_t any = -1, ready = -1;
-	cand best = {-1, -1, 0, 0, 0, 0, 0};
+	cand best = {-1, -1, 0, 0, 0};
 	for (int32_t x = 0; x < v->n; x++) {
 		if (r->done[x] || r->wait[x] != 0)
 			continue;
@@ -710,6 +651,8 @@ static void forced(run *r)
 static void run_free(run *r)
 {
 	const ds_heap *h = r->h;
+	if (!h)
+		return;
 	ds_free(h, r->done);
 	ds_free(h, r->wait);
 	ds_free(h, r->palloc);
@@ -727,8 +670,8 @@ static void run_free(run *r)
 	ds_free(h, r->cpos);
 }
 
-/* Working arrays for greedy runs over n nodes and ne (augmented) edges,
- * allocated once and reused by every run. */
+/* Working arrays for greedy runs over n nodes and ne edges, allocated
+ * once and reused by every run. */
 static int run_alloc(run *r, const ds_heap *h, int32_t n, int64_t ne,
 		     ds_err *err)
 {
@@ -749,7 +692,7 @@ static int run_alloc(run *r, const ds_heap *h, int32_t n, int64_t ne,
 	r->slog = ds_alloc(h, (size_t)n + 1, sizeof *r->slog);
 	r->stk = ds_alloc(h, (size_t)n + 1, sizeof *r->stk);
 	r->stki = ds_alloc(h, (size_t)n + 1, sizeof *r->stki);
-	r->cpos = ds_alloc(h, (size_t)n, sizeof *r->cpos);
+	r->cpos = ds_alloc(h, (size_t)n + 1, sizeof *r->cpos);
 	if (!r->done || !r->wait || !r->palloc || !r->mark || !r->pushed ||
 	    !r->jr || !r->eag || !r->clos || !r->fresh || !r->plan ||
 	    !r->slog || !r->stk || !r->stki || !r->cpos)
@@ -769,7 +712,6 @@ static int greedy(run *r, const view *v, const gparams *p, int32_t *out,
 	r->out = out;
 	r->viol = -1;
 	r->stamp = r->round = 0;
-	r->seq = 0;
 	r->njr = 0;
 	r->sim = false;
 	r->cur = r->peak = r->runpeak = 0;
@@ -806,9 +748,7 @@ static int greedy(run *r, const view *v, const gparams *p, int32_t *out,
 	drain(r);
 	/* first candidates: what can run now, and one or two steps on */
 	r->round++;
-	if (p->kmax == 0)
-		rc = retrigger(r, r->nout, err);
-	for (int32_t x = 0; x < n && rc == DS_OK && p->kmax > 0; x++) {
+	for (int32_t x = 0; x < n && rc == DS_OK; x++) {
 		if (r->done[x] || v->kind[x] == DS_ALLOC || r->wait[x] != 0)
 			continue;
 		rc = consider(r, x, err);
@@ -844,8 +784,7 @@ static int greedy(run *r, const view *v, const gparams *p, int32_t *out,
 				continue;
 			}
 			if (ev == EV_BLOCKED || e.rise != old.rise ||
-			    e.net != old.net || e.credit != old.credit ||
-			    e.commit != old.commit) {
+			    e.net != old.net || e.credit != old.credit) {
 				r->c[bi] = e;
 				continue;
 			}
@@ -889,7 +828,7 @@ static int64_t order_peak(const ds_graph *g, const int32_t *order,
 }
 
 /* Raises the weight of every buffer live at the (first) peak of order:
- * the next greedy run sees them bigger and keeps them shorter. */
+ * the next greedy round sees them bigger and keeps them shorter. */
 static void bump_peak(const ds_graph *g, const int32_t *order, int64_t *wgt,
 		      uint8_t *live)
 {
@@ -907,7 +846,7 @@ static void bump_peak(const ds_graph *g, const int32_t *order, int64_t *wgt,
 		}
 	}
 	memset(live, 0, (size_t)g->nbuf);
-	for (int32_t i = 0; i <= at; i++) {
+	for (int32_t i = 0; i <= at && i < g->n; i++) {
 		int32_t x = order[i];
 		if (g->kind[x] != DS_OP)
 			live[g->buf[x]] = g->kind[x] == DS_ALLOC;
@@ -921,140 +860,282 @@ static void bump_peak(const ds_graph *g, const int32_t *order, int64_t *wgt,
 
 typedef struct views {
 	view fw, bw;
-	int32_t *poff, *pred, *soff, *succ;
 	uint8_t *kind_bw;
 	int64_t *stay;
 	int8_t *l0;
 	int32_t *mate;
 	int32_t *lev_fw, *lev_bw;
-	uint8_t *src_fw, *src_bw;
-	int32_t *sk_fw, *sk_bw;
+	uint8_t *load_fw, *load_bw;
+	int32_t *rank;		 /* canon_rank() */
+	int32_t *idrank;	 /* the identity */
+	int32_t *pred_s, *succ_s; /* pred and succ lists sorted by rank */
 } views;
 
 static void views_free(const ds_heap *h, views *w)
 {
-	ds_free(h, w->poff);
-	ds_free(h, w->pred);
-	ds_free(h, w->soff);
-	ds_free(h, w->succ);
 	ds_free(h, w->kind_bw);
 	ds_free(h, w->stay);
 	ds_free(h, w->l0);
 	ds_free(h, w->mate);
 	ds_free(h, w->lev_fw);
 	ds_free(h, w->lev_bw);
-	ds_free(h, w->src_fw);
-	ds_free(h, w->src_bw);
-	ds_free(h, w->sk_fw);
-	ds_free(h, w->sk_bw);
+	ds_free(h, w->load_fw);
+	ds_free(h, w->load_bw);
+	ds_free(h, w->rank);
+	ds_free(h, w->idrank);
+	ds_free(h, w->pred_s);
+	ds_free(h, w->succ_s);
 	memset(w, 0, sizeof *w);
 }
 
 /* Longest path from a root counted in operations, along a topological
- * order topo of the view (or its reverse when rev). */
+ * order topo of the view (or its reverse when rev); and which operations
+ * are loads (preceded by ALLOCs only). */
 static void levels(const view *v, const int32_t *topo, bool rev,
-		   int32_t *lev)
+		   int32_t *lev, uint8_t *load)
 {
 	for (int32_t i = 0; i < v->n; i++) {
 		int32_t x = topo[rev ? v->n - 1 - i : i];
 		int32_t l = 0;
-		for (int32_t k = v->poff[x]; k < v->poff[x + 1]; k++)
-			if (lev[v->pred[k]] > l)
-				l = lev[v->pred[k]];
+		load[x] = v->kind[x] == DS_OP;
+		for (int32_t k = v->poff[x]; k < v->poff[x + 1]; k++) {
+			int32_t y = v->pred[k];
+			if (lev[y] > l)
+				l = lev[y];
+			if (v->kind[y] != DS_ALLOC)
+				load[x] = 0;
+		}
 		lev[x] = l + (v->kind[x] == DS_OP);
 	}
 }
 
-/* Roles of operations; the sinks into sinks[], their count returned. */
-static int32_t roles(const view *v, uint8_t *role, int32_t *sinks)
+/* ---- structural ranks ---- */
+
+/* Exact ties must not fall to node Ids, which carry the input's program
+ * order: a renumbered graph would then get another (often worse) order.
+ * Each node gets a rank from the graph's structure alone: a hash of what
+ * the node is and of its neighbourhood separates nodes that differ
+ * locally, and a depth-first walk (run what the node just run enabled,
+ * before older work) turns that into a program-like order of operations;
+ * an ALLOC ranks just before its first operation, a FREE just after its
+ * last.  Ids are left to break ties between nodes that are alike in all
+ * of this (automorphic up to the hash), where the choice barely matters. */
+
+/* Rounds of neighbourhood hashing. */
+#define CANON_ROUNDS 4
+
+static uint64_t mix64(uint64_t z)
 {
-	int32_t ns = 0;
-	for (int32_t x = 0; x < v->n; x++) {
-		role[x] = 0;
-		if (v->kind[x] != DS_OP)
-			continue;
-		role[x] = ROLE_SOURCE | ROLE_SINK;
-		for (int32_t k = v->poff[x]; k < v->poff[x + 1]; k++)
-			if (v->kind[v->pred[k]] != DS_ALLOC)
-				role[x] &= ~ROLE_SOURCE;
-		for (int32_t k = v->soff[x]; k < v->soff[x + 1]; k++)
-			if (v->kind[v->succ[k]] != DS_FREE)
-				role[x] &= ~ROLE_SINK;
-		if (role[x] & ROLE_SINK)
-			sinks[ns++] = x;
+	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+	z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+	return z ^ (z >> 31);
+}
+
+static uint64_t str_hash(const char *s)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+	for (; *s; s++)
+		h = (h ^ (uint8_t)*s) * 0x100000001b3ull;
+	return h;
+}
+
+typedef struct hkey {
+	uint64_t h;
+	int32_t x;
+} hkey;
+
+static int hkey_cmp(const void *a, const void *b)
+{
+	const hkey *p = a, *q = b;
+	if (p->h != q->h)
+		return p->h < q->h ? -1 : 1;
+	return (p->x > q->x) - (p->x < q->x);
+}
+
+/* rank[0..n): a permutation of 0..n-1 as described above.
+ * O((N + E) log N). */
+static int canon_rank(const ds_graph *g, int32_t *rank, ds_err *e)
+{
+	const ds_heap *h = g->heap;
+	const int32_t n = g->n;
+	uint64_t *hs = ds_alloc(h, (size_t)n + 1, sizeof *hs);
+	uint64_t *h2 = ds_alloc(h, (size_t)n + 1, sizeof *h2);
+	hkey *k = ds_alloc(h, (size_t)n + 1, sizeof *k);
+	int32_t *indeg = ds_alloc(h, (size_t)n + 1, sizeof *indeg);
+	ds_heapq q;
+	int rc = ds_heapq_init(&q, h, n + 1);
+	if (!hs || !h2 || !k || !indeg || rc) {
+		rc = ds_fail(e, DS_ENOMEM, "out of memory");
+		goto out;
 	}
-	return ns;
-}
-
-static void fill_csr(int32_t n, int64_t ne, const int32_t *from,
-		     const int32_t *to, int32_t *off, int32_t *adj)
-{
-	/* off[] holds counts shifted by one on entry */
+	/* what the node is, then two rounds of its neighbours (sums of
+	 * mixed hashes: independent of the lists' order) */
+	for (int32_t x = 0; x < n; x++) {
+		uint64_t z = mix64(g->kind[x] + 1) ^ str_hash(g->ops[g->op[x]]);
+		if (g->pipe[x] >= 0)
+			z ^= mix64(str_hash(g->pipes[g->pipe[x]]));
+		z = mix64(z + (uint64_t)g->cycles[x]);
+		if (g->kind[x] != DS_OP)
+			z = mix64(z + (uint64_t)g->buf_size[g->buf[x]] * 8 +
+				  g->buf_mem[g->buf[x]]);
+		hs[x] = z;
+	}
+	/* the longest paths from a root and to a leaf place a node in the
+	 * whole graph (h2 holds the latter for now) */
+	memset(indeg, 0, (size_t)n * sizeof *indeg);
+	memset(h2, 0, (size_t)n * sizeof *h2);
+	for (int32_t i = 0; i < n; i++) {
+		int32_t x = g->topo[i], y = g->topo[n - 1 - i];
+		for (int32_t j = g->pred_off[x]; j < g->pred_off[x + 1]; j++)
+			if (indeg[g->pred[j]] + 1 > indeg[x])
+				indeg[x] = indeg[g->pred[j]] + 1;
+		for (int32_t j = g->succ_off[y]; j < g->succ_off[y + 1]; j++)
+			if (h2[g->succ[j]] + 1 > h2[y])
+				h2[y] = h2[g->succ[j]] + 1;
+	}
 	for (int32_t x = 0; x < n; x++)
-		off[x + 1] += off[x];
-	for (int64_t k = 0; k < ne; k++)
-		adj[off[from[k]]++] = to[k];
-	for (int32_t x = n; x > 0; x--)
-		off[x] = off[x - 1];
-	off[0] = 0;
+		hs[x] = mix64(hs[x] + mix64((uint64_t)indeg[x] << 32 | h2[x]));
+	for (int round = 0; round < CANON_ROUNDS; round++) {
+		for (int32_t x = 0; x < n; x++) {
+			uint64_t a = 0, b = 0;
+			for (int32_t j = g->pred_off[x]; j < g->pred_off[x + 1];
+			     j++)
+				a += mix64(hs[g->pred[j]] + 1);
+			for (int32_t j = g->succ_off[x]; j < g->succ_off[x + 1];
+			     j++)
+				b += mix64(hs[g->succ[j]] + 2);
+			h2[x] = mix64(hs[x] ^ mix64(a) ^ (mix64(b) * 3));
+		}
+		memcpy(hs, h2, (size_t)n * sizeof *hs);
+	}
+	/* srank: order by hash, in rank[] for now */
+	for (int32_t x = 0; x < n; x++)
+		k[x] = (hkey){hs[x], x};
+	qsort(k, (size_t)n, sizeof *k, hkey_cmp);
+	for (int32_t i = 0; i < n; i++)
+		rank[k[i].x] = i;
+	int64_t stamp = 0, nn = n + 1;
+	int64_t *pos = (int64_t *)h2; /* op position; reuses h2 */
+	/* depth-first Kahn: the most recently enabled first, by hash rank;
+	 * buffer nodes run as soon as they can (they do not count) */
+	for (int32_t x = 0; x < n; x++) {
+		indeg[x] = g->pred_off[x + 1] - g->pred_off[x];
+		if (indeg[x] == 0)
+			ds_heapq_push(&q, g->kind[x] == DS_OP ? nn * nn + rank[x]
+							      : rank[x], x);
+	}
+	while (q.n > 0) {
+		int32_t x = ds_heapq_pop(&q);
+		if (g->kind[x] == DS_OP)
+			stamp++;
+		pos[x] = stamp;
+		for (int32_t j = g->succ_off[x]; j < g->succ_off[x + 1]; j++) {
+			int32_t w = g->succ[j];
+			if (--indeg[w] == 0)
+				ds_heapq_push(&q,
+					      g->kind[w] == DS_OP
+						      ? (nn - stamp) * nn + rank[w]
+						      : rank[w],
+					      w);
+		}
+	}
+	/* operations at 4 * pos + 1, ALLOCs just before their first, FREEs
+	 * just after their last */
+	for (int32_t x = 0; x < n; x++) {
+		uint64_t key = 4 * (uint64_t)pos[x] + 1;
+		if (g->kind[x] == DS_ALLOC) {
+			int64_t f = INT64_MAX;
+			for (int32_t j = g->succ_off[x]; j < g->succ_off[x + 1];
+			     j++)
+				if (g->kind[g->succ[j]] == DS_OP &&
+				    pos[g->succ[j]] < f)
+					f = pos[g->succ[j]];
+			key = f == INT64_MAX ? 4 * (uint64_t)pos[x] : 4 * (uint64_t)f;
+		} else if (g->kind[x] == DS_FREE) {
+			int64_t l = 0;
+			for (int32_t j = g->pred_off[x]; j < g->pred_off[x + 1];
+			     j++)
+				if (g->kind[g->pred[j]] == DS_OP &&
+				    pos[g->pred[j]] > l)
+					l = pos[g->pred[j]];
+			key = 4 * (uint64_t)(l > pos[x] ? l : pos[x]) + 2;
+		}
+		k[x] = (hkey){key * (uint64_t)nn + (uint64_t)rank[x], x};
+	}
+	qsort(k, (size_t)n, sizeof *k, hkey_cmp);
+	for (int32_t i = 0; i < n; i++)
+		rank[k[i].x] = i;
+out:
+	ds_free(h, hs);
+	ds_free(h, h2);
+	ds_free(h, k);
+	ds_free(h, indeg);
+	ds_heapq_free(&q);
+	return rc;
 }
 
-static int views_build(const ds_graph *g, views *w, int32_t *topo,
-		       ds_err *e)
+/* Sorts each list of a CSR by rank: one sort of all entries keyed by
+ * (list, rank), O(E log E) whatever the degrees. */
+static int sort_lists(const ds_heap *h, const int32_t *off, int32_t *adj,
+		      int32_t n, const int32_t *rank, ds_err *e)
+{
+	int64_t ne = off[n];
+	hkey *k = ds_alloc(h, (size_t)ne + 1, sizeof *k);
+	if (!k)
+		return ds_fail(e, DS_ENOMEM, "out of memory");
+	for (int32_t x = 0; x < n; x++)
+		for (int32_t i = off[x]; i < off[x + 1]; i++)
+			k[i] = (hkey){(uint64_t)x << 32 | (uint32_t)rank[adj[i]],
+				      adj[i]};
+	qsort(k, (size_t)ne, sizeof *k, hkey_cmp);
+	for (int64_t i = 0; i < ne; i++)
+		adj[i] = k[i].x;
+	ds_free(h, k);
+	return DS_OK;
+}
+
+static int views_build(const ds_graph *g, views *w, ds_err *e)
 {
 	const ds_heap *h = g->heap;
 	const int32_t n = g->n;
 	memset(w, 0, sizeof *w);
-	int64_t nuse = g->use_off[n];
-	int64_t ne = g->nedge + g->nbuf + 2 * nuse;
-	int32_t *es = ds_alloc(h, (size_t)ne + 1, sizeof *es);
-	int32_t *ed = ds_alloc(h, (size_t)ne + 1, sizeof *ed);
-	int32_t *indeg = ds_alloc(h, (size_t)n, sizeof *indeg);
-	w->poff = ds_alloc(h, (size_t)n + 1, sizeof *w->poff);
-	w->soff = ds_alloc(h, (size_t)n + 1, sizeof *w->soff);
-	w->pred = ds_alloc(h, (size_t)ne + 1, sizeof *w->pred);
-	w->succ = ds_alloc(h, (size_t)ne + 1, sizeof *w->succ);
 	w->kind_bw = ds_alloc(h, (size_t)n, sizeof *w->kind_bw);
 	w->stay = ds_alloc(h, (size_t)n, sizeof *w->stay);
 	w->l0 = ds_alloc(h, (size_t)n, sizeof *w->l0);
 	w->mate = ds_alloc(h, (size_t)n, sizeof *w->mate);
 	w->lev_fw = ds_alloc(h, (size_t)n, sizeof *w->lev_fw);
 	w->lev_bw = ds_alloc(h, (size_t)n, sizeof *w->lev_bw);
-	w->src_fw = ds_alloc(h, (size_t)n, sizeof *w->src_fw);
-	w->src_bw = ds_alloc(h, (size_t)n, sizeof *w->src_bw);
-	w->sk_fw = ds_alloc(h, (size_t)n, sizeof *w->sk_fw);
-	w->sk_bw = ds_alloc(h, (size_t)n, sizeof *w->sk_bw);
-	int rc = DS_OK;
-	if (!es || !ed || !indeg || !w->poff || !w->soff || !w->pred ||
-	    !w->succ || !w->kind_bw || !w->stay || !w->l0 || !w->mate ||
-	    !w->lev_fw || !w->lev_bw || !w->src_fw || !w->src_bw ||
-	    !w->sk_fw || !w->sk_bw) {
-		rc = ds_fail(e, DS_ENOMEM, "out of memory");
-		goto out;
+	w->load_fw = ds_alloc(h, (size_t)n, sizeof *w->load_fw);
+	w->load_bw = ds_alloc(h, (size_t)n, sizeof *w->load_bw);
+	int64_t ne = g->pred_off[n];
+	w->rank = ds_alloc(h, (size_t)n + 1, sizeof *w->rank);
+	w->idrank = ds_alloc(h, (size_t)n + 1, sizeof *w->idrank);
+	w->pred_s = ds_alloc(h, (size_t)ne + 1, sizeof *w->pred_s);
+	w->succ_s = ds_alloc(h, (size_t)ne + 1, sizeof *w->succ_s);
+	if (!w->kind_bw || !w->stay || !w->l0 || !w->mate || !w->lev_fw ||
+	    !w->lev_bw || !w->load_fw || !w->load_bw || !w->rank ||
+	    !w->idrank || !w->pred_s || !w->succ_s) {
+		views_free(h, w);
+		return ds_fail(e, DS_ENOMEM, "out of memory");
 	}
-	int64_t k = 0;
-	for (int64_t i = 0; i < g->nedge; i++, k++) {
-		es[k] = g->esrc[i];
-		ed[k] = g->edst[i];
+	int rc = canon_rank(g, w->rank, e);
+	if (rc) {
+		views_free(h, w);
+		return rc;
 	}
-	for (int32_t b = 0; b < g->nbuf; b++) {
-		int32_t a = g->buf_alloc[b], f = g->buf_free[b];
-		es[k] = a;
-		ed[k++] = f;
-		for (int32_t j = g->user_off[b]; j < g->user_off[b + 1]; j++) {
-			es[k] = a;
-			ed[k++] = g->user[j];
-			es[k] = g->user[j];
-			ed[k++] = f;
-		}
+	/* lists in rank order: the closures' visiting order is then
+	 * structural too */
+	for (int32_t x = 0; x < n; x++)
+		w->idrank[x] = x;
+	memcpy(w->pred_s, g->pred, (size_t)ne * sizeof *w->pred_s);
+	memcpy(w->succ_s, g->succ, (size_t)ne * sizeof *w->succ_s);
+	rc = sort_lists(h, g->pred_off, w->pred_s, n, w->rank, e);
+	if (rc == DS_OK)
+		rc = sort_lists(h, g->succ_off, w->succ_s, n, w->rank, e);
+	if (rc) {
+		views_free(h, w);
+		return rc;
 	}
-	DS_ASSERT(k == ne);
-	for (int64_t i = 0; i < ne; i++) {
-		w->poff[ed[i] + 1]++;
-		w->soff[es[i] + 1]++;
-	}
-	fill_csr(n, ne, ed, es, w->poff, w->pred);
-	fill_csr(n, ne, es, ed, w->soff, w->succ);
 	for (int32_t x = 0; x < n; x++) {
 		w->l0[x] = -1;
 		w->mate[x] = -1;
@@ -1072,46 +1153,19 @@ static int views_build(const ds_graph *g, views *w, int32_t *topo,
 		w->mate[x] = g->kind[x] == DS_ALLOC ? g->buf_free[b]
 						    : g->buf_alloc[b];
 	}
-	/* a topological order of the augmented graph (the implicit edges
-	 * may close a cycle the graph's own edges do not) */
-	int32_t head = 0, tail = 0;
-	for (int32_t x = 0; x < n; x++) {
-		indeg[x] = w->poff[x + 1] - w->poff[x];
-		if (indeg[x] == 0)
-			topo[tail++] = x;
-	}
-	while (head < tail) {
-		int32_t x = topo[head++];
-		for (int32_t j = w->soff[x]; j < w->soff[x + 1]; j++)
-			if (--indeg[w->succ[j]] == 0)
-				topo[tail++] = w->succ[j];
-	}
-	if (tail < n) {
-		rc = ds_fail(e, DS_EINPUT,
-			     "%s: no valid order: an operation would have to "
-			     "run outside the lifetime of one of its buffers",
-			     g->source);
-		goto out;
-	}
-	w->fw = (view){n,	 w->poff,   w->pred,	 w->soff, w->succ,
-		       g->kind,	 w->stay,   w->l0,	 w->mate, w->lev_fw, w->src_fw, w->sk_fw, 0,
-		       g->buf,	 g->user_off, g->user, g->use_off, g->use,
-		       g->buf_alloc, g->buf_free};
-	w->bw = (view){n,	    w->soff,	  w->succ, w->poff, w->pred,
-		       w->kind_bw, w->stay,	  w->l0,   w->mate, w->lev_bw, w->src_bw, w->sk_bw, 0,
-		       g->buf,	    g->user_off, g->user, g->use_off, g->use,
-		       g->buf_free, g->buf_alloc};
-	levels(&w->fw, topo, false, w->lev_fw);
-	levels(&w->bw, topo, true, w->lev_bw);
-	w->fw.nsinks = roles(&w->fw, w->src_fw, w->sk_fw);
-	w->bw.nsinks = roles(&w->bw, w->src_bw, w->sk_bw);
-out:
-	ds_free(h, es);
-	ds_free(h, ed);
-	ds_free(h, indeg);
-	if (rc)
-		views_free(h, w);
-	return rc;
+	w->fw = (view){n,	     g->pred_off,  w->pred_s,	 g->succ_off,
+		       w->succ_s,    g->kind,	   w->stay,	 w->l0,
+		       w->mate,	     w->lev_fw,	   w->load_fw,	 g->buf,
+		       g->user_off,  g->user,	   g->use_off,	 g->use,
+		       g->buf_alloc, g->buf_free,  w->rank};
+	w->bw = (view){n,	     g->succ_off,  w->succ_s,	 g->pred_off,
+		       w->pred_s,    w->kind_bw,   w->stay,	 w->l0,
+		       w->mate,	     w->lev_bw,	   w->load_bw,	 g->buf,
+		       g->user_off,  g->user,	   g->use_off,	 g->use,
+		       g->buf_free,  g->buf_alloc, w->rank};
+	levels(&w->fw, g->topo, false, w->lev_fw, w->load_fw);
+	levels(&w->bw, g->topo, true, w->lev_bw, w->load_bw);
+	return DS_OK;
 }
 
 /* ---- local search over the order of operations ---- */
@@ -1133,6 +1187,7 @@ typedef struct ls {
 	int64_t *val;	       /* per position: live bytes while it runs */
 	int64_t *gap;	       /* [nops+1]: live bytes between positions */
 	int32_t *gl0;	       /* [(nops+1)*NL0]: live L0 buffers, same */
+	int32_t *al0;	       /* [(nops+1)*NL0]: live L0 buffers at */
 	int64_t *pmax, *smax;  /* prefix and suffix maxima of val */
 	int32_t *pcnt, *scnt;  /* how many positions reach them */
 	int64_t peak;
@@ -1141,7 +1196,8 @@ typedef struct ls {
 	int32_t *bst, *wcnt, *nst, *ord;
 	uint8_t *blive, *bafter;
 	int32_t st;
-	int64_t ntry, nwork;
+	int32_t pstart; /* where the scan for peaks starts */
+	int64_t ntry;	/* move evaluations so far */
 } ls;
 
 static void ls_free(ls *s)
@@ -1158,6 +1214,7 @@ static void ls_free(ls *s)
 	ds_free(h, s->val);
 	ds_free(h, s->gap);
 	ds_free(h, s->gl0);
+	ds_free(h, s->al0);
 	ds_free(h, s->pmax);
 	ds_free(h, s->smax);
 	ds_free(h, s->pcnt);
@@ -1191,6 +1248,7 @@ static bool ls_eval_all(ls *s)
 	memset(s->val, 0, (size_t)np * sizeof *s->val);
 	memset(s->gap, 0, (size_t)(np + 1) * sizeof *s->gap);
 	memset(s->gl0, 0, (size_t)(np + 1) * NL0 * sizeof *s->gl0);
+	memset(s->al0, 0, (size_t)(np + 1) * NL0 * sizeof *s->al0);
 	/* difference arrays, summed below */
 	for (int32_t b = 0; b < s->nbuf; b++) {
 		int32_t f = -1, l = -1;
@@ -1215,22 +1273,22 @@ static bool ls_eval_all(ls *s)
 		if (m >= 0) {
 			s->gl0[(f + 1) * NL0 + m]++;
 			s->gl0[(l + 1) * NL0 + m]--;
+			s->al0[f * NL0 + m]++;
+			s->al0[(l + 1) * NL0 + m]--;
 		}
 	}
 	for (int32_t i = 1; i < np; i++)
 		s->val[i] += s->val[i - 1];
+	for (int m = 0; m < NL0; m++)
+		ok = ok && s->al0[m] <= 1;
 	for (int32_t i = 1; i <= np; i++) {
 		s->gap[i] += s->gap[i - 1];
-		for (int m = 0; m < NL0; m++)
+		for (int m = 0; m < NL0; m++) {
 			s->gl0[i * NL0 + m] += s->gl0[(i - 1) * NL0 + m];
-	}
-	/* one-live: at each position, buffers live across the gap before
-	 * it plus those that start there */
-	for (int32_t b = 0; b < s->nbuf && ok; b++) {
-		int m = bl0(s, b);
-		if (m >= 0 && s->first[b] >= 0 &&
-		    s->gl0[s->first[b] * NL0 + m] > 0)
-			ok = false;
+			s->al0[i * NL0 + m] += s->al0[(i - 1) * NL0 + m];
+			/* one-live: buffers live while position i runs */
+			ok = ok && s->al0[i * NL0 + m] <= 1;
+		}
 	}
 	for (int32_t i = 0; i < np; i++) {
 		int64_t x = s->val[i];
@@ -1369,6 +1427,41 @@ static void ls_block(ls *s, int32_t lo, int32_t hi, bool later,
 	DS_ASSERT(k == hi - lo + 1);
 }
 
+/* The move that takes every operation of buffer b after position p
+ * (up to hi, its last) earlier, with their ancestors from lo on, to the
+ * front of lo..hi: b then ends before p.  Needed where b's remaining
+ * users only free memory together (two consumers of one small buffer,
+ * each of which alone frees nothing).  ord gets the new contents of
+ * lo..hi. */
+static void ls_block_all(ls *s, int32_t lo, int32_t hi, int32_t b, int32_t p,
+			 int32_t *ord)
+{
+	const view *v = s->v;
+	int32_t st = ++s->st, k = 0;
+	for (int32_t j = s->boff[b]; j < s->boff[b + 1]; j++) {
+		int32_t y = s->bops[j];
+		if (s->pos[y] > p && s->pos[y] <= hi)
+			s->nst[y] = st;
+	}
+	for (int32_t i = hi - 1; i >= lo; i--) {
+		int32_t y = s->seq[i];
+		if (s->nst[y] == st)
+			continue;
+		for (int32_t j = v->soff[y]; j < v->soff[y + 1]; j++)
+			if (s->nst[v->succ[j]] == st) {
+				s->nst[y] = st;
+				break;
+			}
+	}
+	for (int32_t i = lo; i <= hi; i++)
+		if (s->nst[s->seq[i]] == st)
+			ord[k++] = s->seq[i];
+	for (int32_t i = lo; i <= hi; i++)
+		if (s->nst[s->seq[i]] != st)
+			ord[k++] = s->seq[i];
+	DS_ASSERT(k == hi - lo + 1);
+}
+
 /* One step: the first move found that takes a buffer live at a peak
  * position off it and lowers the peak or the number of positions at the
  * peak.  A buffer leaves position p when its first operation (with its
@@ -1379,30 +1472,41 @@ static bool ls_step(ls *s, int32_t window, int32_t reach, int64_t budget)
 {
 	int32_t *ord = s->ord;
 	int32_t seen = 0;
-	for (int32_t p = 0; p < s->nops && seen < 16; p++) {
+	/* from the position of the last move on: the peaks before it
+	 * resisted already */
+	for (int32_t q = 0; q < s->nops && seen < 16; q++) {
+		int32_t p = (s->pstart + q) % s->nops;
 		if (s->val[p] != s->peak)
 			continue;
 		seen++;
-		for (int32_t b = 0; b < s->nbuf; b++) {
-			if (bsize(s, b) == 0 || s->first[b] < 0 ||
-			    s->first[b] > p || s->last[b] < p)
-				continue;
-			for (int dir = 0; dir < 2; dir++)
-				for (int32_t d = 0; d <= reach; d++) {
+		/* moving all of a buffer's remaining users first, for
+		 * every buffer: few tries, and the common case in tiled
+		 * loops */
+		for (int di = 0; di < 3; di++)
+			for (int32_t b = 0; b < s->nbuf; b++) {
+				if (bsize(s, b) == 0 || s->first[b] < 0 ||
+				    s->first[b] > p || s->last[b] < p)
+					continue;
+				for (int32_t d = 0, dir = (di + 2) % 3;
+				     d <= reach; d++) {
 					int32_t lo = dir ? p - d : s->first[b];
 					int32_t hi = dir ? s->last[b] : p + d;
 					if (lo < 0 || hi >= s->nops ||
 					    hi - lo > window)
 						break;
 					if (lo == hi ||
-					    (dir ? lo <= s->first[b]
-						 : hi >= s->last[b]))
+					    (dir == 1 ? lo <= s->first[b]
+					     : dir == 0 ? hi >= s->last[b]
+							: hi <= p))
 						break;
 					if (s->ntry >= budget)
 						return false;
-					ls_block(s, lo, hi, !dir, ord);
+					if (dir == 2)
+						ls_block_all(s, lo, hi, b, p,
+							     ord);
+					else
+						ls_block(s, lo, hi, !dir, ord);
 					s->ntry++;
-					s->nwork += hi - lo + 1;
 					int64_t pk;
 					int32_t np;
 					if (!ls_try(s, lo, hi, ord, &pk, &np))
@@ -1413,6 +1517,7 @@ static bool ls_step(ls *s, int32_t window, int32_t reach, int64_t budget)
 					memcpy(s->seq + lo, ord,
 					       (size_t)(hi - lo + 1) *
 						       sizeof *ord);
+					s->pstart = p;
 					bool ok = ls_eval_all(s);
 					DS_ASSERT(ok && s->peak == pk &&
 						  s->npeak == np);
@@ -1445,6 +1550,7 @@ static int ls_init(ls *s, const ds_graph *g, const view *v, ds_err *e)
 	s->val = ds_alloc(h, (size_t)s->nops + 1, sizeof *s->val);
 	s->gap = ds_alloc(h, (size_t)s->nops + 1, sizeof *s->gap);
 	s->gl0 = ds_alloc(h, ((size_t)s->nops + 1) * NL0, sizeof *s->gl0);
+	s->al0 = ds_alloc(h, ((size_t)s->nops + 1) * NL0, sizeof *s->al0);
 	s->pmax = ds_alloc(h, (size_t)s->nops + 1, sizeof *s->pmax);
 	s->smax = ds_alloc(h, (size_t)s->nops + 1, sizeof *s->smax);
 	s->pcnt = ds_alloc(h, (size_t)s->nops + 1, sizeof *s->pcnt);
@@ -1456,7 +1562,7 @@ static int ls_init(ls *s, const ds_graph *g, const view *v, ds_err *e)
 	s->blive = ds_alloc(h, (size_t)nb + 1, sizeof *s->blive);
 	s->bafter = ds_alloc(h, (size_t)nb + 1, sizeof *s->bafter);
 	if (!s->seq || !s->pos || !s->boff || !s->ooff || !s->first ||
-	    !s->last || !s->val || !s->gap || !s->gl0 || !s->pmax ||
+	    !s->last || !s->val || !s->gap || !s->gl0 || !s->al0 || !s->pmax ||
 	    !s->smax || !s->pcnt || !s->scnt || !s->bst || !s->wcnt ||
 	    !s->nst || !s->ord || !s->blive || !s->bafter)
 		return ds_fail(e, DS_ENOMEM, "out of memory");
@@ -1530,12 +1636,10 @@ static void ls_run(ls *s, int32_t *order, int64_t effort, int32_t window)
 			s->seq[k++] = order[i];
 	if (!ls_eval_all(s))
 		return; /* the order breaks the one-live rule: leave it */
-	int64_t it;
-	s->ntry = s->nwork = 0;
-	for (it = 0;; it++)
-		if (!ls_step(s, window, 8, effort))
-			break;
-	if (getenv("MPAS_DEBUG")) fprintf(stderr, "    ls steps %lld tries %lld work %lld peak %lld x%d\n", (long long)it, (long long)s->ntry, (long long)s->nwork, (long long)s->peak, s->npeak);
+	s->ntry = 0;
+	s->pstart = 0;
+	while (ls_step(s, window, LS_REACH, effort))
+		;
 	/* the compacted order: unused buffers first, then each operation
 	 * with the ALLOCs that start there before it and the FREEs that end
 	 * there after it */
@@ -1565,131 +1669,171 @@ static void ls_run(ls *s, int32_t *order, int64_t effort, int32_t window)
 
 /* ---- the pass ---- */
 
+/* ---- the pass ---- */
+
+/* The greedy variants, most useful first.  Each runs for a few rounds in
+ * which the buffers live at its previous round's peak weigh more (see
+ * bump_peak), as many as the effort allows for the graph's size. */
 static const gparams variants[] = {
-	{0, POL_NET, 0, 1, 24, 1},	  {0, POL_RISE, 0, 1, 24, 1},
-	{0, POL_PEAK, PR_NET, 1, 24, 1}, {0, POL_PEAK, PR_CREDIT, 1, 24, 1},
-	{0, POL_PEAK, PR_RECENT, 1, 24, 1},
-	{1, POL_NET, 0, 1, 24, 1},	  {1, POL_RISE, 0, 1, 24, 1},
-	{1, POL_PEAK, PR_NET, 1, 24, 1}, {1, POL_PEAK, PR_CREDIT, 1, 24, 1},
-	{1, POL_PEAK, PR_RECENT, 1, 24, 1},
-	{0, POL_NET, 0, 1, 0, 1},	  {0, POL_RISE, 0, 1, 0, 1},
-	{0, POL_PEAK, PR_NET, 1, 0, 1}, {0, POL_PEAK, PR_CREDIT, 1, 0, 1},
-	{0, POL_PEAK, PR_RECENT, 1, 0, 1},
-	{1, POL_NET, 0, 1, 0, 1},	  {1, POL_RISE, 0, 1, 0, 1},
-	{1, POL_PEAK, PR_NET, 1, 0, 1}, {1, POL_PEAK, PR_CREDIT, 1, 0, 1},
-	{1, POL_PEAK, PR_RECENT, 1, 0, 1},
-	{0, POL_PEAK, PR_COMMIT, 1, 24, 1}, {1, POL_PEAK, PR_COMMIT, 1, 24, 1},
-	{0, POL_PEAK, PR_COMMIT, 1, 0, 1}, {1, POL_PEAK, PR_COMMIT, 1, 0, 1},
+	{1, POL_NET, PR_NET, 24},
+	{0, POL_NET, PR_NET, 24},
+	{1, POL_RISE, PR_NET, 24},
+	{0, POL_PEAK, PR_CREDIT, 24},
 };
+#define NVARIANTS ((int)(sizeof variants / sizeof variants[0]))
+#define MAX_ROUNDS 8
+
+/* The best orders found, best first; ties keep the earlier one. */
+typedef struct pool {
+	int32_t *ord[LS_STARTS];
+	int64_t peak[LS_STARTS];
+	bool valid[LS_STARTS];
+	int k;
+} pool;
+
+/* Valid orders first, then the lower peak. */
+static bool pool_better(int64_t pa, bool va, int64_t pb, bool vb)
+{
+	return va != vb ? va : pa < pb;
+}
+
+/* Offers cand (n nodes) to the pool, which keeps the LS_STARTS best. */
+static void pool_offer(pool *p, const ds_graph *g, const int32_t *cand)
+{
+	bool valid;
+	int64_t pk = order_peak(g, cand, &valid);
+	int i = p->k;
+	while (i > 0 && pool_better(pk, valid, p->peak[i - 1], p->valid[i - 1]))
+		i--;
+	if (i >= LS_STARTS)
+		return;
+	/* shift the worse ones down, recycling the last buffer */
+	int last = p->k < LS_STARTS ? p->k : LS_STARTS - 1;
+	int32_t *buf = p->ord[last];
+	for (int j = last; j > i; j--) {
+		p->ord[j] = p->ord[j - 1];
+		p->peak[j] = p->peak[j - 1];
+		p->valid[j] = p->valid[j - 1];
+	}
+	p->ord[i] = buf;
+	memcpy(buf, cand, (size_t)g->n * sizeof *buf);
+	p->peak[i] = pk;
+	p->valid[i] = valid;
+	if (p->k < LS_STARTS)
+		p->k++;
+}
+
+/* Reverses a[0..n). */
+static void reverse(int32_t *a, int32_t n)
+{
+	for (int32_t i = 0, j = n - 1; i < j; i++, j--) {
+		int32_t t = a[i];
+		a[i] = a[j];
+		a[j] = t;
+	}
+}
 
 int ds_mpas(const ds_graph *g, const ds_mpas_opts *o, int32_t *order,
 	    ds_err *e)
 {
 	const ds_heap *h = g->heap;
 	const int32_t n = g->n;
-	(void)o;
+	const int64_t effort = o && o->effort > 0 ? o->effort : DEFAULT_EFFORT;
 	views w;
-	int32_t *cand = ds_alloc(h, (size_t)n, sizeof *cand);
-	int32_t *topo = ds_alloc(h, (size_t)n, sizeof *topo);
-	if (!cand || !topo) {
-		ds_free(h, cand);
-		ds_free(h, topo);
-		return ds_fail(e, DS_ENOMEM, "out of memory");
-	}
-	int rc = views_build(g, &w, topo, e);
-	if (rc) {
-		ds_free(h, cand);
-		ds_free(h, topo);
-		return rc;
-	}
-	/* the baseline: free-first */
-	int64_t best = INT64_MAX;
-	bool best_valid = false;
-	ls L;
-	bool use_ls = ls_applies(g);
-	int64_t effort = getenv("MPAS_LS") ? atol(getenv("MPAS_LS")) : 0;
-	int32_t window = getenv("MPAS_WIN") ? atoi(getenv("MPAS_WIN")) : 4096;
-	rc = ls_init(&L, g, &w.fw, e);
-	if (rc == DS_OK)
-		rc = ds_order_free_first(g, order, e);
-	if (rc == DS_OK) {
-		if (use_ls && effort > 0) {
-			int64_t p0 = order_peak(g, order, &best_valid);
-			ls_run(&L, order, effort, window);
-			if (getenv("MPAS_DEBUG"))
-				fprintf(stderr, "  free-first %lld -> %lld\n", (long long)p0, (long long)order_peak(g, order, &best_valid));
-		}
-		best = order_peak(g, order, &best_valid);
-	}
-	if (getenv("MPAS_VARS"))
-		best = INT64_MAX, best_valid = false;
-	int nvar = (int)(sizeof variants / sizeof variants[0]);
-	const char *only = getenv("MPAS_VARS");
-	gparams spec[64];
-	const char *sp = getenv("MPAS_SPEC");
-	if (sp) {
-		nvar = 0;
-		while (*sp && nvar < 64) {
-			int d, pol, pr, tie, km, ex, nn = 0;
-			if (sscanf(sp, "%d,%d,%d,%d,%d,%d%n", &d, &pol, &pr, &tie, &km, &ex, &nn) < 6) break;
-			spec[nvar++] = (gparams){(int8_t)d, (int8_t)pol, (int8_t)pr, (int8_t)tie, km, ex};
-			sp += nn;
-			while (*sp == ';' || *sp == ' ') sp++;
-		}
-	}
 	run R;
-	if (rc == DS_OK)
-		rc = run_alloc(&R, h, n, w.fw.poff[n], e);
-	int64_t *wgt = ds_alloc(h, (size_t)g->nbuf + 1, sizeof *wgt);
+	ls L;
+	pool P;
+	memset(&w, 0, sizeof w);
+	memset(&R, 0, sizeof R);
+	memset(&L, 0, sizeof L);
+	memset(&P, 0, sizeof P);
+	int32_t *cand = ds_alloc(h, (size_t)n, sizeof *cand);
+	int64_t *wgt = ds_alloc(h, (size_t)NVARIANTS * g->nbuf + 1,
+				sizeof *wgt);
 	int64_t *wstay = ds_alloc(h, (size_t)n, sizeof *wstay);
 	uint8_t *blive = ds_alloc(h, (size_t)g->nbuf + 1, sizeof *blive);
-	int iters = getenv("MPAS_ITERS") ? atoi(getenv("MPAS_ITERS")) : 1;
-	for (int i = 0; i < nvar * iters && rc == DS_OK; i++) {
-		if (only && !strchr(only, 'a' + i / iters))
-			continue;
-		const gparams *p = sp ? &spec[i / iters] : &variants[i / iters];
-		bool inval = false;
-		if (i % iters == 0)
-			for (int32_t b = 0; b < g->nbuf; b++)
-				wgt[b] = 1;
-		for (int32_t x = 0; x < n; x++)
-			wstay[x] = g->kind[x] == DS_OP ? 0 : w.stay[x] * wgt[g->buf[x]];
-		view vv = p->dir ? w.bw : w.fw;
-		vv.stay = wstay;
-		rc = greedy(&R, &vv, p, cand, &inval, e);
-		if (rc)
-			break;
-		if (p->dir)
-			for (int32_t a = 0, b = n - 1; a < b; a++, b--) {
-				int32_t t = cand[a];
-				cand[a] = cand[b];
-				cand[b] = t;
-			}
-		bool valid;
-		int64_t pk = order_peak(g, cand, &valid);
-		int64_t pk0 = pk;
-		bump_peak(g, cand, wgt, blive);
-		if (use_ls && effort > 0) {
-			ls_run(&L, cand, effort, window);
-			pk = order_peak(g, cand, &valid);
-		}
-		if (getenv("MPAS_DEBUG"))
-			fprintf(stderr, "  var %c: peak %lld -> %lld%s\n", 'a' + i / iters,
-				(long long)pk0, (long long)pk, valid ? "" : " INVALID");
-		if ((valid && !best_valid) ||
-		    (valid == best_valid && pk < best)) {
-			best = pk;
-			best_valid = valid;
-			memcpy(order, cand, (size_t)n * sizeof *order);
+	bool ok = cand && wgt && wstay && blive;
+	for (int i = 0; i < LS_STARTS; i++) {
+		P.ord[i] = ds_alloc(h, (size_t)n, sizeof *P.ord[i]);
+		ok = ok && P.ord[i];
+	}
+	int rc = ok ? DS_OK : ds_fail(e, DS_ENOMEM, "out of memory");
+	if (rc == DS_OK)
+		rc = views_build(g, &w, e);
+	if (rc == DS_OK)
+		rc = run_alloc(&R, h, n, g->pred_off[n], e);
+	if (rc == DS_OK && ls_applies(g))
+		rc = ls_init(&L, g, &w.fw, e);
+	/* the free-first order: cheap, and a safe fallback */
+	if (rc == DS_OK)
+		rc = ds_order_free_first(g, cand, e);
+	if (rc == DS_OK)
+		pool_offer(&P, g, cand);
+	/* greedy runs, every variant once per round, as many rounds as
+	 * the effort allows for the graph's size; once with ties broken by
+	 * Id (the lists as the graph has them, sorted by Id), once by the
+	 * structural rank, so that a renumbering cannot lose much */
+	int64_t runs = GREEDY_WORK * effort / 2 / (n > 0 ? n : 1);
+	if (runs < 1)
+		runs = 1;
+	if (runs > NVARIANTS * MAX_ROUNDS)
+		runs = NVARIANTS * MAX_ROUNDS;
+	for (int scheme = 0; scheme < 2 && rc == DS_OK; scheme++) {
+		const int32_t *rk = scheme ? w.rank : w.idrank;
+		const int32_t *ps = scheme ? w.pred_s : g->pred;
+		const int32_t *ss = scheme ? w.succ_s : g->succ;
+		w.fw.rank = w.bw.rank = rk;
+		w.fw.pred = w.bw.succ = ps;
+		w.fw.succ = w.bw.pred = ss;
+		for (int64_t b = 0; b < (int64_t)NVARIANTS * g->nbuf; b++)
+			wgt[b] = 1;
+		for (int64_t k = 0; k < runs && rc == DS_OK; k++) {
+			int i = (int)(k % NVARIANTS);
+			const gparams *p = &variants[i];
+			int64_t *wv = wgt + (int64_t)i * g->nbuf;
+			for (int32_t x = 0; x < n; x++)
+				wstay[x] = w.stay[x] * (g->kind[x] == DS_OP
+								? 0
+								: wv[g->buf[x]]);
+			view vv = p->dir ? w.bw : w.fw;
+			vv.stay = wstay;
+			bool invalid;
+			rc = greedy(&R, &vv, p, cand, &invalid, e);
+			if (rc)
+				break;
+			if (p->dir)
+				reverse(cand, n);
+			pool_offer(&P, g, cand);
+			bump_peak(g, cand, wv, blive);
 		}
 	}
-	ls_free(&L);
+	/* polish the best orders; the best result wins, ties keep the
+	 * earlier (unpolished) one */
+	if (rc == DS_OK) {
+		memcpy(order, P.ord[0], (size_t)n * sizeof *order);
+		int64_t best = P.peak[0];
+		bool best_valid = P.valid[0];
+		for (int i = 0; i < P.k && L.g; i++) {
+			memcpy(cand, P.ord[i], (size_t)n * sizeof *cand);
+			ls_run(&L, cand, effort, LS_WINDOW);
+			bool valid;
+			int64_t pk = order_peak(g, cand, &valid);
+			if (pool_better(pk, valid, best, best_valid)) {
+				best = pk;
+				best_valid = valid;
+				memcpy(order, cand, (size_t)n * sizeof *order);
+			}
+		}
+	}
+	for (int i = 0; i < LS_STARTS; i++)
+		ds_free(h, P.ord[i]);
+	if (L.g)
+		ls_free(&L);
 	run_free(&R);
+	views_free(h, &w);
+	ds_free(h, cand);
 	ds_free(h, wgt);
 	ds_free(h, wstay);
 	ds_free(h, blive);
-	views_free(h, &w);
-	ds_free(h, cand);
-	ds_free(h, topo);
 	return rc;
 }

@@ -14,8 +14,9 @@
  * scan of that array is both the simplest and, at this size, the fastest
  * way to find a hole or a window of victims.
  *
- * Cost: O(N + E) to prepare, then O(R) per placement and O(R^2) per spill
- * decision, R the number of resident buffers in that memory. */
+ * Cost: O(N + E) to prepare, then O(R) per placement and O(R log R + R W)
+ * per spill decision, R the number of resident buffers in that memory and
+ * W the most buffers one window overlaps. */
 #include "ds_stage.h"
 
 #include <string.h>
@@ -141,13 +142,18 @@ static double window_cost(placer *s, int m, int64_t x, int64_t size,
 	const slot *r = s->res[m];
 	double cost = 0, nearest = INT32_MAX;
 	*bytes = 0;
-	for (int32_t i = 0; i < s->nres[m]; i++) {
+	/* resident buffers do not overlap, so their ends grow with their
+	 * starts: the first one ending after x is found by bisection */
+	int32_t a = 0, z = s->nres[m];
+	while (a < z) {
+		int32_t mid = a + (z - a) / 2;
+		if (r[mid].lo + g->buf_size[r[mid].buf] <= x)
+			a = mid + 1;
+		else
+			z = mid;
+	}
+	for (int32_t i = a; i < s->nres[m] && r[i].lo < x + size; i++) {
 		int32_t b = r[i].buf;
-		int64_t lo = r[i].lo, hi = lo + g->buf_size[b];
-		if (hi <= x)
-			continue;
-		if (lo >= x + size)
-			break;
 		if (s->mark[b] == s->now)
 			return -1;
 		int32_t nu = next_use(s, b);

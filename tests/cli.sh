@@ -138,6 +138,44 @@ expect 2 "$B" convert "$T/broken.json" "$T/x_nodes.csv" && {
 	[ ! -e "$T/x_nodes.csv" ] || fail "convert of a bad graph wrote a file"
 }
 
+
+# ---- the full pipeline, pictures, bench, gen
+C=$(basename "$G" .json)
+expect 0 "$B" schedule "$G" -o "$T/full" --trace --memmap --quiet && {
+	for f in schedule.txt memory.txt spill.txt trace.json memmap.svg; do
+		[ -s "$T/full/${C}_$f" ] || [ "$f" = spill.txt ] ||
+			fail "schedule --trace --memmap did not write ${C}_$f"
+	done
+	grep -q "lower_bnd" "$T/out" || fail "schedule printed no lower bound"
+}
+expect 0 "$B" eval "$G" "$T/full/${C}_schedule.txt" "$T/full/${C}_memory.txt" \
+	"$T/full/${C}_spill.txt"
+expect 0 "$B" schedule "$G" -o "$T/mpas" --stage mpas --quiet && {
+	[ ! -e "$T/mpas/${C}_memory.txt" ] || fail "--stage mpas wrote offsets"
+	expect 0 "$B" eval "$G" "$T/mpas/${C}_schedule.txt" --q1 ||
+		fail "the MPAS order breaks the one-live rule"
+}
+expect 2 "$B" schedule "$G" -o "$T/x" --stage nope
+expect 2 "$B" schedule "$G" -o "$T/x" --scheduler nope
+expect 2 "$B" schedule "$G" "$G" -o "$T/dup" && {
+	[ ! -e "$T/dup" ] || fail "two graphs with one case name wrote files"
+}
+expect 0 "$B" trace "$G" "$T/full/${C}_schedule.txt" "$T/full/${C}_memory.txt" \
+	"$T/full/${C}_spill.txt" -o "$T/t.json" &&
+	python3 -c 'import json,sys; assert json.load(open(sys.argv[1]))["traceEvents"]' \
+		"$T/t.json" || fail "trace is not a trace"
+expect 2 "$B" memmap "$G" "$T/full/${C}_schedule.txt" -o "$T/m.svg"
+expect 0 "$B" memmap "$G" "$T/full/${C}_schedule.txt" "$T/full/${C}_memory.txt" \
+	"$T/full/${C}_spill.txt" -o "$T/m.svg" &&
+	python3 -c 'import sys, xml.etree.ElementTree as E; E.parse(sys.argv[1])' \
+		"$T/m.svg" || fail "memmap is not XML"
+expect 0 "$B" bench "$G" --csv --quiet && {
+	[ "$(grep -c "^$C," "$T/out")" -eq 6 ] || fail "bench --csv: not 6 rows"
+}
+expect 0 "$B" gen --nodes 500 --kind attention --seed 3 -o "$T/gen.json" &&
+	expect 0 "$B" schedule "$T/gen.json" -o "$T/gen" --quiet
+expect 2 "$B" gen --nodes 500 --kind nope -o "$T/nope.json"
+
 if [ "$fails" -ne 0 ]; then
 	echo "$fails CLI check(s) failed" >&2
 	exit 1

@@ -1,0 +1,532 @@
+/* test_dlr.c: stage 2, DLR (ds_dlr.c) and the placer it uses (ds_place.c).
+ *
+ * On every bundled graph, from the free-first order: the plan passes
+ * ds_replay, extra_ddr reaches the acceptance figure (or, where DLR is
+ * short of it, stays at the measured figure, so that a regression fails),
+ * two runs write the same bytes, and a copy of the graph with node Ids and
+ * BufIds renumbered at random (fixed seed), given the same order renamed,
+ * gets about the same extra_ddr.  Small hand-built graphs check the spill
+ * rules: a victim whose data sits in DDR costs its size, a buffer needing
+ * a window larger than any one victim frees two adjacent ones, a spilled
+ * buffer comes back before its next use, and a graph that cannot be placed
+ * at all is refused. */
+#include "test_util.h"
+
+#include "ds_stage.h"
+
+/* ---- helpers ---- */
+
+/* ds_dlr from the free-first order; the plan must pass ds_replay. */
+static void run_dlr_order(const ds_graph *g, const int32_t *order,
+			  ds_plan *p, ds_figures *f)
+{
+	ds_err e;
+	ds_dlr_opts o;
+	memset(&o, 0, sizeof o);
+	int rc = ds_dlr(g, order, &o, p, &e);
+	if (rc)
+		fail_msg("%s: ds_dlr failed: %s", g->source, e.msg);
+	rc = ds_replay(g, p, NULL, f, &e);
+	if (rc)
+		fail_msg("%s: replay refuses the DLR plan: %s", g->source,
+			 e.msg);
+	assert_true(f->has_memory);
+}
+
+static int32_t *free_first(const ds_graph *g)
+{
+	ds_err e;
+	int32_t *ord = malloc((size_t)g->n * sizeof *ord);
+	assert_non_null(ord);
+	assert_int_equal(ds_order_free_first(g, ord, &e), DS_OK);
+	return ord;
+}
+
+static void run_dlr(const ds_graph *g, ds_plan *p, ds_figures *f)
+{
+	int32_t *ord = free_first(g);
+	run_dlr_order(g, ord, p, f);
+	free(ord);
+}
+
+static uint64_t splitmix(uint64_t *s)
+{
+	uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
+	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+	z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+	return z ^ (z >> 31);
+}
+
+/* A random permutation of 0..n-1. */
+static int32_t *shuffled(int32_t n, uint64_t *seed)
+{
+	int32_t *p = malloc((size_t)(n ? n : 1) * sizeof *p);
+	assert_non_null(p);
+	for (int32_t i = 0; i < n; i++)
+		p[i] = i;
+	for (int32_t i = n - 1; i > 0; i--) {
+		int32_t j = (int32_t)(splitmix(seed) % (uint64_t)(i + 1));
+		int32_t t = p[i];
+		p[i] = p[j];
+		p[j] = t;
+	}
+	return p;
+}
+
+/* The same graph with node v renamed perm[v] and buffer x given BufId
+ * bperm[x], nodes and edges added to the builder in a random order. */
+static ds_graph *renumbered(const ds_graph *g, const int32_t *perm,
+			    uint64_t seed)
+{
+	int32_t *bperm = shuffled(g->nbuf, &seed);
+	int32_t *nodes = shuffled(g->n, &seed);
+	int32_t *edges = shuffled((int32_t)g->nedge, &seed);
+	ds_err e;
+	ds_builder *b = ds_builder_new(ds_heap_std(), "renumbered");
+	assert_non_null(b);
+	int64_t bufs[64];
+	for (int32_t i = 0; i < g->n; i++) {
+		int32_t v = nodes[i];
+		int rc;
+		if (g->kind[v] != DS_OP) {
+			int32_t x = g->buf[v];
+			rc = ds_builder_buffer(b, perm[v], g->kind[v] == DS_FREE,
+					       bperm[x], g->buf_size[x],
+					       ds_mem_names[g->buf_mem[x]], &e);
+		} else {
+			int32_t nb = g->use_off[v + 1] - g->use_off[v];
+			assert_true(nb <= 64);
+			for (int32_t k = 0; k < nb; k++)
+				bufs[k] = bperm[g->use[g->use_off[v] + k]];
+			rc = ds_builder_op(b, perm[v], g->ops[g->op[v]],
+					   g->pipes[g->pipe[v]], g->cycles[v],
+					   bufs, nb, &e);
+		}
+		if (rc)
+			fail_msg("renumbering: %s", e.msg);
+	}
+	for (int64_t k = 0; k < g->nedge; k++) {
+		int32_t j = edges[k];
+		if (ds_builder_edge(b, perm[g->esrc[j]], perm[g->edst[j]], &e))
+			fail_msg("renumbering: %s", e.msg);
+	}
+	ds_graph *out = NULL;
+	if (ds_builder_finish(b, &g->caps, &out, &e))
+		fail_msg("renumbering: %s", e.msg);
+	ds_builder_free(b);
+	free(bperm);
+	free(nodes);
+	free(edges);
+	return out;
+}
+
+/* Writes p into a fresh folder and returns the concatenated files. */
+static char *plan_bytes(const ds_graph *g, const ds_plan *p)
+{
+	char *dir = make_tmpdir();
+	ds_err e;
+	if (ds_plan_write(g, p, dir, "case", &e))
+		fail_msg("writing the plan: %s", e.msg);
+	static const char *const names[] = {"case_schedule.txt",
+					    "case_memory.txt",
+					    "case_spill.txt"};
+	size_t len = 0;
+	char *all = malloc(1);
+	assert_non_null(all);
+	all[0] = 0;
+	for (int i = 0; i < 3; i++) {
+		char path[4096];
+		snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+		char *s = slurp(path);
+		assert_non_null(s);
+		size_t l = strlen(s);
+		all = realloc(all, len + l + 2);
+		assert_non_null(all);
+		memcpy(all + len, s, l);
+		len += l;
+		all[len++] = '|';
+		all[len] = 0;
+		free(s);
+	}
+	rm_tree(dir);
+	return all;
+}
+
+/* ---- the bundled graphs ---- */
+
+/* Acceptance figures (extra_ddr from the free-first order).  Where DLR is
+ * short of one, known is what it reaches (see the DLR report): a
+ * regression past that still fails.  renum: how far (per mille) a
+ * renumbered copy may stray. */
+static const struct {
+	const char *file;
+	int64_t figure;
+	int64_t known;
+	int renum_permille;
+} expect[] = {
+	{"Conv_Case0.json", 46872, 49152, 30},
+	{"Conv_Case1.json", 44242, 0, 30},
+	{"FlashAttention_Case0.json", 3584, 0, 30},
+	{"FlashAttention_Case1.json", 32512, 0, 30},
+	{"Matmul_Case0.json", 12416, 15744, 30},
+	{"Matmul_Case1.json", 316672, 0, 30},
+};
+
+static void bundled_graphs(void **state)
+{
+	(void)state;
+	DIR *d = opendir(DS_SOURCE_DIR "/data");
+	assert_non_null(d);
+	struct dirent *de;
+	int seen = 0;
+	while ((de = readdir(d))) {
+		size_t l = strlen(de->d_name);
+		if (l < 6 || strcmp(de->d_name + l - 5, ".json"))
+			continue;
+		char path[4096];
+		snprintf(path, sizeof path, "%s/data/%s", DS_SOURCE_DIR,
+			 de->d_name);
+		ds_graph *g = NULL;
+		ds_err e;
+		ds_caps caps;
+		ds_caps_default(&caps);
+		if (ds_load_graph(ds_heap_std(), path, &caps, &g, &e))
+			fail_msg("%s", e.msg);
+		int32_t *ord = free_first(g);
+		ds_plan pa, pb;
+		ds_figures fa, fb;
+		run_dlr_order(g, ord, &pa, &fa);
+		run_dlr_order(g, ord, &pb, &fb);
+		char *ba = plan_bytes(g, &pa), *bb = plan_bytes(g, &pb);
+		if (strcmp(ba, bb))
+			fail_msg("%s: two runs write different plans", path);
+		free(ba);
+		free(bb);
+		int64_t figure = INT64_MAX, known = 0;
+		int permille = 30;
+		for (size_t i = 0; i < sizeof expect / sizeof expect[0]; i++)
+			if (!strcmp(expect[i].file, de->d_name)) {
+				figure = expect[i].figure;
+				known = expect[i].known;
+				permille = expect[i].renum_permille;
+			}
+		if (fa.extra_ddr > figure) {
+			if (fa.extra_ddr > known)
+				fail_msg("%s: extra_ddr %lld above %lld", path,
+					 (long long)fa.extra_ddr,
+					 (long long)figure);
+			print_message("%s: extra_ddr %lld, short of the "
+				      "figure %lld (known gap)\n",
+				      de->d_name, (long long)fa.extra_ddr,
+				      (long long)figure);
+		}
+		/* renumbered, with the same order renamed: about the same */
+		uint64_t seed = 20251130;
+		int32_t *perm = shuffled(g->n, &seed);
+		ds_graph *r = renumbered(g, perm, seed);
+		int32_t *rord = malloc((size_t)g->n * sizeof *rord);
+		assert_non_null(rord);
+		for (int32_t i = 0; i < g->n; i++)
+			rord[i] = perm[ord[i]];
+		ds_plan pr;
+		ds_figures fr;
+		run_dlr_order(r, rord, &pr, &fr);
+		int64_t diff = fr.extra_ddr - fa.extra_ddr;
+		if (diff < 0)
+			diff = -diff;
+		if (diff * 1000 > (int64_t)permille * (fa.extra_ddr + 1))
+			fail_msg("%s: renumbered copy gets extra_ddr %lld, "
+				 "the original %lld",
+				 path, (long long)fr.extra_ddr,
+				 (long long)fa.extra_ddr);
+		print_message("%s: extra_ddr %lld spills %lld (renumbered "
+			      "%lld)\n",
+			      de->d_name, (long long)fa.extra_ddr,
+			      (long long)fa.spills, (long long)fr.extra_ddr);
+		ds_plan_free(g->heap, &pa);
+		ds_plan_free(g->heap, &pb);
+		ds_plan_free(r->heap, &pr);
+		free(perm);
+		free(rord);
+		free(ord);
+		ds_graph_free(r);
+		ds_graph_free(g);
+		seen++;
+	}
+	closedir(d);
+	assert_true(seen > 0);
+}
+
+/* ---- spill rules on small graphs ---- */
+
+/* Position of node v in p's order. */
+static int32_t position(const ds_plan *p, int32_t v)
+{
+	for (int32_t i = 0; i < p->len; i++)
+		if (p->order[i] == v)
+			return i;
+	fail_msg("node %d is not in the plan", v);
+	return -1;
+}
+
+/* Every spilled buffer comes back before its next user: SPILL_IN stands
+ * between SPILL_OUT and the first user after it, and before the FREE. */
+static void check_reloads(const ds_graph *g, const ds_plan *p)
+{
+	for (int32_t k = 0; k < p->nspill; k++) {
+		int32_t b = p->spill[k].buf;
+		int32_t so = position(p, g->n + 2 * k);
+		int32_t si = position(p, g->n + 2 * k + 1);
+		assert_true(so < si);
+		assert_true(si < position(p, g->buf_free[b]));
+		for (int32_t j = g->user_off[b]; j < g->user_off[b + 1]; j++) {
+			int32_t u = position(p, g->user[j]);
+			if (u > so)
+				assert_true(si < u);
+		}
+	}
+}
+
+/* L1 holds two of three 100-byte buffers: C (loaded by a COPY_IN) and D
+ * (written here) stay live across E's life, so one must go; C costs 100,
+ * D 200. */
+static const char copyin_json[] =
+	"{\"Nodes\":["
+	"{\"Id\":0,\"Op\":\"ALLOC\",\"BufId\":0,\"Size\":100,\"Type\":\"L1\"},"
+	"{\"Id\":1,\"Op\":\"COPY_IN\",\"Pipe\":\"MTE2\",\"Cycles\":10,"
+	"\"Bufs\":[0]},"
+	"{\"Id\":2,\"Op\":\"ALLOC\",\"BufId\":1,\"Size\":100,\"Type\":\"L1\"},"
+	"{\"Id\":3,\"Op\":\"WRITE\",\"Pipe\":\"MTE1\",\"Cycles\":10,"
+	"\"Bufs\":[1]},"
+	"{\"Id\":4,\"Op\":\"ALLOC\",\"BufId\":2,\"Size\":100,\"Type\":\"L1\"},"
+	"{\"Id\":5,\"Op\":\"WRITE\",\"Pipe\":\"MTE1\",\"Cycles\":10,"
+	"\"Bufs\":[2]},"
+	"{\"Id\":6,\"Op\":\"READ\",\"Pipe\":\"MTE1\",\"Cycles\":10,"
+	"\"Bufs\":[2]},"
+	"{\"Id\":7,\"Op\":\"FREE\",\"BufId\":2,\"Size\":100,\"Type\":\"L1\"},"
+	"{\"Id\":8,\"Op\":\"READ\",\"Pipe\":\"MTE1\",\"Cycles\":10,"
+	"\"Bufs\":[0]},"
+	"{\"Id\":9,\"Op\":\"READ\",\"Pipe\":\"MTE1\",\"Cycles\":10,"
+	"\"Bufs\":[1]},"
+	"{\"Id\":10,\"Op\":\"FREE\",\"BufId\":0,\"Size\":100,\"Type\":\"L1\"},"
+	"{\"Id\":11,\"Op\":\"FREE\",\"BufId\":1,\"Size\":100,\"Type\":\"L1\"}"
+	"],\"Edges\":[[0,1],[1,5],[2,3],[3,5],[4,5],[5,6],[6,7],[6,8],[6,9],"
+	"[1,8],[8,10],[0,10],[3,9],[9,11],[2,11]]}";
+
+static void copyin_victim_costs_size(void **state)
+{
+	(void)state;
+	ds_caps caps;
+	ds_caps_default(&caps);
+	caps.cap[DS_L1] = 200;
+	ds_graph *g = NULL;
+	ds_err e;
+	if (load_caps(copyin_json, &caps, &g, &e))
+		fail_msg("%s", e.msg);
+	ds_plan p;
+	ds_figures f;
+	run_dlr(g, &p, &f);
+	assert_int_equal(f.spills, 1);
+	assert_int_equal(p.spill[0].buf, ds_graph_find_buf(g, 0));
+	assert_int_equal(f.extra_ddr, 100); /* its size, not twice */
+	check_reloads(g, &p);
+	ds_plan_free(g->heap, &p);
+	ds_graph_free(g);
+}
+
+/* L1 = 100 full of four 25-byte buffers written one after the other and
+ * all read after T (50 bytes) has come and gone: T's window must be two
+ * adjacent victims, and they come back before their readers. */
+static void contiguous_window(void **state)
+{
+	(void)state;
+	ds_text t;
+	ds_text_init(&t, ds_heap_std());
+	ds_text_printf(&t, "{\"Nodes\":[");
+	/* P..S: buffers 0..3, nodes 4*i .. 4*i+3 (ALLOC, WRITE, READ,
+	 * FREE); T: buffer 4, nodes 16..19 */
+	for (int i = 0; i < 5; i++) {
+		int sz = i < 4 ? 25 : 50;
+		ds_text_printf(&t,
+			       "%s{\"Id\":%d,\"Op\":\"ALLOC\",\"BufId\":%d,"
+			       "\"Size\":%d,\"Type\":\"L1\"},"
+			       "{\"Id\":%d,\"Op\":\"WRITE\",\"Pipe\":\"MTE1\","
+			       "\"Cycles\":10,\"Bufs\":[%d]},"
+			       "{\"Id\":%d,\"Op\":\"READ\",\"Pipe\":\"MTE1\","
+			       "\"Cycles\":10,\"Bufs\":[%d]},"
+			       "{\"Id\":%d,\"Op\":\"FREE\",\"BufId\":%d,"
+			       "\"Size\":%d,\"Type\":\"L1\"}",
+			       i ? "," : "", 4 * i, i, sz, 4 * i + 1, i,
+			       4 * i + 2, i, 4 * i + 3, i, sz);
+	}
+	ds_text_printf(&t, "],\"Edges\":[");
+	for (int i = 0; i < 5; i++)
+		ds_text_printf(&t, "%s[%d,%d],[%d,%d],[%d,%d]", i ? "," : "",
+			       4 * i, 4 * i + 1, 4 * i + 1, 4 * i + 2,
+			       4 * i + 2, 4 * i + 3);
+	/* every writer before T's writer, T's reader before every reader */
+	for (int i = 0; i < 4; i++)
+		ds_text_printf(&t, ",[%d,17],[18,%d]", 4 * i + 1, 4 * i + 2);
+	ds_text_printf(&t, "]}");
+	assert_false(t.failed);
+	ds_caps caps;
+	ds_caps_default(&caps);
+	caps.cap[DS_L1] = 100;
+	ds_graph *g = NULL;
+	ds_err e;
+	if (load_caps(t.s, &caps, &g, &e))
+		fail_msg("%s", e.msg);
+	ds_text_free(&t);
+	ds_plan p;
+	ds_figures f;
+	run_dlr(g, &p, &f);
+	assert_int_equal(f.spills, 2);
+	assert_int_equal(f.extra_ddr, 100);
+	int32_t tb = ds_graph_find_buf(g, 4);
+	int64_t lo = p.offset[tb], hi = lo + 50;
+	int64_t o0 = p.offset[p.spill[0].buf], o1 = p.offset[p.spill[1].buf];
+	/* the two victims sat side by side exactly where T goes */
+	assert_true(o0 >= lo && o0 + 25 <= hi);
+	assert_true(o1 >= lo && o1 + 25 <= hi);
+	assert_true(o0 != o1);
+	check_reloads(g, &p);
+	ds_plan_free(g->heap, &p);
+	ds_graph_free(g);
+}
+
+/* One operation needs more L1 than there is: refused, nothing returned. */
+static void cannot_be_placed(void **state)
+{
+	(void)state;
+	static const char json[] =
+		"{\"Nodes\":["
+		"{\"Id\":0,\"Op\":\"ALLOC\",\"BufId\":0,\"Size\":3000,"
+		"\"Type\":\"L1\"},"
+		"{\"Id\":1,\"Op\":\"ALLOC\",\"BufId\":1,\"Size\":2000,"
+		"\"Type\":\"L1\"},"
+		"{\"Id\":2,\"Op\":\"ADD\",\"Pipe\":\"VECTOR\",\"Cycles\":5,"
+		"\"Bufs\":[0,1]},"
+		"{\"Id\":3,\"Op\":\"FREE\",\"BufId\":0,\"Size\":3000,"
+		"\"Type\":\"L1\"},"
+		"{\"Id\":4,\"Op\":\"FREE\",\"BufId\":1,\"Size\":2000,"
+		"\"Type\":\"L1\"}"
+		"],\"Edges\":[[0,2],[1,2],[2,3],[2,4]]}";
+	ds_graph *g = must_load(json);
+	int32_t *ord = free_first(g);
+	ds_plan p;
+	ds_err e;
+	memset(&e, 0, sizeof e);
+	assert_int_equal(ds_dlr(g, ord, NULL, &p, &e), DS_EINPUT);
+	assert_int_equal(e.code, DS_EINPUT);
+	assert_contains(e.msg, "L1");
+	assert_null(p.order);
+	assert_null(p.offset);
+	free(ord);
+	ds_graph_free(g);
+}
+
+/* Effort adds candidates, never makes the plan worse. */
+static void effort_never_worse(void **state)
+{
+	(void)state;
+	char path[4096];
+	snprintf(path, sizeof path, "%s/data/Matmul_Case0.json",
+		 DS_SOURCE_DIR);
+	ds_graph *g = NULL;
+	ds_err e;
+	ds_caps caps;
+	ds_caps_default(&caps);
+	if (ds_load_graph(ds_heap_std(), path, &caps, &g, &e))
+		fail_msg("%s", e.msg);
+	int32_t *ord = free_first(g);
+	ds_plan p1, p3;
+	ds_figures f1, f3;
+	run_dlr_order(g, ord, &p1, &f1);
+	ds_dlr_opts o = {3};
+	if (ds_dlr(g, ord, &o, &p3, &e))
+		fail_msg("%s", e.msg);
+	assert_int_equal(ds_replay(g, &p3, NULL, &f3, &e), DS_OK);
+	assert_true(f3.extra_ddr <= f1.extra_ddr);
+	ds_plan_free(g->heap, &p1);
+	ds_plan_free(g->heap, &p3);
+	free(ord);
+	ds_graph_free(g);
+}
+
+/* Two accumulators (three steps each, the first two reading one of two
+ * shared loaded tiles): exercises the chain order. */
+static const char chains_json[] =
+	"{\"Nodes\":["
+	"{\"Id\":0,\"Op\":\"ALLOC\",\"BufId\":0,\"Size\":128,\"Type\":\"L1\"},"
+	"{\"Id\":1,\"Op\":\"COPY_IN\",\"Pipe\":\"MTE2\",\"Cycles\":9,"
+	"\"Bufs\":[0]},"
+	"{\"Id\":2,\"Op\":\"FREE\",\"BufId\":0,\"Size\":128,\"Type\":\"L1\"},"
+	"{\"Id\":3,\"Op\":\"ALLOC\",\"BufId\":1,\"Size\":128,\"Type\":\"L1\"},"
+	"{\"Id\":4,\"Op\":\"COPY_IN\",\"Pipe\":\"MTE2\",\"Cycles\":9,"
+	"\"Bufs\":[1]},"
+	"{\"Id\":5,\"Op\":\"FREE\",\"BufId\":1,\"Size\":128,\"Type\":\"L1\"},"
+	"{\"Id\":6,\"Op\":\"ALLOC\",\"BufId\":2,\"Size\":256,\"Type\":\"L0C\"},"
+	"{\"Id\":7,\"Op\":\"MAC\",\"Pipe\":\"CUBE\",\"Cycles\":9,"
+	"\"Bufs\":[2,0]},"
+	"{\"Id\":8,\"Op\":\"MAC\",\"Pipe\":\"CUBE\",\"Cycles\":9,"
+	"\"Bufs\":[2,1]},"
+	"{\"Id\":9,\"Op\":\"OUT\",\"Pipe\":\"FIXP\",\"Cycles\":9,"
+	"\"Bufs\":[2]},"
+	"{\"Id\":10,\"Op\":\"FREE\",\"BufId\":2,\"Size\":256,\"Type\":\"L0C\"},"
+	"{\"Id\":11,\"Op\":\"ALLOC\",\"BufId\":3,\"Size\":256,\"Type\":\"L0C\"},"
+	"{\"Id\":12,\"Op\":\"MAC\",\"Pipe\":\"CUBE\",\"Cycles\":9,"
+	"\"Bufs\":[3,0]},"
+	"{\"Id\":13,\"Op\":\"MAC\",\"Pipe\":\"CUBE\",\"Cycles\":9,"
+	"\"Bufs\":[3,1]},"
+	"{\"Id\":14,\"Op\":\"OUT\",\"Pipe\":\"FIXP\",\"Cycles\":9,"
+	"\"Bufs\":[3]},"
+	"{\"Id\":15,\"Op\":\"FREE\",\"BufId\":3,\"Size\":256,\"Type\":\"L0C\"}"
+	"],\"Edges\":[[0,1],[1,7],[1,12],[3,4],[4,8],[4,13],[6,7],[7,8],"
+	"[8,9],[9,10],[11,12],[12,13],[13,14],[14,15],[7,2],[12,2],[8,5],"
+	"[13,5]]}";
+
+/* Every allocation failing in turn: DS_ENOMEM, nothing leaked. */
+static void out_of_memory_on(const char *json)
+{
+	ds_graph *g = must_load(json);
+	int32_t *ord = free_first(g);
+	for (long k = 1;; k++) {
+		ds_faulty st = {k, 0, 0};
+		ds_heap fh = ds_heap_faulty(&st);
+		const ds_heap *keep = g->heap;
+		g->heap = &fh;
+		ds_plan p;
+		ds_err e;
+		int rc = ds_dlr(g, ord, NULL, &p, &e);
+		g->heap = keep;
+		if (rc == DS_OK) {
+			ds_plan_free(&fh, &p);
+			assert_int_equal(st.live, 0);
+			break;
+		}
+		assert_int_equal(rc, DS_ENOMEM);
+		assert_int_equal(st.live, 0);
+	}
+	free(ord);
+	ds_graph_free(g);
+}
+
+static void out_of_memory(void **state)
+{
+	(void)state;
+	out_of_memory_on(copyin_json);
+	out_of_memory_on(chains_json);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(copyin_victim_costs_size),
+		cmocka_unit_test(contiguous_window),
+		cmocka_unit_test(cannot_be_placed),
+		cmocka_unit_test(out_of_memory),
+		cmocka_unit_test(effort_never_worse),
+		cmocka_unit_test(bundled_graphs),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
