@@ -24,17 +24,24 @@
  * rule holds without deadlock.  The variants (priorities, forwards or on
  * the reversed graph, where FREEs play ALLOCs and the peak is the same)
  * run for a few rounds each, buffers live at the previous round's peak
- * weighing more.  The best orders then go through a local search that
- * moves blocks of operations across the peak (with lifetime compaction:
- * ALLOCs sunk to their first user, FREEs hoisted to their last).  The
- * best order wins; ties keep the earlier candidate.  Node Ids only break
- * exact ties.
+ * weighing more.  All of them run twice: once with exact ties broken by
+ * node Id (the lists as the graph sorts them), once by a structural rank
+ * (canon_rank(): a hash of each node and its neighbourhood, then a
+ * depth-first walk), with the pred/succ lists in that rank's order, so a
+ * renumbering of the Ids changes only one of the two.  The best orders
+ * then go through a local search that moves blocks of operations across
+ * the peak (with lifetime compaction: ALLOCs sunk to their first user,
+ * FREEs hoisted to their last): a buffer live at a peak position leaves
+ * it when all its remaining users move before it (with their ancestors),
+ * or its first user moves after it, or its last user before it.  The
+ * best order wins; ties keep the earlier candidate.
  *
  * Cost, N nodes, E constraint edges, B buffers: a greedy run is about
  * O((N + E) * K * D) with K the closure bound (24) and D the fan-out of
  * the re-rating after each decision, plus O(C) per decision to pick among
- * C candidates; there are GREEDY_WORK * effort / N runs (at least one, at
- * most 32), so small graphs get more.  The local search, on the two best
+ * C candidates; there are 2 * GREEDY_WORK * effort / N runs (at least
+ * two, at most 64), so small graphs get more.  The structural rank costs
+ * O((N + E) log N).  The local search, on the two best
  * orders, does at most effort move evaluations of O(W) each (W the
  * window, 256 operations), O(16 * B) to find the moves of a step and
  * O(N + E) per accepted move.  Memory O(N + E). */
@@ -74,7 +81,7 @@ typedef struct view {
 	const int32_t *buf, *uoff, *user; /* the graph's buffers and users */
 	const int32_t *useoff, *use;	  /* the graph's operations' buffers */
 	const int32_t *balloc, *bfree;	  /* a buffer's ALLOC and FREE here */
-	const int32_t *rank; /* structural rank: breaks exact ties, not Ids */
+	const int32_t *rank; /* breaks exact ties: the Ids or canon_rank() */
 } view;
 
 /* ---- greedy variants ---- */
@@ -504,7 +511,7 @@ static int rate(run *r, int32_t t, cand *e)
 }
 
 /* a before b in the variant's order; then more credit, lower level,
- * smaller Id. */
+ * lower rank. */
 static bool better(const run *r, const cand *a, const cand *b)
 {
 	int64_t ka[4], kb[4];
@@ -911,15 +918,16 @@ static void levels(const view *v, const int32_t *topo, bool rev,
 
 /* ---- structural ranks ---- */
 
-/* Exact ties must not fall to node Ids, which carry the input's program
- * order: a renumbered graph would then get another (often worse) order.
- * Each node gets a rank from the graph's structure alone: a hash of what
- * the node is and of its neighbourhood separates nodes that differ
- * locally, and a depth-first walk (run what the node just run enabled,
- * before older work) turns that into a program-like order of operations;
- * an ALLOC ranks just before its first operation, a FREE just after its
- * last.  Ids are left to break ties between nodes that are alike in all
- * of this (automorphic up to the hash), where the choice barely matters. */
+/* Ties broken by node Id follow the input's program order, which a
+ * renumbered graph does not have.  The second set of greedy runs breaks
+ * them by a rank from the graph's structure alone: a hash of what the
+ * node is, its depth from the roots and to the leaves, and its
+ * neighbourhood (CANON_ROUNDS rounds) separates nodes that differ, and a
+ * depth-first walk (what the last operation enabled runs before older
+ * work) turns that into an order of operations; an ALLOC ranks just
+ * before its first operation, a FREE just after its last.  Ids are left
+ * to break ties between nodes alike in all of this.  (The walk is not
+ * program order: its loads come early, which is why the Id runs stay.) */
 
 /* Rounds of neighbourhood hashing. */
 #define CANON_ROUNDS 4
@@ -1669,8 +1677,6 @@ static void ls_run(ls *s, int32_t *order, int64_t effort, int32_t window)
 
 /* ---- the pass ---- */
 
-/* ---- the pass ---- */
-
 /* The greedy variants, most useful first.  Each runs for a few rounds in
  * which the buffers live at its previous round's peak weigh more (see
  * bump_peak), as many as the effort allows for the graph's size. */
@@ -1773,7 +1779,7 @@ int ds_mpas(const ds_graph *g, const ds_mpas_opts *o, int32_t *order,
 	 * the effort allows for the graph's size; once with ties broken by
 	 * Id (the lists as the graph has them, sorted by Id), once by the
 	 * structural rank, so that a renumbering cannot lose much */
-	int64_t runs = GREEDY_WORK * effort / 2 / (n > 0 ? n : 1);
+	int64_t runs = GREEDY_WORK * effort / (n > 0 ? n : 1);
 	if (runs < 1)
 		runs = 1;
 	if (runs > NVARIANTS * MAX_ROUNDS)

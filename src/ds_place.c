@@ -91,8 +91,11 @@ static void res_remove(placer *s, int m, int32_t b)
 {
 	slot *r = s->res[m];
 	int32_t i = 0;
-	while (r[i].buf != b)
+	/* b is resident: the order constraints put every FREE after its
+	 * ALLOC (the fuzzers once found a graph where it was not) */
+	while (i < s->nres[m] && r[i].buf != b)
 		i++;
+	DS_ASSERT(i < s->nres[m]);
 	memmove(r + i, r + i + 1, (size_t)(s->nres[m] - i - 1) * sizeof *r);
 	s->nres[m]--;
 }

@@ -72,11 +72,14 @@ int ds_mpas(const ds_graph *g, const ds_mpas_opts *o, int32_t *order,
 /* ---- stage 2, DLR (ds_dlr.c) ---- */
 
 typedef struct ds_dlr_opts {
-	int64_t effort;
+	int64_t effort; /* rounds of the scheduler against the best plan so
+			   far (0 or 1: one); 2 and up also try more
+			   models of the chain order */
 } ds_dlr_opts;
 
 /* From a stage-1 order (n nodes), a full plan: order with spill nodes,
- * offsets, spills; aiming at the least extra DDR traffic, then spills. */
+ * offsets, spills; aiming at the least extra DDR traffic, then spills.
+ * o may be NULL (defaults). */
 int ds_dlr(const ds_graph *g, const int32_t *order, const ds_dlr_opts *o,
 	   ds_plan *out, ds_err *e);
 

@@ -154,4 +154,83 @@ static inline int count_entries(const char *dir)
 	return n;
 }
 
+/* ---- renumbering: the same graph under other Ids ---- */
+
+static inline uint64_t test_splitmix(uint64_t *s)
+{
+	uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
+	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+	z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+	return z ^ (z >> 31);
+}
+
+/* A random permutation of 0..n-1 (free it). */
+static inline int32_t *test_shuffled(int32_t n, uint64_t *seed)
+{
+	int32_t *p = malloc((size_t)(n ? n : 1) * sizeof *p);
+	assert_non_null(p);
+	for (int32_t i = 0; i < n; i++)
+		p[i] = i;
+	for (int32_t i = n - 1; i > 0; i--) {
+		int32_t j = (int32_t)(test_splitmix(seed) % (uint64_t)(i + 1));
+		int32_t t = p[i];
+		p[i] = p[j];
+		p[j] = t;
+	}
+	return p;
+}
+
+/* The same graph with node v renamed perm[v] (and, with new_bufids, the
+ * buffers given shuffled BufIds), its nodes and edges handed to the
+ * builder in a random order: nothing about it may change a result but
+ * tie-breaks. */
+static inline ds_graph *test_renumbered(const ds_graph *g,
+					const int32_t *perm, bool new_bufids,
+					uint64_t *seed)
+{
+	int32_t *bperm = new_bufids ? test_shuffled(g->nbuf, seed) : NULL;
+	int32_t *nodes = test_shuffled(g->n, seed);
+	int32_t *edges = test_shuffled((int32_t)g->nedge, seed);
+	ds_err e;
+	ds_builder *b = ds_builder_new(ds_heap_std(), "renumbered");
+	assert_non_null(b);
+	int64_t bufs[64];
+	for (int32_t i = 0; i < g->n; i++) {
+		int32_t v = nodes[i];
+		int rc;
+		if (g->kind[v] != DS_OP) {
+			int32_t x = g->buf[v];
+			rc = ds_builder_buffer(b, perm[v], g->kind[v] == DS_FREE,
+					       bperm ? bperm[x] : g->buf_id[x],
+					       g->buf_size[x],
+					       ds_mem_names[g->buf_mem[x]], &e);
+		} else {
+			int32_t nb = g->use_off[v + 1] - g->use_off[v];
+			assert_true(nb <= 64);
+			for (int32_t k = 0; k < nb; k++) {
+				int32_t x = g->use[g->use_off[v] + k];
+				bufs[k] = bperm ? bperm[x] : g->buf_id[x];
+			}
+			rc = ds_builder_op(b, perm[v], g->ops[g->op[v]],
+					   g->pipes[g->pipe[v]], g->cycles[v],
+					   bufs, nb, &e);
+		}
+		if (rc)
+			fail_msg("renumbering: %s", e.msg);
+	}
+	for (int64_t k = 0; k < g->nedge; k++) {
+		int32_t j = edges[k];
+		if (ds_builder_edge(b, perm[g->esrc[j]], perm[g->edst[j]], &e))
+			fail_msg("renumbering: %s", e.msg);
+	}
+	ds_graph *out = NULL;
+	if (ds_builder_finish(b, &g->caps, &out, &e))
+		fail_msg("renumbering: %s", e.msg);
+	ds_builder_free(b);
+	free(bperm);
+	free(nodes);
+	free(edges);
+	return out;
+}
+
 #endif
