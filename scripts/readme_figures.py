@@ -13,6 +13,8 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BLOCKS = {
     "schedule": ["./build/dansched", "schedule", "-o", "out", "--quiet"],
+    "mpas": ["./build/dansched", "schedule", "-o", "out/mpas", "--stage",
+             "mpas", "--quiet"],
     "bench": ["./build/dansched", "bench", "--quiet"],
     "scale": ["./build/dansched", "bench", "--scale", "--nodes",
               os.environ.get("SCALE_NODES", "1000000")],
