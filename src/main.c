@@ -273,6 +273,18 @@ static int parse_args(int argc, char **argv, const char *usage, args *a)
 	return 0;
 }
 
+/* parse_args for a command: 0 to go on, -1 when --help was answered, or
+ * the exit status of a usage error. */
+static int command_args(int argc, char **argv, const char *usage, args *a)
+{
+	int rc = parse_args(argc, argv, usage, a);
+	if (rc == 0 && a->help) {
+		fputs(usage, stdout);
+		return -1;
+	}
+	return rc;
+}
+
 /* ---- printing figures ---- */
 
 static cJSON *figures_json(const char *case_name, const dansched_figures *f)
@@ -339,13 +351,9 @@ static int load_plan(const args *a, dansched_graph **g, dansched_plan **p,
 static int cmd_eval(int argc, char **argv)
 {
 	args a;
-	int rc = parse_args(argc, argv, usage_eval, &a);
+	int rc = command_args(argc, argv, usage_eval, &a);
 	if (rc)
-		return rc;
-	if (a.help) {
-		fputs(usage_eval, stdout);
-		return 0;
-	}
+		return rc < 0 ? 0 : rc;
 	if (a.npos < 2 || a.npos > 4)
 		return usage_error(usage_eval,
 				   "eval needs GRAPH SCHEDULE [MEMORY [SPILL]]%s",
@@ -394,13 +402,9 @@ static bool ends_with(const char *s, const char *suffix)
 static int cmd_convert(int argc, char **argv)
 {
 	args a;
-	int rc = parse_args(argc, argv, usage_convert, &a);
+	int rc = command_args(argc, argv, usage_convert, &a);
 	if (rc)
-		return rc;
-	if (a.help) {
-		fputs(usage_convert, stdout);
-		return 0;
-	}
+		return rc < 0 ? 0 : rc;
 	if (a.npos != 2)
 		return usage_error(usage_convert, "convert needs IN OUT%s", "");
 	dansched_error e;
@@ -584,13 +588,9 @@ static int write_views(const job *j, const char *dir, bool trace, bool mm,
 static int cmd_schedule(int argc, char **argv)
 {
 	args a;
-	int rc = parse_args(argc, argv, usage_schedule, &a);
+	int rc = command_args(argc, argv, usage_schedule, &a);
 	if (rc)
-		return rc;
-	if (a.help) {
-		fputs(usage_schedule, stdout);
-		return 0;
-	}
+		return rc < 0 ? 0 : rc;
 	if (!a.out)
 		return usage_error(usage_schedule, "schedule needs -o DIR%s",
 				   "");
@@ -763,13 +763,9 @@ static int bench_scale(const args *a)
 static int cmd_bench(int argc, char **argv)
 {
 	args a;
-	int rc = parse_args(argc, argv, usage_bench, &a);
+	int rc = command_args(argc, argv, usage_bench, &a);
 	if (rc)
-		return rc;
-	if (a.help) {
-		fputs(usage_bench, stdout);
-		return 0;
-	}
+		return rc < 0 ? 0 : rc;
 	if (a.scale)
 		return bench_scale(&a);
 	char **bundled = NULL;
@@ -894,13 +890,9 @@ static int cmd_view(int argc, char **argv, bool memmap)
 {
 	const char *usage = memmap ? usage_memmap : usage_trace;
 	args a;
-	int rc = parse_args(argc, argv, usage, &a);
+	int rc = command_args(argc, argv, usage, &a);
 	if (rc)
-		return rc;
-	if (a.help) {
-		fputs(usage, stdout);
-		return 0;
-	}
+		return rc < 0 ? 0 : rc;
 	if (!a.out || a.npos < 2 || a.npos > 4 || a.npos == 3 ||
 	    (memmap && a.npos != 4))
 		return usage_error(usage, "wrong arguments%s", "");
@@ -921,13 +913,9 @@ static int cmd_view(int argc, char **argv, bool memmap)
 static int cmd_gen(int argc, char **argv)
 {
 	args a;
-	int rc = parse_args(argc, argv, usage_gen, &a);
+	int rc = command_args(argc, argv, usage_gen, &a);
 	if (rc)
-		return rc;
-	if (a.help) {
-		fputs(usage_gen, stdout);
-		return 0;
-	}
+		return rc < 0 ? 0 : rc;
 	if (!a.out || a.nodes <= 0 || a.npos)
 		return usage_error(usage_gen, "gen needs --nodes N and -o "
 			"FILE%s", "");

@@ -22,14 +22,12 @@ static bool same_plan(const ds_plan *a, const ds_plan *b, int32_t nbuf)
 	       0;
 }
 
-static void check_graph(const char *path)
+static void check_bundled(const char *name, const char *path, ds_graph *g,
+			  void *ud)
 {
-	ds_caps caps;
-	ds_caps_default(&caps);
-	ds_graph *g = NULL;
+	(void)name;
+	(void)ud;
 	ds_err e;
-	if (ds_load_graph(ds_heap_std(), path, &caps, &g, &e))
-		fail_msg("%s", e.msg);
 	for (int s = 0; s < DS_NSCHED; s++) {
 		if (s == DS_SCHED_DAN)
 			continue;
@@ -70,28 +68,12 @@ static void check_graph(const char *path)
 		ds_plan_free(g->heap, &a);
 		ds_plan_free(g->heap, &b);
 	}
-	ds_graph_free(g);
 }
 
 static void bundled_graphs(void **state)
 {
 	(void)state;
-	DIR *d = opendir(DS_SOURCE_DIR "/data");
-	assert_non_null(d);
-	struct dirent *de;
-	int seen = 0;
-	while ((de = readdir(d))) {
-		size_t l = strlen(de->d_name);
-		if (l < 6 || strcmp(de->d_name + l - 5, ".json"))
-			continue;
-		char path[4096];
-		snprintf(path, sizeof path, "%s/data/%s", DS_SOURCE_DIR,
-			 de->d_name);
-		check_graph(path);
-		seen++;
-	}
-	closedir(d);
-	assert_true(seen > 0);
+	assert_true(for_each_bundled(check_bundled, NULL) > 0);
 }
 
 int main(void)

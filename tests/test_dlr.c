@@ -101,89 +101,74 @@ static const struct {
 	{"Matmul_Case1.json", 316672, 0, 30},
 };
 
+static void check_bundled(const char *name, const char *path, ds_graph *g,
+			  void *ud)
+{
+	(void)ud;
+	int32_t *ord = free_first(g);
+	ds_plan pa, pb;
+	ds_figures fa, fb;
+	run_dlr_order(g, ord, &pa, &fa);
+	run_dlr_order(g, ord, &pb, &fb);
+	char *ba = plan_bytes(g, &pa), *bb = plan_bytes(g, &pb);
+	if (strcmp(ba, bb))
+		fail_msg("%s: two runs write different plans", path);
+	free(ba);
+	free(bb);
+	int64_t figure = INT64_MAX, known = 0;
+	int permille = 30;
+	for (size_t i = 0; i < sizeof expect / sizeof expect[0]; i++)
+		if (!strcmp(expect[i].file, name)) {
+			figure = expect[i].figure;
+			known = expect[i].known;
+			permille = expect[i].renum_permille;
+		}
+	if (fa.extra_ddr > figure) {
+		if (fa.extra_ddr > known)
+			fail_msg("%s: extra_ddr %lld above %lld", path,
+				 (long long)fa.extra_ddr,
+				 (long long)figure);
+		print_message("%s: extra_ddr %lld, short of the "
+			      "figure %lld (known gap)\n",
+			      name, (long long)fa.extra_ddr,
+			      (long long)figure);
+	}
+	/* renumbered, with the same order renamed: about the same */
+	uint64_t seed = 20251130;
+	int32_t *perm = test_shuffled(g->n, &seed);
+	ds_graph *r = test_renumbered(g, perm, true, &seed);
+	int32_t *rord = malloc((size_t)g->n * sizeof *rord);
+	assert_non_null(rord);
+	for (int32_t i = 0; i < g->n; i++)
+		rord[i] = perm[ord[i]];
+	ds_plan pr;
+	ds_figures fr;
+	run_dlr_order(r, rord, &pr, &fr);
+	int64_t diff = fr.extra_ddr - fa.extra_ddr;
+	if (diff < 0)
+		diff = -diff;
+	if (diff * 1000 > (int64_t)permille * (fa.extra_ddr + 1))
+		fail_msg("%s: renumbered copy gets extra_ddr %lld, "
+			 "the original %lld",
+			 path, (long long)fr.extra_ddr,
+			 (long long)fa.extra_ddr);
+	print_message("%s: extra_ddr %lld spills %lld (renumbered "
+		      "%lld)\n",
+		      name, (long long)fa.extra_ddr,
+		      (long long)fa.spills, (long long)fr.extra_ddr);
+	ds_plan_free(g->heap, &pa);
+	ds_plan_free(g->heap, &pb);
+	ds_plan_free(r->heap, &pr);
+	free(perm);
+	free(rord);
+	free(ord);
+	ds_graph_free(r);
+}
+
 static void bundled_graphs(void **state)
 {
 	(void)state;
-	DIR *d = opendir(DS_SOURCE_DIR "/data");
-	assert_non_null(d);
-	struct dirent *de;
-	int seen = 0;
-	while ((de = readdir(d))) {
-		size_t l = strlen(de->d_name);
-		if (l < 6 || strcmp(de->d_name + l - 5, ".json"))
-			continue;
-		char path[4096];
-		snprintf(path, sizeof path, "%s/data/%s", DS_SOURCE_DIR,
-			 de->d_name);
-		ds_graph *g = NULL;
-		ds_err e;
-		ds_caps caps;
-		ds_caps_default(&caps);
-		if (ds_load_graph(ds_heap_std(), path, &caps, &g, &e))
-			fail_msg("%s", e.msg);
-		int32_t *ord = free_first(g);
-		ds_plan pa, pb;
-		ds_figures fa, fb;
-		run_dlr_order(g, ord, &pa, &fa);
-		run_dlr_order(g, ord, &pb, &fb);
-		char *ba = plan_bytes(g, &pa), *bb = plan_bytes(g, &pb);
-		if (strcmp(ba, bb))
-			fail_msg("%s: two runs write different plans", path);
-		free(ba);
-		free(bb);
-		int64_t figure = INT64_MAX, known = 0;
-		int permille = 30;
-		for (size_t i = 0; i < sizeof expect / sizeof expect[0]; i++)
-			if (!strcmp(expect[i].file, de->d_name)) {
-				figure = expect[i].figure;
-				known = expect[i].known;
-				permille = expect[i].renum_permille;
-			}
-		if (fa.extra_ddr > figure) {
-			if (fa.extra_ddr > known)
-				fail_msg("%s: extra_ddr %lld above %lld", path,
-					 (long long)fa.extra_ddr,
-					 (long long)figure);
-			print_message("%s: extra_ddr %lld, short of the "
-				      "figure %lld (known gap)\n",
-				      de->d_name, (long long)fa.extra_ddr,
-				      (long long)figure);
-		}
-		/* renumbered, with the same order renamed: about the same */
-		uint64_t seed = 20251130;
-		int32_t *perm = test_shuffled(g->n, &seed);
-		ds_graph *r = test_renumbered(g, perm, true, &seed);
-		int32_t *rord = malloc((size_t)g->n * sizeof *rord);
-		assert_non_null(rord);
-		for (int32_t i = 0; i < g->n; i++)
-			rord[i] = perm[ord[i]];
-		ds_plan pr;
-		ds_figures fr;
-		run_dlr_order(r, rord, &pr, &fr);
-		int64_t diff = fr.extra_ddr - fa.extra_ddr;
-		if (diff < 0)
-			diff = -diff;
-		if (diff * 1000 > (int64_t)permille * (fa.extra_ddr + 1))
-			fail_msg("%s: renumbered copy gets extra_ddr %lld, "
-				 "the original %lld",
-				 path, (long long)fr.extra_ddr,
-				 (long long)fa.extra_ddr);
-		print_message("%s: extra_ddr %lld spills %lld (renumbered "
-			      "%lld)\n",
-			      de->d_name, (long long)fa.extra_ddr,
-			      (long long)fa.spills, (long long)fr.extra_ddr);
-		ds_plan_free(g->heap, &pa);
-		ds_plan_free(g->heap, &pb);
-		ds_plan_free(r->heap, &pr);
-		free(perm);
-		free(rord);
-		free(ord);
-		ds_graph_free(r);
-		ds_graph_free(g);
-		seen++;
-	}
-	closedir(d);
-	assert_true(seen > 0);
+	assert_true(for_each_bundled(check_bundled, NULL) >= 1);
 }
 
 /* ---- spill rules on small graphs ---- */

@@ -233,4 +233,41 @@ static inline ds_graph *test_renumbered(const ds_graph *g,
 	return out;
 }
 
+/* ---- the bundled graphs ---- */
+
+static inline int bundled_filter(const struct dirent *de)
+{
+	size_t l = strlen(de->d_name);
+	return l > 5 && strcmp(de->d_name + l - 5, ".json") == 0;
+}
+
+/* Calls fn(name, path, g, ud) for every data/<name>.json of the source tree in
+ * name order (the folder may gain graphs: nothing is named here), each
+ * loaded with the default capacities and freed after fn returns.  Returns
+ * how many graphs there were. */
+typedef void (*bundled_fn)(const char *name, const char *path, ds_graph *g,
+			   void *ud);
+static inline int for_each_bundled(bundled_fn fn, void *ud)
+{
+	struct dirent **list;
+	int n = scandir(DS_SOURCE_DIR "/data", &list, bundled_filter, alphasort);
+	assert_true(n >= 0);
+	for (int i = 0; i < n; i++) {
+		char path[4096];
+		snprintf(path, sizeof path, "%s/data/%s", DS_SOURCE_DIR,
+			 list[i]->d_name);
+		ds_caps caps;
+		ds_caps_default(&caps);
+		ds_graph *g = NULL;
+		ds_err e;
+		if (ds_load_graph(ds_heap_std(), path, &caps, &g, &e))
+			fail_msg("%s", e.msg);
+		fn(list[i]->d_name, path, g, ud);
+		ds_graph_free(g);
+		free(list[i]);
+	}
+	free(list);
+	return n;
+}
+
 #endif
