@@ -4,7 +4,8 @@
 # otherwise prints the command to run and exits 1.
 set -euo pipefail
 
-pkgs=(cmake gcc make pkg-config libcjson-dev libcmocka-dev python3)
+# libc6-dev is only a Recommends of gcc, and recommends are not installed
+pkgs=(cmake gcc libc6-dev make pkg-config libcjson-dev libcmocka-dev python3)
 missing=()
 for p in "${pkgs[@]}"; do
 	# "install ok installed" only; a removed package leaves another status
