@@ -1390,6 +1390,33 @@ static bool ls_try(ls *s, int32_t lo, int32_t hi, const int32_t *ord,
 	return true;
 }
 
+/* The nodes of lo..hi marked st, and their ancestors in lo..hi, to the
+ * front, keeping relative order on both sides: ord gets the new contents
+ * of lo..hi. */
+static void ls_pull_front(ls *s, int32_t lo, int32_t hi, int32_t st,
+			  int32_t *ord)
+{
+	const view *v = s->v;
+	int32_t k = 0;
+	for (int32_t i = hi - 1; i >= lo; i--) {
+		int32_t y = s->seq[i];
+		if (s->nst[y] == st)
+			continue;
+		for (int32_t j = v->soff[y]; j < v->soff[y + 1]; j++)
+			if (s->nst[v->succ[j]] == st) {
+				s->nst[y] = st;
+				break;
+			}
+	}
+	for (int32_t i = lo; i <= hi; i++)
+		if (s->nst[s->seq[i]] == st)
+			ord[k++] = s->seq[i];
+	for (int32_t i = lo; i <= hi; i++)
+		if (s->nst[s->seq[i]] != st)
+			ord[k++] = s->seq[i];
+	DS_ASSERT(k == hi - lo + 1);
+}
+
 /* The move that takes operation x (at lo) later past position hi, with
  * its descendants in between (later = true); or operation x (at hi)
  * earlier before lo, with its ancestors in between.  ord gets the new
@@ -1415,24 +1442,11 @@ static void ls_block(ls *s, int32_t lo, int32_t hi, bool later,
 		for (int32_t i = lo; i <= hi; i++)
 			if (s->nst[s->seq[i]] == st)
 				ord[k++] = s->seq[i];
+		DS_ASSERT(k == hi - lo + 1);
 	} else {
 		s->nst[s->seq[hi]] = st;
-		for (int32_t i = hi - 1; i >= lo; i--) {
-			int32_t y = s->seq[i];
-			for (int32_t j = v->soff[y]; j < v->soff[y + 1]; j++)
-				if (s->nst[v->succ[j]] == st) {
-					s->nst[y] = st;
-					break;
-				}
-		}
-		for (int32_t i = lo; i <= hi; i++)
-			if (s->nst[s->seq[i]] == st)
-				ord[k++] = s->seq[i];
-		for (int32_t i = lo; i <= hi; i++)
-			if (s->nst[s->seq[i]] != st)
-				ord[k++] = s->seq[i];
+		ls_pull_front(s, lo, hi, st, ord);
 	}
-	DS_ASSERT(k == hi - lo + 1);
 }
 
 /* The move that takes every operation of buffer b after position p
@@ -1444,30 +1458,13 @@ static void ls_block(ls *s, int32_t lo, int32_t hi, bool later,
 static void ls_block_all(ls *s, int32_t lo, int32_t hi, int32_t b, int32_t p,
 			 int32_t *ord)
 {
-	const view *v = s->v;
-	int32_t st = ++s->st, k = 0;
+	int32_t st = ++s->st;
 	for (int32_t j = s->boff[b]; j < s->boff[b + 1]; j++) {
 		int32_t y = s->bops[j];
 		if (s->pos[y] > p && s->pos[y] <= hi)
 			s->nst[y] = st;
 	}
-	for (int32_t i = hi - 1; i >= lo; i--) {
-		int32_t y = s->seq[i];
-		if (s->nst[y] == st)
-			continue;
-		for (int32_t j = v->soff[y]; j < v->soff[y + 1]; j++)
-			if (s->nst[v->succ[j]] == st) {
-				s->nst[y] = st;
-				break;
-			}
-	}
-	for (int32_t i = lo; i <= hi; i++)
-		if (s->nst[s->seq[i]] == st)
-			ord[k++] = s->seq[i];
-	for (int32_t i = lo; i <= hi; i++)
-		if (s->nst[s->seq[i]] != st)
-			ord[k++] = s->seq[i];
-	DS_ASSERT(k == hi - lo + 1);
+	ls_pull_front(s, lo, hi, st, ord);
 }
 
 /* One step: the first move found that takes a buffer live at a peak
