@@ -672,45 +672,33 @@ static void valid_builder(void **state)
 	ds_graph_free(g);
 }
 
+/* Every bundled graph loads, and its topo is a permutation that respects
+ * every edge. */
+static void check_loaded(const char *name, const char *path, ds_graph *g,
+			 void *ud)
+{
+	(void)name;
+	(void)path;
+	(void)ud;
+	assert_true(g->n > 0);
+	assert_true(g->nbuf > 0);
+	int32_t *pos = malloc((size_t)g->n * sizeof *pos);
+	assert_non_null(pos);
+	for (int32_t v = 0; v < g->n; v++)
+		pos[v] = -1;
+	for (int32_t i = 0; i < g->n; i++) {
+		assert_int_equal(pos[g->topo[i]], -1);
+		pos[g->topo[i]] = i;
+	}
+	for (int64_t k = 0; k < g->nedge; k++)
+		assert_true(pos[g->esrc[k]] < pos[g->edst[k]]);
+	free(pos);
+}
+
 static void bundled_graphs_load(void **state)
 {
 	(void)state;
-	const char *dir = DS_SOURCE_DIR "/data";
-	DIR *d = opendir(dir);
-	assert_non_null(d);
-	int loaded = 0;
-	struct dirent *de;
-	ds_caps caps;
-	ds_caps_default(&caps);
-	while ((de = readdir(d))) {
-		size_t l = strlen(de->d_name);
-		if (l < 5 || strcmp(de->d_name + l - 5, ".json") != 0)
-			continue;
-		char path[4096];
-		snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
-		ds_graph *g = NULL;
-		ds_err e;
-		if (ds_load_json(ds_heap_std(), path, &caps, &g, &e) != DS_OK)
-			fail_msg("%s", e.msg);
-		assert_true(g->n > 0);
-		assert_true(g->nbuf > 0);
-		/* topo is a permutation that respects every edge */
-		int32_t *pos = malloc((size_t)g->n * sizeof *pos);
-		assert_non_null(pos);
-		for (int32_t v = 0; v < g->n; v++)
-			pos[v] = -1;
-		for (int32_t i = 0; i < g->n; i++) {
-			assert_int_equal(pos[g->topo[i]], -1);
-			pos[g->topo[i]] = i;
-		}
-		for (int64_t k = 0; k < g->nedge; k++)
-			assert_true(pos[g->esrc[k]] < pos[g->edst[k]]);
-		free(pos);
-		ds_graph_free(g);
-		loaded++;
-	}
-	closedir(d);
-	assert_true(loaded >= 1);
+	assert_true(for_each_bundled(check_loaded, NULL) >= 1);
 }
 
 static void missing_file(void **state)

@@ -641,61 +641,53 @@ static void allocation_failures(void **state)
 	rm_tree(dir);
 }
 
-/* Plans of every bundled graph: free-first order, best fit, cost victims. */
+/* Output paths of the bundled-graph check. */
+typedef struct view_files {
+	char tr[4200], tr2[4200], svg[4200], svg2[4200];
+} view_files;
+
+/* One bundled graph's plan (free-first order, best fit, cost victims): its
+ * trace and memory map are well-formed and the same on a second write. */
+static void check_views(const char *name, const char *path, ds_graph *g,
+			void *ud)
+{
+	const view_files *f = ud;
+	ds_err e;
+	int32_t *order = malloc((size_t)g->n * sizeof *order);
+	assert_non_null(order);
+	if (ds_order_free_first(g, order, &e) != DS_OK)
+		fail_msg("%s", e.msg);
+	ds_place_opts po = {DS_BEST_FIT, DS_VICTIM_COST};
+	ds_plan p;
+	if (ds_place(g, order, &po, &p, &e) != DS_OK)
+		fail_msg("%s: %s", path, e.msg);
+	if (ds_write_trace(g, &p, f->tr, &e) != DS_OK ||
+	    ds_write_trace(g, &p, f->tr2, &e) != DS_OK)
+		fail_msg("%s: %s", path, e.msg);
+	check_trace(f->tr, g, &p);
+	assert_true(same_file(f->tr, f->tr2)); /* deterministic */
+	if (ds_write_memmap(g, &p, f->svg, &e) != DS_OK ||
+	    ds_write_memmap(g, &p, f->svg2, &e) != DS_OK)
+		fail_msg("%s: %s", path, e.msg);
+	svg_counts c;
+	check_svg(f->svg, g, &p, &c);
+	assert_true(same_file(f->svg, f->svg2));
+	printf("%s: %d occupancies (%d re-loaded by SPILL_IN)\n", name, c.occ,
+	       c.spilled);
+	ds_plan_free(g->heap, &p);
+	free(order);
+}
+
 static void bundled_graphs(void **state)
 {
 	(void)state;
-	const char *data = DS_SOURCE_DIR "/data";
-	DIR *d = opendir(data);
-	assert_non_null(d);
 	char *dir = make_tmpdir();
-	char tr[4200], tr2[4200], svg[4200], svg2[4200];
-	snprintf(tr, sizeof tr, "%s/t.json", dir);
-	snprintf(tr2, sizeof tr2, "%s/t2.json", dir);
-	snprintf(svg, sizeof svg, "%s/t.svg", dir);
-	snprintf(svg2, sizeof svg2, "%s/t2.svg", dir);
-	ds_caps caps;
-	ds_caps_default(&caps);
-	int done = 0;
-	struct dirent *de;
-	while ((de = readdir(d))) {
-		size_t l = strlen(de->d_name);
-		if (l < 5 || strcmp(de->d_name + l - 5, ".json") != 0)
-			continue;
-		char path[4096];
-		snprintf(path, sizeof path, "%s/%s", data, de->d_name);
-		ds_graph *g = NULL;
-		ds_err e;
-		if (ds_load_json(ds_heap_std(), path, &caps, &g, &e) != DS_OK)
-			fail_msg("%s", e.msg);
-		int32_t *order = malloc((size_t)g->n * sizeof *order);
-		assert_non_null(order);
-		if (ds_order_free_first(g, order, &e) != DS_OK)
-			fail_msg("%s", e.msg);
-		ds_place_opts po = {DS_BEST_FIT, DS_VICTIM_COST};
-		ds_plan p;
-		if (ds_place(g, order, &po, &p, &e) != DS_OK)
-			fail_msg("%s: %s", path, e.msg);
-		if (ds_write_trace(g, &p, tr, &e) != DS_OK ||
-		    ds_write_trace(g, &p, tr2, &e) != DS_OK)
-			fail_msg("%s: %s", path, e.msg);
-		check_trace(tr, g, &p);
-		assert_true(same_file(tr, tr2)); /* deterministic */
-		if (ds_write_memmap(g, &p, svg, &e) != DS_OK ||
-		    ds_write_memmap(g, &p, svg2, &e) != DS_OK)
-			fail_msg("%s: %s", path, e.msg);
-		svg_counts c;
-		check_svg(svg, g, &p, &c);
-		assert_true(same_file(svg, svg2));
-		printf("%s: %d occupancies (%d re-loaded by SPILL_IN)\n",
-		       de->d_name, c.occ, c.spilled);
-		ds_plan_free(g->heap, &p);
-		free(order);
-		ds_graph_free(g);
-		done++;
-	}
-	closedir(d);
-	assert_true(done >= 1);
+	view_files f;
+	snprintf(f.tr, sizeof f.tr, "%s/t.json", dir);
+	snprintf(f.tr2, sizeof f.tr2, "%s/t2.json", dir);
+	snprintf(f.svg, sizeof f.svg, "%s/t.svg", dir);
+	snprintf(f.svg2, sizeof f.svg2, "%s/t2.svg", dir);
+	assert_true(for_each_bundled(check_views, &f) >= 1);
 	rm_tree(dir);
 }
 
