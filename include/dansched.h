@@ -31,9 +31,9 @@ extern "C" {
 #endif
 
 #define DANSCHED_VERSION_MAJOR 0
-#define DANSCHED_VERSION_MINOR 1
+#define DANSCHED_VERSION_MINOR 2
 #define DANSCHED_VERSION_PATCH 0
-#define DANSCHED_VERSION_STRING "0.1.0"
+#define DANSCHED_VERSION_STRING "0.2.0"
 
 /* The version of the library actually linked, "MAJOR.MINOR.PATCH". */
 const char *dansched_version(void);
@@ -192,6 +192,17 @@ typedef struct dansched_plan dansched_plan;
 int dansched_schedule(const dansched_graph *g, const dansched_options *o,
 		      dansched_plan **out, dansched_figures *fig,
 		      dansched_error *err);
+
+/* A lower bound on the makespan of every plan of g (any order, offsets and
+ * spills), at least its critical path and often well above max(critical
+ * path, busiest pipe) when the graph's phases load different pipes: for
+ * an operation v, the busiest pipe's cycles among v's ancestors plus the
+ * busiest pipe's cycles among v and its descendants, maximised over about
+ * 50 operations sampled along p's order (p may be NULL: the graph's
+ * topological order; a good plan's order gives a tighter bound).  O(N + E)
+ * memory and time per sample. */
+int dansched_phase_bound(const dansched_graph *g, const dansched_plan *p,
+			 int64_t *lb, dansched_error *err);
 
 /* Reads the benchmark's result files; memory and spill may be NULL. */
 int dansched_plan_read(const dansched_graph *g, const char *schedule,

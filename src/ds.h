@@ -16,7 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define DS_VERSION "0.1.0"
+#define DS_VERSION "0.2.0"
 
 enum { DS_OK = 0, DS_EPLAN = 1, DS_EINPUT = 2, DS_ENOMEM = 3 };
 
@@ -286,6 +286,14 @@ typedef struct ds_replay_opts {
  * message naming the rule, the node and the buffer when a rule is broken. */
 int ds_replay(const ds_graph *g, const ds_plan *p, const ds_replay_opts *o,
 	      ds_figures *out, ds_err *e);
+
+/* A lower bound on the makespan of every plan of g, at least its critical
+ * path: for an operation v, the busiest pipe's cycles among v's ancestors
+ * plus the busiest pipe's among v and its descendants, the best over
+ * v sampled along order[0..len) (spill nodes skipped; NULL: g->topo),
+ * see ds_bound.c. */
+int ds_phase_bound(const ds_graph *g, const int32_t *order, int32_t len,
+		   int64_t *lb, ds_err *e);
 
 /* Cycles and pipe of any node of a plan, spill nodes included. */
 int64_t ds_node_cycles(const ds_graph *g, const ds_plan *p, int32_t v);

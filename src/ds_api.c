@@ -417,6 +417,15 @@ int dansched_evaluate(const dansched_graph *g, const dansched_plan *p,
 	return out_err(rc, &e, err);
 }
 
+int dansched_phase_bound(const dansched_graph *g, const dansched_plan *p,
+			 int64_t *lb, dansched_error *err)
+{
+	ds_err e;
+	return out_err(ds_phase_bound(g->g, p ? p->p.order : NULL,
+				      p ? p->p.len : 0, lb, &e),
+		       &e, err);
+}
+
 int dansched_plan_write(const dansched_graph *g, const dansched_plan *p,
 			const char *dir, const char *case_name,
 			dansched_error *err)

@@ -61,9 +61,12 @@ static const char usage_eval[] =
 	"\n"
 	"Replays the plan on the machine model of SPEC.md, checks every rule\n"
 	"and prints peak_vstay, extra_ddr, spills, makespan, the lower bounds\n"
-	"lb_critical_path and lb_pipe_load, and the peak occupancy of each\n"
-	"memory.  Without MEMORY only the order is checked and the makespan\n"
-	"has no address-reuse edges.\n"
+	"lb_critical_path, lb_pipe_load and lb_phase, and the peak occupancy\n"
+	"of each memory.  lb_phase holds for every plan of the graph: the\n"
+	"busiest pipe's cycles before an operation plus the busiest pipe's\n"
+	"from it on (ancestors / descendants), over operations sampled along\n"
+	"the schedule.  Without MEMORY only the order is checked and the\n"
+	"makespan has no address-reuse edges.\n"
 	"\n"
 	"  --q1     also require at most one live buffer in each of L0A, L0B,\n"
 	"           L0C (the rule of the peak-memory problem)\n"
@@ -79,7 +82,8 @@ static const char usage_schedule[] =
 	"checks the plan with the evaluator and writes DIR/<case>_schedule.txt,\n"
 	"_memory.txt and _spill.txt (only _schedule.txt for --stage mpas).\n"
 	"Prints per graph the four figures, the lower bound\n"
-	"max(critical path, busiest pipe) and makespan / lower bound.\n"
+	"max(critical path, busiest pipe), makespan / lower bound, and\n"
+	"lb_phase, a bound that holds for every plan of the graph (see eval).\n"
 	"\n"
 	"  -o DIR                output folder (created when missing)\n"
 	"  --stage STAGE         mpas | dlr | cpe (default cpe): the last stage\n"
@@ -287,7 +291,9 @@ static int command_args(int argc, char **argv, const char *usage, args *a)
 
 /* ---- printing figures ---- */
 
-static cJSON *figures_json(const char *case_name, const dansched_figures *f)
+/* lb_phase < 0: not computed, left out. */
+static cJSON *figures_json(const char *case_name, const dansched_figures *f,
+			   int64_t lb_phase)
 {
 	cJSON *o = cJSON_CreateObject();
 	if (!o)
@@ -303,6 +309,8 @@ static cJSON *figures_json(const char *case_name, const dansched_figures *f)
 	cJSON_AddNumberToObject(o, "lb_critical_path",
 				(double)f->lb_critical_path);
 	cJSON_AddNumberToObject(o, "lb_pipe_load", (double)f->lb_pipe_load);
+	if (lb_phase >= 0)
+		cJSON_AddNumberToObject(o, "lb_phase", (double)lb_phase);
 	for (int m = 0; m < DANSCHED_NMEM; m++) {
 		char key[16];
 		snprintf(key, sizeof key, "peak_%s", dansched_memory_name(m));
@@ -364,7 +372,10 @@ static int cmd_eval(int argc, char **argv)
 	if ((rc = load_plan(&a, &g, &p, &e)))
 		return report(&e);
 	dansched_figures f;
+	int64_t lb_phase = 0;
 	rc = dansched_evaluate(g, p, a.q1, &f, &e);
+	if (rc == DANSCHED_OK)
+		rc = dansched_phase_bound(g, p, &lb_phase, &e);
 	dansched_plan_destroy(p);
 	dansched_graph_destroy(g);
 	if (rc) {
@@ -377,13 +388,14 @@ static int cmd_eval(int argc, char **argv)
 		return report(&e);
 	}
 	if (a.json)
-		return print_json(figures_json(NULL, &f));
+		return print_json(figures_json(NULL, &f, lb_phase));
 	printf("valid=1 nodes=%lld peak_vstay=%lld extra_ddr=%lld spills=%lld "
-	       "makespan=%lld lb_critical_path=%lld lb_pipe_load=%lld",
+	       "makespan=%lld lb_critical_path=%lld lb_pipe_load=%lld "
+	       "lb_phase=%lld",
 	       (long long)f.nodes, (long long)f.peak_vstay,
 	       (long long)f.extra_ddr, (long long)f.spills,
 	       (long long)f.makespan, (long long)f.lb_critical_path,
-	       (long long)f.lb_pipe_load);
+	       (long long)f.lb_pipe_load, (long long)lb_phase);
 	for (int m = 0; m < DANSCHED_NMEM; m++)
 		printf(" peak_%s=%lld", dansched_memory_name(m),
 		       (long long)f.peak_mem[m]);
@@ -513,6 +525,7 @@ typedef struct job {
 	dansched_plan *plan;
 	dansched_figures fig;
 	int64_t order_peak; /* peak_vstay of the MPAS order (dan only) */
+	int64_t lb_phase;   /* dansched_phase_bound (schedule only) */
 	double seconds;
 } job;
 
@@ -630,7 +643,9 @@ static int cmd_schedule(int argc, char **argv)
 		if (tty)
 			fprintf(stderr, "\r\033[Kplanning %d/%d: %s", i + 1, np,
 				paths[i]);
-		if (run_job(paths[i], &a, &o, &jobs[i], &e))
+		if (run_job(paths[i], &a, &o, &jobs[i], &e) ||
+		    dansched_phase_bound(jobs[i].g, jobs[i].plan,
+					 &jobs[i].lb_phase, &e))
 			rc = report(&e);
 	}
 	if (tty)
@@ -654,24 +669,25 @@ static int cmd_schedule(int argc, char **argv)
 		    write_views(&jobs[i], a.out, a.trace, a.memmap, &e))
 			rc = report(&e);
 	if (rc == 0 && !a.json)
-		printf("%-22s %9s %10s %10s %7s %10s %10s %6s %8s\n", "case",
-		       "nodes", "peak_vstay", "extra_ddr", "spills", "makespan",
-		       "lower_bnd", "ratio", "seconds");
+		printf("%-22s %9s %10s %10s %7s %10s %10s %6s %10s %8s\n",
+		       "case", "nodes", "peak_vstay", "extra_ddr", "spills",
+		       "makespan", "lower_bnd", "ratio", "lb_phase", "seconds");
 	for (int i = 0; i < np && rc == 0; i++) {
 		job *j = &jobs[i];
 		if (a.json) {
-			print_json(figures_json(j->case_name, &j->fig));
+			print_json(figures_json(j->case_name, &j->fig,
+						j->lb_phase));
 			continue;
 		}
 		int64_t lb = lower_bound(&j->fig);
 		printf("%-22s %9lld %10lld %10lld %7lld %10lld %10lld %6.3f "
-		       "%8.3f\n",
+		       "%10lld %8.3f\n",
 		       j->case_name, (long long)j->fig.nodes,
 		       (long long)j->fig.peak_vstay,
 		       (long long)j->fig.extra_ddr, (long long)j->fig.spills,
 		       (long long)j->fig.makespan, (long long)lb,
 		       lb ? (double)j->fig.makespan / (double)lb : 0.0,
-		       j->seconds);
+		       (long long)j->lb_phase, j->seconds);
 	}
 	free_jobs(jobs, np);
 	free_list(bundled, bundled ? np : 0);

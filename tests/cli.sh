@@ -52,12 +52,13 @@ expect 0 "$B" eval "$G" "$T/id.txt" --json && {
 import json, sys
 d = json.load(open(sys.argv[1]))
 keys = ["peak_vstay", "extra_ddr", "spills", "makespan",
-        "lb_critical_path", "lb_pipe_load"]
+        "lb_critical_path", "lb_pipe_load", "lb_phase"]
 missing = [k for k in keys if not isinstance(d.get(k), int)]
 assert not missing, missing
 assert d["valid"] == 1 and d["nodes"] == int(sys.argv[2])
 assert d["spills"] == 0 and d["extra_ddr"] == 0
 assert d["makespan"] >= max(d["lb_critical_path"], d["lb_pipe_load"]) > 0
+assert d["makespan"] >= d["lb_phase"] >= d["lb_critical_path"]
 PY
 }
 

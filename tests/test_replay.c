@@ -7,6 +7,8 @@
  * numbers can be checked against the referee while developing. */
 #include "test_util.h"
 
+#include "ds_stage.h"
+
 #define MAXN 32
 
 typedef struct run {
@@ -652,6 +654,95 @@ static void unknown_spill_buffer(void **state)
 	ds_graph_free(g);
 }
 
+/* Two phases: two loads (MTE2 100 each) feed a short CONV (CUBE 10) that
+ * two long ones (CUBE 100 each) follow.
+ *   0 ALLOC A (L1) -> 2 COPY_IN -> 4 CONV -> 5 FREE A
+ *   1 ALLOC B (L1) -> 3 COPY_IN -> 4      -> 6 FREE B
+ *   7 ALLOC C (L0C) -> 8 CONV, 9 CONV (both after 4) -> 10 FREE C */
+#define G_PHASES                                                             \
+	GRAPH(ALLOC(0, 0, 64, L1) "," ALLOC(1, 1, 64, L1) "," OP(             \
+		      2, COPY_IN, MTE2, 100, "0") "," OP(3, COPY_IN, MTE2,    \
+							 100, "1") "," OP(4, \
+			     CONV, CUBE, 10, "0,1") "," FREE(5, 0, 64, L1) "," \
+		      FREE(6, 1, 64, L1) "," ALLOC(7, 2, 32, L0C) "," OP(      \
+			      8, CONV, CUBE, 100, "2") "," OP(9, CONV, CUBE,  \
+							      100, "2") ","   \
+		      FREE(10, 2, 32, L0C),                                   \
+	      "[0,2],[1,3],[2,4],[3,4],[4,5],[4,6],[7,8],[7,9],[4,8],[4,9],"  \
+	      "[8,10],[9,10]")
+
+static void phase_bound(void **state)
+{
+	(void)state;
+	/* critical path 210 and busiest pipe 210, but the CONVs after 4
+	 * cannot start before both loads end: 200 + 10 + 200 = 410, which
+	 * the Id order reaches */
+	ds_graph *g = must_load(G_PHASES);
+	run r = replay("phases", g, ORDER(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10),
+		       OFFS(0, 64, 0), NULL, 0, false);
+	expect_ok(&r);
+	assert_int_equal(r.f.lb_critical_path, 210);
+	assert_int_equal(r.f.lb_pipe_load, 210);
+	assert_int_equal(r.f.makespan, 410);
+	ds_err e;
+	int64_t lb = 0;
+	assert_int_equal(ds_phase_bound(g, NULL, 0, &lb, &e), DS_OK);
+	assert_int_equal(lb, 410);
+	int32_t order[] = {1, 3, 0, 2, 4, 7, 9, 8, 6, 5, 10};
+	assert_int_equal(ds_phase_bound(g, order, 11, &lb, &e), DS_OK);
+	assert_int_equal(lb, 410);
+	/* every failing allocation is reported, and nothing leaks */
+	ds_faulty st = {0};
+	ds_heap fh = ds_heap_faulty(&st);
+	const ds_heap *keep = g->heap;
+	g->heap = &fh;
+	for (long n = 1;; n++) {
+		st.fail_at = n;
+		st.calls = 0;
+		int rc = ds_phase_bound(g, NULL, 0, &lb, &e);
+		assert_int_equal(st.live, 0);
+		if (rc == DS_OK)
+			break;
+		assert_int_equal(rc, DS_ENOMEM);
+		assert_true(n < 50);
+	}
+	g->heap = keep;
+	ds_graph_free(g);
+}
+
+/* On every bundled graph, the phase bound stays at or under the makespan
+ * of a plan and at or above the critical path. */
+static void check_phase(const char *name, const char *path, ds_graph *g,
+			void *ud)
+{
+	(void)path;
+	(void)ud;
+	ds_err e;
+	int32_t *order = malloc((size_t)g->n * sizeof *order);
+	assert_non_null(order);
+	assert_int_equal(ds_order_free_first(g, order, &e), DS_OK);
+	ds_place_opts po = {DS_BEST_FIT, DS_VICTIM_COST};
+	ds_plan p;
+	if (ds_place(g, order, &po, &p, &e) != DS_OK)
+		fail_msg("%s: %s", name, e.msg);
+	ds_figures f;
+	assert_int_equal(ds_replay(g, &p, NULL, &f, &e), DS_OK);
+	int64_t lb;
+	assert_int_equal(ds_phase_bound(g, p.order, p.len, &lb, &e), DS_OK);
+	printf("%s: phase bound %lld, makespan %lld\n", name, (long long)lb,
+	       (long long)f.makespan);
+	assert_true(lb >= g->critical_path);
+	assert_true(lb <= f.makespan);
+	ds_plan_free(g->heap, &p);
+	free(order);
+}
+
+static void phase_bound_bundled(void **state)
+{
+	(void)state;
+	assert_true(for_each_bundled(check_phase, NULL) >= 1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -674,6 +765,8 @@ int main(void)
 		cmocka_unit_test(capacity_exceeded),
 		cmocka_unit_test(missing_offset),
 		cmocka_unit_test(unknown_spill_buffer),
+		cmocka_unit_test(phase_bound),
+		cmocka_unit_test(phase_bound_bundled),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
