@@ -2,10 +2,10 @@
  *
  * Requires: a graph and a full plan for it that ds_replay accepts (order
  * with spill nodes, offsets, spills), e.g. stage 2's.
- * Guarantees: a plan that ds_replay accepts, with the same spills (so the
- * same extra DDR traffic), a peak_vstay at most peak_budget_pct percent
- * above the input's, and a makespan no longer than the input's: the input
- * itself when nothing better is found.
+ * Guarantees: a plan that ds_replay accepts, with the input's spills or a
+ * subset of them (so never more extra DDR traffic or spills), a peak_vstay
+ * at most peak_budget_pct percent above the input's, and a makespan no
+ * longer than the input's: the input itself when nothing better is found.
  *
  * How: rounds over a "backbone" plan (the input, then the best plan found
  * so far), each a few passes of list scheduling.
@@ -27,6 +27,11 @@
  *    needs before this one ends (see bb_window_ok, reserve), so a load
  *    waits only for memory really in use.  Both rules keep the backbone's
  *    own layout usable for whatever has not started yet.
+ *  - Online, a spill is dropped when its buffer can stay where it is: no
+ *    backbone occupancy still to start before its FREE needs those
+ *    addresses (see can_elide).  Its buffer's first window is chosen with
+ *    that in mind where possible.  The plan then has fewer spill nodes,
+ *    renumbered; a backbone with fewer spills rebuilds the working state.
  *  - peak_vstay is guarded against the backbone's vstay profile (see
  *    guard_commit).  Together with the memory rules this keeps the
  *    backbone's next operation always issuable: no deadlock (see
@@ -44,8 +49,8 @@
  * scheduling, where each decision tries at most MAX_TRIES candidates;
  * per online placement attempt O(R D + S^2) (R <= MAX_RESERVED backbone
  * occupancies still to start, D their disjoint address intervals, S the
- * address segments of the memory: a few tens here); and a replay per
- * candidate plan.  3 passes in each of 2 modes per round; at most
+ * address segments of the memory: a few tens here), O(R) per spill
+ * considered for dropping; and a replay per candidate plan.  3 passes in each of 2 modes per round; at most
  * DEFAULT_ROUNDS rounds (or effort), fewer once a round gains little.
  * Memory O(N + E). */
 #include "ds_stage.h"

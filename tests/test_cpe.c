@@ -231,6 +231,33 @@ static void drops_spill(void **state)
 	assert_int_equal(f.makespan, 200);
 	assert_int_equal(f.spills, 0);
 	assert_int_equal(f.extra_ddr, 0);
+	/* every allocation may fail, the rebuild for fewer spills too */
+	ds_faulty st = {0, 0, 0};
+	ds_heap fh = ds_heap_faulty(&st);
+	ds_graph *gf = NULL;
+	ds_err e;
+	assert_int_equal(ds_load_json_text(&fh, "needless", needless_spill,
+					   sizeof needless_spill - 1, &g->caps,
+					   &gf, &e),
+			 DS_OK);
+	long live = st.live;
+	int rc = DS_ENOMEM;
+	for (long k = 1; rc == DS_ENOMEM; k++) {
+		ds_plan q;
+		st.fail_at = st.calls + k;
+		rc = ds_cpe(gf, &p, NULL, &q, &e);
+		st.fail_at = 0;
+		if (rc == DS_OK) {
+			must_replay(gf, &q, &f);
+			assert_int_equal(f.spills, 0);
+			ds_plan_free(gf->heap, &q);
+		} else {
+			assert_int_equal(rc, DS_ENOMEM);
+			assert_null(q.order);
+		}
+		assert_int_equal(st.live, live);
+	}
+	ds_graph_free(gf);
 	ds_graph_free(g);
 }
 
