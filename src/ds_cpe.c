@@ -50,8 +50,9 @@
  * per online placement attempt O(R D + S^2) (R <= MAX_RESERVED backbone
  * occupancies still to start, D their disjoint address intervals, S the
  * address segments of the memory: a few tens here), O(R) per spill
- * considered for dropping; and a replay per candidate plan.  3 passes in each of 2 modes per round; at most
- * DEFAULT_ROUNDS rounds (or effort), fewer once a round gains little.
+ * considered for dropping; and a replay per candidate plan.  3 passes
+ * in each of 2 modes per round; at most DEFAULT_ROUNDS rounds (or
+ * effort), fewer once a round gains little.
  * Memory O(N + E). */
 #include "ds_stage.h"
 
