@@ -1789,12 +1789,11 @@ static int try_order(cpe *c, const ds_plan *bb, ds_plan *cand, best *b)
 			cand->spill[kept++].offset = c->soff[k];
 		}
 		for (int32_t i = 0; i < c->total; i++) {
-			int32_t v = c->out[i];
+			int32_t v = c->out[i], k = (v - n) / 2;
 			if (is_elided(c, v))
 				continue;
 			cand->order[len++] =
-				v < n ? v
-				      : n + 2 * c->tmp[(v - n) / 2] + (v - n) % 2;
+				v < n ? v : n + 2 * c->tmp[k] + (v - n) % 2;
 		}
 		cand->nspill = kept;
 		cand->len = len;
