@@ -2,10 +2,10 @@
  *
  * Requires: a graph and a full plan for it that ds_replay accepts (order
  * with spill nodes, offsets, spills), e.g. stage 2's.
- * Guarantees: a plan that ds_replay accepts, with the same spills (so the
- * same extra DDR traffic), a peak_vstay at most peak_budget_pct percent
- * above the input's, and a makespan no longer than the input's: the input
- * itself when nothing better is found.
+ * Guarantees: a plan that ds_replay accepts, with the input's spills or a
+ * subset of them (so never more extra DDR traffic or spills), a peak_vstay
+ * at most peak_budget_pct percent above the input's, and a makespan no
+ * longer than the input's: the input itself when nothing better is found.
  *
  * How: rounds over a "backbone" plan (the input, then the best plan found
  * so far), each a few passes of list scheduling.
@@ -27,6 +27,11 @@
  *    needs before this one ends (see bb_window_ok, reserve), so a load
  *    waits only for memory really in use.  Both rules keep the backbone's
  *    own layout usable for whatever has not started yet.
+ *  - Online, a spill is dropped when its buffer can stay where it is: no
+ *    backbone occupancy still to start before its FREE needs those
+ *    addresses (see can_elide).  Its buffer's first window is chosen with
+ *    that in mind where possible.  The plan then has fewer spill nodes,
+ *    renumbered; a backbone with fewer spills rebuilds the working state.
  *  - peak_vstay is guarded against the backbone's vstay profile (see
  *    guard_commit).  Together with the memory rules this keeps the
  *    backbone's next operation always issuable: no deadlock (see
@@ -44,9 +49,10 @@
  * scheduling, where each decision tries at most MAX_TRIES candidates;
  * per online placement attempt O(R D + S^2) (R <= MAX_RESERVED backbone
  * occupancies still to start, D their disjoint address intervals, S the
- * address segments of the memory: a few tens here); and a replay per
- * candidate plan.  3 passes in each of 2 modes per round; at most
- * DEFAULT_ROUNDS rounds (or effort), fewer once a round gains little.
+ * address segments of the memory: a few tens here), O(R) per spill
+ * considered for dropping; and a replay per candidate plan.  3 passes
+ * in each of 2 modes per round; at most DEFAULT_ROUNDS rounds (or
+ * effort), fewer once a round gains little.
  * Memory O(N + E). */
 #include "ds_stage.h"
 
@@ -312,6 +318,9 @@ typedef struct cpe {
 	int64_t mver[DS_NMEM];	/* online: occupancies begun or ended */
 	int64_t mlast[DS_NMEM]; /* online: latest end time so far */
 	int64_t *off, *soff; /* offsets chosen: per buffer, per spill */
+	int64_t *bx;	     /* per buffer: offset of its current occupancy */
+	bool elide;	     /* online: spills may be dropped (see can_elide) */
+	uint8_t *elided;     /* per spill: dropped in the pass being built */
 	/* online: reuse edges of the order built, by source */
 	int32_t *x_off, *x_adj, *xe;
 	int64_t x_cap, xe_cap;
@@ -330,7 +339,7 @@ static void cpe_free(cpe *c)
 		c->fin, c->stack, c->tmp, c->pfree, c->porder, c->fstack,
 		c->mark, c->out, c->cur_occ, c->occ_endt, c->occ_end,
 		c->occ_mark, c->vacated, c->blocker, c->alt_ver, c->alt_retry,
-		c->x_off, c->x_adj, c->xe, c->off, c->soff};
+		c->x_off, c->x_adj, c->xe, c->off, c->soff, c->bx, c->elided};
 	for (size_t i = 0; i < sizeof arrs / sizeof arrs[0]; i++)
 		ds_free(h, arrs[i]);
 	for (int m = 0; m < DS_NMEM; m++) {
@@ -429,6 +438,8 @@ static int cpe_init(cpe *c, const ds_graph *g, const ds_plan *in, ds_err *e)
 		  (c->alt_retry = ds_alloc(h, t, i64)) &&
 		  (c->off = ds_alloc(h, nb, i64)) &&
 		  (c->soff = ds_alloc(h, ns, i64)) &&
+		  (c->bx = ds_alloc(h, nb, i64)) &&
+		  (c->elided = ds_alloc(h, ns, 1)) &&
 		  (c->waiting = ds_alloc(h, np, sizeof *c->waiting)) &&
 		  (c->ready = ds_alloc(h, np, sizeof *c->ready));
 	for (int m = 0; ok && m < DS_NMEM; m++)
@@ -908,6 +919,7 @@ static int occupy(cpe *c, int32_t v, int64_t x)
 		c->off[b] = x;
 	else
 		c->soff[(v - c->n) / 2] = x;
+	c->bx[b] = x;
 	return sm_set(c->h, &c->sm[g->buf_mem[b]], x, g->buf_size[b], o);
 }
 
@@ -1003,7 +1015,7 @@ static void resv_cut(cpe *c, int32_t *n, int64_t lo, int64_t hi, int64_t size)
  * minus those addresses) are kept in c->resv; candidates are aligned on
  * their ends and on segment boundaries. */
 static int64_t alt_window(cpe *c, int32_t v, const segmap *s, int64_t size,
-			  int64_t t, int64_t *last_out)
+			  int64_t t, int32_t until, int64_t *last_out)
 {
 	int64_t *r = c->resv;
 	int32_t n = 0;
@@ -1025,7 +1037,7 @@ static int64_t alt_window(cpe *c, int32_t v, const segmap *s, int64_t size,
 	}
 	/* minus the reservations, giving up as soon as nothing is left */
 	int m = c->g->buf_mem[c->nbuf[v]];
-	int32_t me = c->occ_of[v], until = c->bo_e[me], seen = 0;
+	int32_t me = c->occ_of[v], seen = 0;
 	for (int32_t j = next_unstarted(c, c->mo_off[m]); n > 0;
 	     j = next_unstarted(c, j + 1)) {
 		int32_t o = c->mo_list[j];
@@ -1064,6 +1076,41 @@ static int64_t alt_window(cpe *c, int32_t v, const segmap *s, int64_t size,
 	return best;
 }
 
+/* Is v a node of a spill dropped in the pass being built? */
+static bool is_elided(const cpe *c, int32_t v)
+{
+	return v >= c->n && c->elided[(v - c->n) / 2];
+}
+
+/* Online: may the spill whose SPILL_OUT is v be dropped, its buffer kept
+ * where it is until the occupancy its SPILL_IN would start ends?  Only
+ * when no backbone occupancy still to start before that end needs those
+ * addresses, the rule alt_window follows: the buffer then never holds
+ * what the backbone's next operation needs (see frontier_op).  A dropped
+ * spill saves its traffic, its trips on MTE3 and MTE2, and the wait of
+ * the users behind its SPILL_IN; peak_vstay does not count spills. */
+static bool can_elide(cpe *c, int32_t v)
+{
+	const ds_graph *g = c->g;
+	int32_t b = c->nbuf[v];
+	int m = g->buf_mem[b];
+	int64_t lo = c->bx[b], hi = lo + g->buf_size[b];
+	int32_t me = c->occ_of[v + 1], until = c->bo_e[me], seen = 0;
+	DS_ASSERT(c->kind[v] == K_SOUT && c->online);
+	for (int32_t j = next_unstarted(c, c->mo_off[m]);;
+	     j = next_unstarted(c, j + 1)) {
+		int32_t o = c->mo_list[j];
+		if (o < 0 || c->bo_s[o] > until)
+			return true;
+		if (o == me)
+			continue;
+		if (++seen > MAX_RESERVED)
+			return false;
+		if (c->bo_lo[o] < hi && lo < c->bo_hi[o])
+			return false;
+	}
+}
+
 /* Online: windows at time t for the occupancies nodes[0..k) start, all or
  * none (*ok): the backbone's offset when allowed, else a window outside
  * the backbone's reservations.  c->vacated gets when each was vacated. */
@@ -1088,6 +1135,16 @@ static int place_now(cpe *c, const int32_t *nodes, int32_t k, int64_t t,
 			snapped[m] = true;
 		}
 		int64_t last = -1, x = c->bo_lo[c->occ_of[v]];
+		int32_t me = c->occ_of[v], fr = c->pos[g->buf_free[b]];
+		if (c->elide && c->bo_e[me] < fr) {
+			/* its occupancy ends in a spill: a window free until
+			 * its FREE lets that spill be dropped (can_elide) */
+			x = alt_window(c, v, &c->sm[m], g->buf_size[b], t, fr,
+				       &last);
+			if (x >= 0)
+				goto found;
+			x = c->bo_lo[me];
+		}
 		if (!bb_window_ok(c, v, t, &last)) {
 			/* no other window either, unless memory m changed
 			 * or time vacated more of it since the last try */
@@ -1095,7 +1152,7 @@ static int place_now(cpe *c, const int32_t *nodes, int32_t k, int64_t t,
 				x = -1;
 			else
 				x = alt_window(c, v, &c->sm[m], g->buf_size[b],
-					       t, &last);
+					       t, c->bo_e[me], &last);
 			if (x < 0) {
 				c->alt_ver[v] = c->mver[m];
 				c->alt_retry[v] = c->mlast[m] > t ? c->mlast[m]
@@ -1106,6 +1163,7 @@ static int place_now(cpe *c, const int32_t *nodes, int32_t k, int64_t t,
 			*ok = false;
 			break;
 		}
+	found:
 		if (occupy(c, v, x))
 			return oom(c);
 		c->vacated[v] = last;
@@ -1147,6 +1205,13 @@ static void touch(cpe *c, int32_t v)
 			c->state[v] = S_QUEUED;
 			ds_heapq_push(&c->frees, c->pos[v], v);
 		}
+	} else if (c->npend[v] == 0 &&
+		   (is_elided(c, v) ||
+		    (k == K_SOUT && c->elide && can_elide(c, v)))) {
+		/* a dropped spill costs nothing: it goes at once too */
+		c->elided[(v - c->n) / 2] = 1;
+		c->state[v] = S_QUEUED;
+		ds_heapq_push(&c->frees, c->pos[v], v);
 	} else {
 		DS_ASSERT(c->pipe[v] >= 0);
 		c->state[v] = S_QUEUED;
@@ -1159,12 +1224,12 @@ static void touch(cpe *c, int32_t v)
  * successors. */
 static void issue(cpe *c, int32_t v, int64_t start)
 {
-	bool parked = c->state[v] == S_PARKED;
+	bool parked = c->state[v] == S_PARKED, dropped = is_elided(c, v);
 	guard_commit(c, v);
 	c->state[v] = S_ISSUED;
 	c->out[c->nout++] = v;
 	c->start[v] = start;
-	c->fin[v] = start + c->cyc[v];
+	c->fin[v] = start + (dropped ? 0 : c->cyc[v]);
 	if (c->online && c->kind[v] != K_OP) {
 		int m = c->g->buf_mem[c->nbuf[v]];
 		c->mver[m]++;
@@ -1173,7 +1238,9 @@ static void issue(cpe *c, int32_t v, int64_t start)
 			c->bo_started[o] = 1;
 			c->skip[c->mo_idx[o]] = c->mo_idx[o] + 1;
 		}
-		if (c->kind[v] == K_FREE || c->kind[v] == K_SOUT) {
+		/* a dropped spill's buffer stays where it is */
+		if ((c->kind[v] == K_FREE || c->kind[v] == K_SOUT) &&
+		    !dropped) {
 			c->occ_endt[c->cur_occ[c->nbuf[v]]] = c->fin[v];
 			if (c->fin[v] > c->mlast[m])
 				c->mlast[m] = c->fin[v];
@@ -1288,12 +1355,17 @@ static int issue_on_pipe(cpe *c, int32_t p, int64_t t, bool *done)
 		int32_t v = ds_heapq_pop(w);
 		ds_heapq_push(r, c->rank[v], v);
 	}
-	int32_t nrej = 0, v = -1, k = 0, g = frontier_op(c);
+	int32_t nrej = 0, v = -1, k = 0, g = frontier_op(c), drop = -1;
 	bool ok = false, tried_g = false;
 	while (r->n > 0 && nrej < MAX_TRIES) {
 		int32_t u = ds_heapq_pop(r);
 		if (c->state[u] == S_ISSUED)
 			continue; /* issued as the frontier operation */
+		if (c->kind[u] == K_SOUT && c->elide && can_elide(c, u)) {
+			/* memory freed up since it got ready: drop it */
+			drop = u;
+			break;
+		}
 		tried_g |= u == g;
 		if ((rc = try_candidate(c, u, t, &k, &ok)))
 			return rc;
@@ -1305,6 +1377,12 @@ static int issue_on_pipe(cpe *c, int32_t p, int64_t t, bool *done)
 	}
 	for (int32_t i = 0; i < nrej; i++)
 		ds_heapq_push(r, c->rank[c->stack[i]], c->stack[i]);
+	if (drop >= 0) {
+		c->elided[(drop - c->n) / 2] = 1;
+		issue(c, drop, c->avail[drop]);
+		*done = true;
+		return drain_frees(c);
+	}
 	if (v < 0 && !tried_g && g >= 0 && c->pipe[g] == p &&
 	    c->state[g] == S_QUEUED && c->avail[g] <= t) {
 		/* it stays in a heap: skipped there once issued */
@@ -1362,6 +1440,8 @@ static int simulate(cpe *c, bool *ok)
 	for (int32_t j = 0; j < c->mo_off[DS_NMEM]; j++)
 		c->skip[j] = j;
 	memset(c->bo_started, 0, (size_t)c->nbo);
+	if (c->nspill > 0)
+		memset(c->elided, 0, (size_t)c->nspill);
 	c->nocc = 0;
 	c->front = 0;
 	c->gfront = 0;
@@ -1523,6 +1603,8 @@ static int built_reuse(cpe *c)
 	for (int32_t i = 0; i < c->nout; i++) {
 		int32_t v = c->out[i], b = c->nbuf[v];
 		int k = c->kind[v];
+		if (is_elided(c, v))
+			continue;
 		if (k == K_FREE || k == K_SOUT) {
 			c->occ_end[c->cur_occ[b]] = v;
 			continue;
@@ -1645,8 +1727,12 @@ static int plan_alloc(const ds_graph *g, const ds_plan *in, ds_plan *p)
 	return DS_OK;
 }
 
+/* dst has room for the input's spills: every plan here has at most
+ * those. */
 static void plan_copy(const ds_graph *g, const ds_plan *src, ds_plan *dst)
 {
+	dst->len = src->len;
+	dst->nspill = src->nspill;
 	memcpy(dst->order, src->order, (size_t)src->len * sizeof *src->order);
 	memcpy(dst->offset, src->offset, (size_t)g->nbuf * sizeof *src->offset);
 	if (src->nspill > 0) /* src->spill may be NULL without spills */
@@ -1691,9 +1777,26 @@ static int try_order(cpe *c, const ds_plan *bb, ds_plan *cand, best *b)
 	plan_copy(g, bb, cand);
 	memcpy(cand->order, c->out, (size_t)c->total * sizeof *c->out);
 	if (c->online) {
+		/* the spills kept, renumbered in their old order (tmp: the
+		 * new index of each) */
+		int32_t kept = 0, n = c->n, len = 0;
 		memcpy(cand->offset, c->off, (size_t)g->nbuf * sizeof *c->off);
-		for (int32_t k = 0; k < cand->nspill; k++)
-			cand->spill[k].offset = c->soff[k];
+		for (int32_t k = 0; k < c->nspill; k++) {
+			if (c->elided[k])
+				continue;
+			c->tmp[k] = kept;
+			cand->spill[kept].buf = bb->spill[k].buf;
+			cand->spill[kept++].offset = c->soff[k];
+		}
+		for (int32_t i = 0; i < c->total; i++) {
+			int32_t v = c->out[i], k = (v - n) / 2;
+			if (is_elided(c, v))
+				continue;
+			cand->order[len++] =
+				v < n ? v : n + 2 * c->tmp[k] + (v - n) % 2;
+		}
+		cand->nspill = kept;
+		cand->len = len;
 		return consider(c, cand, b);
 	}
 	if ((rc = consider(c, cand, b)))
@@ -1748,18 +1851,25 @@ int ds_cpe(const ds_graph *g, const ds_plan *in, const ds_cpe_opts *o,
 		goto out;
 	}
 	plan_copy(g, in, &b.plan);
-	c.limit = b.max_peak;
 	/* no guard when all L1 and UB buffers together stay within it */
 	int64_t sum = 0;
-	for (int32_t bf = 0; bf < g->nbuf && sum <= c.limit; bf++)
+	for (int32_t bf = 0; bf < g->nbuf && sum <= b.max_peak; bf++)
 		if (ds_mem_stays(g->buf_mem[bf]))
 			sum += g->buf_size[bf];
-	c.guard_on = sum > c.limit;
 	for (int64_t r = 0; r < rounds && rc == DS_OK; r++) {
 		int64_t before = b.f.makespan;
-		/* the best plan so far is the backbone of both modes */
+		/* the best plan so far is the backbone of both modes; it
+		 * may have dropped spills, and then has fewer nodes */
 		plan_copy(g, &b.plan, &bb);
+		if (bb.nspill != c.nspill) {
+			cpe_free(&c);
+			if ((rc = cpe_init(&c, g, &bb, e)))
+				break;
+		}
+		c.limit = b.max_peak;
+		c.guard_on = sum > c.limit;
 		for (int online = 1; online >= 0 && rc == DS_OK; online--) {
+			c.elide = online;
 			if ((rc = set_backbone(&c, &bb, online)))
 				break;
 			for (int32_t v = 0; v < c.total; v++)

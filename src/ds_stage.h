@@ -96,8 +96,9 @@ typedef struct ds_cpe_opts {
 
 /* From a full valid plan (stage 2's), a full valid plan with a makespan no
  * longer than the input's, within the traffic and peak budgets; a copy of
- * the input when nothing better is found.  The spills stay the same, so
- * the traffic does.  o may be NULL (defaults).  DS_EPLAN when the input
+ * the input when nothing better is found.  Spills are kept or dropped
+ * (where memory lets the buffer stay), never added, so the traffic never
+ * grows.  o may be NULL (defaults).  DS_EPLAN when the input
  * plan is invalid, DS_EINPUT when it has no offsets. */
 int ds_cpe(const ds_graph *g, const ds_plan *in, const ds_cpe_opts *o,
 	   ds_plan *out, ds_err *e);
