@@ -159,6 +159,11 @@ typedef struct run {
 	cand *c;
 	int64_t nc, capc;
 	int32_t *cpos;
+	/* the candidates again, one treap per L0 memory they wait for (and
+	 * one for those that can run), ordered by cand_key(); per target:
+	 * children and, for POL_PEAK, the subtree's first by prio_key() */
+	int32_t troot[NL0 + 1];
+	int32_t *tl, *tr, *tmin;
 	/* the order */
 	int32_t *out, nout;
 	int64_t runpeak; /* peak of the order so far */
@@ -195,14 +200,222 @@ static void alloc_ready(run *r, int32_t a)
 	}
 }
 
+/* ---- the candidate treaps ---- */
+
+/* a before b in the variant's order (better()) as it would be with
+ * `room` bytes under the peak so far; then more credit, lower level,
+ * lower rank.  A strict total order for any room: the ranks differ. */
+static bool cand_before(const run *r, const cand *a, const cand *b,
+			int64_t room)
+{
+	int64_t ka[4], kb[4];
+	switch (r->p->pol) {
+	case POL_NET:
+		ka[0] = a->net, kb[0] = b->net;
+		ka[1] = a->rise, kb[1] = b->rise;
+		break;
+	case POL_RISE:
+		ka[0] = a->rise, kb[0] = b->rise;
+		ka[1] = a->net, kb[1] = b->net;
+		break;
+	default: {
+		/* under the peak so far a target costs nothing: by priority;
+		 * above it, by the new peak */
+		ka[0] = a->rise > room ? a->rise : 0;
+		kb[0] = b->rise > room ? b->rise : 0;
+		ka[1] = r->p->prio == PR_NET ? a->net : -a->credit;
+		kb[1] = r->p->prio == PR_NET ? b->net : -b->credit;
+		break;
+	}
+	}
+	ka[2] = -a->credit, kb[2] = -b->credit;
+	ka[3] = r->v->level[a->t], kb[3] = r->v->level[b->t];
+	for (int i = 0; i < 4; i++)
+		if (ka[i] != kb[i])
+			return ka[i] < kb[i];
+	return r->v->rank[a->t] < r->v->rank[b->t];
+}
+
+/* The order of now: the room is what is left under the peak so far. */
+static bool better(const run *r, const cand *a, const cand *b)
+{
+	return cand_before(r, a, b, r->runpeak - r->cur);
+}
+
+static const cand *cget(const run *r, int32_t t)
+{
+	DS_ASSERT(r->cpos[t] >= 0);
+	return &r->c[r->cpos[t]];
+}
+
+/* The treaps' key: the variant's order with no room (rise >= 0 > room),
+ * which for POL_PEAK sorts by rise first, so the targets that fit under
+ * the peak are a prefix. */
+static bool cand_key(const run *r, int32_t a, int32_t b)
+{
+	return cand_before(r, cget(r, a), cget(r, b), INT64_MIN);
+}
+
+/* POL_PEAK's order among the targets that fit under the peak (rise
+ * ignored: all room); -1 is last. */
+static int32_t prio_first(const run *r, int32_t a, int32_t b)
+{
+	if (a < 0 || b < 0)
+		return a < 0 ? b : a;
+	return cand_before(r, cget(r, a), cget(r, b), INT64_MAX) ? a : b;
+}
+
+/* Heap priority of a treap node: a hash, so the shape is random whatever
+ * the order of insertions (it affects the time, never the choice). */
+static uint32_t tprio(int32_t t)
+{
+	uint32_t z = (uint32_t)t * 0x9E3779B1u;
+	z ^= z >> 16;
+	z *= 0x85EBCA6Bu;
+	z ^= z >> 13;
+	return z;
+}
+
+static bool tabove(int32_t a, int32_t b)
+{
+	uint32_t pa = tprio(a), pb = tprio(b);
+	return pa != pb ? pa > pb : a > b;
+}
+
+static void tpull(run *r, int32_t x)
+{
+	if (r->p->pol != POL_PEAK)
+		return;
+	int32_t m = x;
+	if (r->tl[x] >= 0)
+		m = prio_first(r, r->tmin[r->tl[x]], m);
+	if (r->tr[x] >= 0)
+		m = prio_first(r, m, r->tmin[r->tr[x]]);
+	r->tmin[x] = m;
+}
+
+/* Splits treap x into the nodes before t (*lo) and the others (*hi). */
+static void tsplit(run *r, int32_t x, int32_t t, int32_t *lo, int32_t *hi)
+{
+	if (x < 0) {
+		*lo = *hi = -1;
+		return;
+	}
+	if (cand_key(r, x, t)) {
+		tsplit(r, r->tr[x], t, &r->tr[x], hi);
+		*lo = x;
+	} else {
+		tsplit(r, r->tl[x], t, lo, &r->tl[x]);
+		*hi = x;
+	}
+	tpull(r, x);
+}
+
+/* Joins treaps a and b, every node of a before every node of b. */
+static int32_t tmerge(run *r, int32_t a, int32_t b)
+{
+	if (a < 0 || b < 0)
+		return a < 0 ? b : a;
+	if (tabove(a, b)) {
+		r->tr[a] = tmerge(r, r->tr[a], b);
+		tpull(r, a);
+		return a;
+	}
+	r->tl[b] = tmerge(r, a, r->tl[b]);
+	tpull(r, b);
+	return b;
+}
+
+static int32_t tinsert(run *r, int32_t x, int32_t t)
+{
+	if (x < 0 || tabove(t, x)) {
+		tsplit(r, x, t, &r->tl[t], &r->tr[t]);
+		tpull(r, t);
+		return t;
+	}
+	if (cand_key(r, t, x))
+		r->tl[x] = tinsert(r, r->tl[x], t);
+	else
+		r->tr[x] = tinsert(r, r->tr[x], t);
+	tpull(r, x);
+	return x;
+}
+
+static int32_t terase(run *r, int32_t x, int32_t t)
+{
+	DS_ASSERT(x >= 0);
+	if (x == t)
+		return tmerge(r, r->tl[t], r->tr[t]);
+	if (cand_key(r, t, x))
+		r->tl[x] = terase(r, r->tl[x], t);
+	else
+		r->tr[x] = terase(r, r->tr[x], t);
+	tpull(r, x);
+	return x;
+}
+
+/* The best target of treap x in better()'s order, -1 when it is empty:
+ * the first one; for POL_PEAK, the first by priority among those that
+ * fit under the peak (a prefix of the treap), if any.  O(depth). */
+static int32_t tbest(const run *r, int32_t x)
+{
+	int32_t best = -1, first = x;
+	if (r->p->pol == POL_PEAK) {
+		int64_t room = r->runpeak - r->cur;
+		for (int32_t y = x; y >= 0;) {
+			if (cget(r, y)->rise > room) {
+				y = r->tl[y];
+				continue;
+			}
+			if (r->tl[y] >= 0)
+				best = prio_first(r, best, r->tmin[r->tl[y]]);
+			best = prio_first(r, best, y);
+			y = r->tr[y];
+		}
+		if (best >= 0)
+			return best;
+	}
+	while (first >= 0 && r->tl[first] >= 0)
+		first = r->tl[first];
+	return first;
+}
+
+static int32_t *troot_of(run *r, const cand *e)
+{
+	return &r->troot[e->why + 1];
+}
+
 static void cand_remove(run *r, int32_t t)
 {
 	int64_t i = r->cpos[t];
 	if (i < 0)
 		return;
+	int32_t *root = troot_of(r, &r->c[i]);
+	*root = terase(r, *root, t);
 	r->c[i] = r->c[--r->nc];
 	r->cpos[r->c[i].t] = (int32_t)i;
 	r->cpos[t] = -1;
+}
+
+/* Files e among the candidates, replacing the rating of its target. */
+static int cand_set(run *r, const cand *e, ds_err *err)
+{
+	int32_t t = e->t;
+	if (r->cpos[t] >= 0) {
+		int32_t *root = troot_of(r, cget(r, t));
+		*root = terase(r, *root, t);
+	} else {
+		if (ds_reserve(r->h, (void **)&r->c, &r->capc, r->nc + 1,
+			       sizeof *r->c, err))
+			return DS_ENOMEM;
+		r->cpos[t] = (int32_t)r->nc++;
+	}
+	r->c[r->cpos[t]] = *e;
+	r->tl[t] = r->tr[t] = -1;
+	r->tmin[t] = t;
+	int32_t *root = troot_of(r, e);
+	*root = tinsert(r, *root, t);
+	return DS_OK;
 }
 
 /* Runs node x (for real, or in a simulation with a journal). */
@@ -510,39 +723,6 @@ static int rate(run *r, int32_t t, cand *e)
 	return rc;
 }
 
-/* a before b in the variant's order; then more credit, lower level,
- * lower rank. */
-static bool better(const run *r, const cand *a, const cand *b)
-{
-	int64_t ka[4], kb[4];
-	switch (r->p->pol) {
-	case POL_NET:
-		ka[0] = a->net, kb[0] = b->net;
-		ka[1] = a->rise, kb[1] = b->rise;
-		break;
-	case POL_RISE:
-		ka[0] = a->rise, kb[0] = b->rise;
-		ka[1] = a->net, kb[1] = b->net;
-		break;
-	default: {
-		/* under the peak so far a target costs nothing: by priority;
-		 * above it, by the new peak */
-		int64_t room = r->runpeak - r->cur;
-		ka[0] = a->rise > room ? a->rise : 0;
-		kb[0] = b->rise > room ? b->rise : 0;
-		ka[1] = r->p->prio == PR_NET ? a->net : -a->credit;
-		kb[1] = r->p->prio == PR_NET ? b->net : -b->credit;
-		break;
-	}
-	}
-	ka[2] = -a->credit, kb[2] = -b->credit;
-	ka[3] = r->v->level[a->t], kb[3] = r->v->level[b->t];
-	for (int i = 0; i < 4; i++)
-		if (ka[i] != kb[i])
-			return ka[i] < kb[i];
-	return r->v->rank[a->t] < r->v->rank[b->t];
-}
-
 /* Rates t and files it among the candidates, or drops it when it cannot
  * be a target now. */
 static int consider(run *r, int32_t t, ds_err *err)
@@ -558,16 +738,7 @@ static int consider(run *r, int32_t t, ds_err *err)
 		cand_remove(r, t);
 		return DS_OK;
 	}
-	if (r->cpos[t] >= 0) {
-		r->c[r->cpos[t]] = e;
-		return DS_OK;
-	}
-	if (ds_reserve(r->h, (void **)&r->c, &r->capc, r->nc + 1,
-		       sizeof *r->c, err))
-		return DS_ENOMEM;
-	r->cpos[t] = (int32_t)r->nc;
-	r->c[r->nc++] = e;
-	return DS_OK;
+	return cand_set(r, &e, err);
 }
 
 /* After nodes ran: their successors, and those successors' successors,
@@ -675,6 +846,9 @@ static void run_free(run *r)
 	ds_free(h, r->stki);
 	ds_free(h, r->c);
 	ds_free(h, r->cpos);
+	ds_free(h, r->tl);
+	ds_free(h, r->tr);
+	ds_free(h, r->tmin);
 }
 
 /* Working arrays for greedy runs over n nodes and ne edges, allocated
@@ -700,9 +874,13 @@ static int run_alloc(run *r, const ds_heap *h, int32_t n, int64_t ne,
 	r->stk = ds_alloc(h, (size_t)n + 1, sizeof *r->stk);
 	r->stki = ds_alloc(h, (size_t)n + 1, sizeof *r->stki);
 	r->cpos = ds_alloc(h, (size_t)n + 1, sizeof *r->cpos);
+	r->tl = ds_alloc(h, (size_t)n + 1, sizeof *r->tl);
+	r->tr = ds_alloc(h, (size_t)n + 1, sizeof *r->tr);
+	r->tmin = ds_alloc(h, (size_t)n + 1, sizeof *r->tmin);
 	if (!r->done || !r->wait || !r->palloc || !r->mark || !r->pushed ||
 	    !r->jr || !r->eag || !r->clos || !r->fresh || !r->plan ||
-	    !r->slog || !r->stk || !r->stki || !r->cpos)
+	    !r->slog || !r->stk || !r->stki || !r->cpos || !r->tl || !r->tr ||
+	    !r->tmin)
 		return ds_fail(err, DS_ENOMEM, "out of memory");
 	return DS_OK;
 }
@@ -725,6 +903,8 @@ static int greedy(run *r, const view *v, const gparams *p, int32_t *out,
 	r->neag = r->nclos = r->nplan = r->nslog = 0;
 	r->nobound = false;
 	r->nc = 0;
+	for (int m = 0; m <= NL0; m++)
+		r->troot[m] = -1;
 	r->nout = 0;
 	r->invalid = false;
 	memset(r->done, 0, (size_t)n * sizeof *r->done);
@@ -769,14 +949,16 @@ static int greedy(run *r, const view *v, const gparams *p, int32_t *out,
 	}
 	r->runpeak = r->peak;
 	while (rc == DS_OK && r->nout < n) {
-		/* the best candidate whose L0 memory is free */
-		int64_t bi = -1;
-		for (int64_t i = 0; i < r->nc; i++) {
-			const cand *e = &r->c[i];
-			if (e->why >= 0 && r->l0cnt[e->why] > 0)
+		/* the best candidate whose L0 memory is free: the best of
+		 * each treap that may run */
+		int32_t bi = -1;
+		for (int m = -1; m < NL0; m++) {
+			if (m >= 0 && r->l0cnt[m] > 0)
 				continue;
-			if (bi < 0 || better(r, e, &r->c[bi]))
-				bi = i;
+			int32_t t = tbest(r, r->troot[m + 1]);
+			if (t >= 0 && (bi < 0 || better(r, cget(r, t),
+							 cget(r, bi))))
+				bi = t;
 		}
 		int32_t from = r->nout;
 		if (bi < 0) {
@@ -784,7 +966,7 @@ static int greedy(run *r, const view *v, const gparams *p, int32_t *out,
 		} else {
 			/* its rating may be stale: rate it again, and look
 			 * again unless it is unchanged */
-			cand e, old = r->c[bi];
+			cand e, old = *cget(r, bi);
 			int ev = rate(r, old.t, &e);
 			if (ev == EV_BIG || ev == EV_UNSAFE) {
 				cand_remove(r, old.t);
@@ -792,7 +974,7 @@ static int greedy(run *r, const view *v, const gparams *p, int32_t *out,
 			}
 			if (ev == EV_BLOCKED || e.rise != old.rise ||
 			    e.net != old.net || e.credit != old.credit) {
-				r->c[bi] = e;
+				rc = cand_set(r, &e, err);
 				continue;
 			}
 			commit(r);
