@@ -974,6 +974,17 @@ static int greedy(run *r, const view *v, const gparams *p, int32_t *out,
 			}
 			if (ev == EV_BLOCKED || e.rise != old.rise ||
 			    e.net != old.net || e.credit != old.credit) {
+				/* found waiting for a busy L0 memory: keep the
+				 * rating of its last full simulation; the
+				 * partial one stops at the busy memory, looks
+				 * cheap, and would be re-rated each time that
+				 * memory frees (for all candidates waiting for
+				 * it: quadratic) */
+				if (ev == EV_BLOCKED && old.why < 0) {
+					e.rise = old.rise;
+					e.net = old.net;
+					e.credit = old.credit;
+				}
 				rc = cand_set(r, &e, err);
 				continue;
 			}
