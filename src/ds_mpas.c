@@ -63,6 +63,11 @@
 #define LS_WINDOW 256
 #define LS_REACH 8
 #define LS_STARTS 2
+/* The scans for moves and the re-evaluations after them (O(N + B) a step)
+ * stop past LS_SCAN * LS_WINDOW * effort elementary steps: a huge graph
+ * gets a few steps, not up to effort of them (the bundled graphs use at
+ * most about a tenth of it). */
+#define LS_SCAN 8
 
 /* ---- the graph as the scheduler sees it ---- */
 
@@ -1399,6 +1404,7 @@ typedef struct ls {
 	int32_t st;
 	int32_t pstart; /* where the scan for peaks starts */
 	int64_t ntry;	/* move evaluations so far */
+	int64_t work;	/* scans for moves and re-evaluations so far */
 } ls;
 
 static void ls_free(ls *s)
@@ -1670,13 +1676,17 @@ static bool ls_step(ls *s, int32_t window, int32_t reach, int64_t budget)
 {
 	int32_t *ord = s->ord;
 	int32_t seen = 0;
+	if (s->work > budget * LS_WINDOW * LS_SCAN)
+		return false;
 	/* from the position of the last move on: the peaks before it
 	 * resisted already */
 	for (int32_t q = 0; q < s->nops && seen < 16; q++) {
 		int32_t p = (s->pstart + q) % s->nops;
+		s->work++;
 		if (s->val[p] != s->peak)
 			continue;
 		seen++;
+		s->work += 3 * (int64_t)s->nbuf;
 		/* moving all of a buffer's remaining users first, for
 		 * every buffer: few tries, and the common case in tiled
 		 * loops */
@@ -1716,6 +1726,7 @@ static bool ls_step(ls *s, int32_t window, int32_t reach, int64_t budget)
 					       (size_t)(hi - lo + 1) *
 						       sizeof *ord);
 					s->pstart = p;
+					s->work += s->nops + s->nbuf;
 					bool ok = ls_eval_all(s);
 					DS_ASSERT(ok && s->peak == pk &&
 						  s->npeak == np);
@@ -1835,6 +1846,7 @@ static void ls_run(ls *s, int32_t *order, int64_t effort, int32_t window)
 	if (!ls_eval_all(s))
 		return; /* the order breaks the one-live rule: leave it */
 	s->ntry = 0;
+	s->work = 0;
 	s->pstart = 0;
 	while (ls_step(s, window, LS_REACH, effort))
 		;
