@@ -31,7 +31,8 @@
  *    rounds) with the best plan so far as the forecast of next uses.
  *
  * Cost: the stage-1 orders and the chain order are O((N + E) log N) plus
- * O(C^2 S I) for C chains of S steps reading I buffers; a scheduler run is
+ * O(C W S I) for C chains of S steps reading I buffers, W = CH_WINDOW
+ * chains considered at each start; a scheduler run is
  * O(N * G * K) with G candidate goals per step and K the closure bound
  * (both constants); each placement is O(N * R log R) typically, R the
  * resident buffers of a memory; each replay O(N + E). */
@@ -241,8 +242,10 @@ out:
  * data, then stage 1's.  The
  * simulated order of steps is then laid over the places stage 1 gave the
  * steps, each step taking along the loads and moves that feed it, and the
- * order is rebuilt by order_follow.  O(C^2 S I) for C chains of S steps
- * with I inputs each, plus O((N + E) log N). */
+ * order is rebuilt by order_follow.  The chains that may start are the
+ * first CH_WINDOW (256) not started in stage 1's order.  O(C W S I) for C
+ * chains of S steps with I inputs each, W = CH_WINDOW, plus
+ * O((N + E) log N). */
 
 typedef struct chsim {
 	const ds_graph *g;

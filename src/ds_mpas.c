@@ -37,14 +37,23 @@
  * best order wins; ties keep the earlier candidate.
  *
  * Cost, N nodes, E constraint edges, B buffers: a greedy run is about
- * O((N + E) * K * D) with K the closure bound (24) and D the fan-out of
- * the re-rating after each decision, plus O(C) per decision to pick among
- * C candidates; there are 2 * GREEDY_WORK * effort / N runs (at least
- * two, at most 64), so small graphs get more.  The structural rank costs
- * O((N + E) log N).  The local search, on the two best
- * orders, does at most effort move evaluations of O(W) each (W the
- * window, 256 operations), O(16 * B) to find the moves of a step and
- * O(N + E) per accepted move.  Memory O(N + E). */
+ * O((N + E) * K * D * log C) with K the closure bound (24), D the fan-out
+ * of the re-rating after each decision and C the candidates (up to N):
+ * the candidates sit in treaps, one per L0 memory they wait for, and a
+ * decision finds the best in O(log C) (tbest()).  A decision also re-rates
+ * the candidates whose stale ratings put them ahead, a few per decision
+ * on the graphs measured (a candidate found waiting for a busy L0 memory
+ * keeps its last full rating, so the waiting ones do not all come back
+ * each time the memory frees).  forced(), when no candidate can run,
+ * scans all nodes, O(N * K) a call; it never runs on the bundled or the
+ * generated graphs.  There are 2 * GREEDY_WORK * effort / N runs (at
+ * least two, at most 64), so small graphs get more.  The structural rank
+ * costs O((N + E) log N).  The local search, on the two best orders, does
+ * at most effort move evaluations of O(W) each (W the window, 256
+ * operations); finding the moves of a step is O(N + 48 B) and an
+ * accepted move costs O(N + E), these together bounded by
+ * LS_SCAN * W * effort.  So O((N + E) log N) for a given effort: 1M nodes
+ * of the generator's matmul kind take about 5 s.  Memory O(N + E). */
 #include "ds_stage.h"
 
 #include <stdlib.h>
