@@ -45,8 +45,9 @@
  * on the graphs measured (a candidate found waiting for a busy L0 memory
  * keeps its last full rating, so the waiting ones do not all come back
  * each time the memory frees).  forced(), when no candidate can run,
- * scans all nodes, O(N * K) a call; it never runs on the bundled or the
- * generated graphs.  There are 2 * GREEDY_WORK * effort / N runs (at
+ * rates every node that waits for nothing (a set kept up to date),
+ * O(R * K) a call for R such nodes; it never runs on the bundled graphs
+ * nor on the generator's at 100k nodes.  There are 2 * GREEDY_WORK * effort / N runs (at
  * least two, at most 64), so small graphs get more.  The structural rank
  * costs O((N + E) log N).  The local search, on the two best orders, does
  * at most effort move evaluations of O(W) each (W the window, 256
@@ -162,6 +163,10 @@ typedef struct run {
 	/* nodes that cost nothing and can run */
 	int32_t *eag;
 	int32_t neag;
+	/* nodes not run that wait for nothing (wait == 0), for forced();
+	 * kept for the real state only (simulations restore it) */
+	int32_t *rdy, *rpos;
+	int32_t nrdy;
 	/* closure, and the DFS stacks that build it */
 	int32_t *clos, nclos;
 	int32_t *stk, *stki;
@@ -194,6 +199,32 @@ static void jset(run *r, int32_t *p, int32_t val)
 	*p = val;
 }
 
+static void rdy_add(run *r, int32_t x)
+{
+	if (r->sim || r->rpos[x] >= 0 || r->done[x])
+		return;
+	r->rpos[x] = r->nrdy;
+	r->rdy[r->nrdy++] = x;
+}
+
+static void rdy_del(run *r, int32_t x)
+{
+	int32_t i = r->rpos[x];
+	if (i < 0)
+		return;
+	r->rdy[i] = r->rdy[--r->nrdy];
+	r->rpos[r->rdy[i]] = i;
+	r->rpos[x] = -1;
+}
+
+/* One thing w waited for is available. */
+static void wait_less(run *r, int32_t w)
+{
+	jset(r, &r->wait[w], r->wait[w] - 1);
+	if (r->wait[w] == 0)
+		rdy_add(r, w);
+}
+
 static void make_eager_if_ready(run *r, int32_t w)
 {
 	if (!r->done[w] && r->wait[w] == 0 && r->palloc[w] == 0 &&
@@ -209,7 +240,7 @@ static void alloc_ready(run *r, int32_t a)
 		int32_t y = v->succ[k];
 		if (v->kind[y] == DS_ALLOC)
 			continue;
-		jset(r, &r->wait[y], r->wait[y] - 1);
+		wait_less(r, y);
 		make_eager_if_ready(r, y);
 	}
 }
@@ -463,11 +494,12 @@ static void exec_node(run *r, int32_t x)
 	} else {
 		r->out[r->nout++] = x;
 		cand_remove(r, x);
+		rdy_del(r, x);
 	}
 	for (int32_t k = v->soff[x]; k < v->soff[x + 1]; k++) {
 		int32_t w = v->succ[k];
 		if (v->kind[w] == DS_ALLOC) {
-			jset(r, &r->wait[w], r->wait[w] - 1);
+			wait_less(r, w);
 			if (r->wait[w] == 0)
 				alloc_ready(r, w);
 			continue;
@@ -475,7 +507,7 @@ static void exec_node(run *r, int32_t x)
 		if (v->kind[x] == DS_ALLOC)
 			jset(r, &r->palloc[w], r->palloc[w] - 1);
 		else
-			jset(r, &r->wait[w], r->wait[w] - 1);
+			wait_less(r, w);
 		make_eager_if_ready(r, w);
 	}
 }
@@ -803,21 +835,22 @@ static void commit(run *r)
 
 /* No candidate can run: run the best operation that waits for nothing
  * but ALLOCs, the one-live rule permitting; failing that, the first one
- * (breaking the rule); failing that, an ALLOC nobody waits for. */
+ * (breaking the rule); failing that, an ALLOC nobody waits for.  O(R * K)
+ * for R such nodes. */
 static void forced(run *r)
 {
 	const view *v = r->v;
 	int32_t any = -1, ready = -1;
 	cand best = {-1, -1, 0, 0, 0};
-	for (int32_t x = 0; x < v->n; x++) {
-		if (r->done[x] || r->wait[x] != 0)
-			continue;
+	for (int32_t i = 0; i < r->nrdy; i++) {
+		int32_t x = r->rdy[i];
+		DS_ASSERT(!r->done[x] && r->wait[x] == 0);
 		if (v->kind[x] == DS_ALLOC) {
-			if (ready < 0)
+			if (ready < 0 || x < ready)
 				ready = x;
 			continue;
 		}
-		if (any < 0)
+		if (any < 0 || x < any)
 			any = x;
 		cand e;
 		if (rate(r, x, &e) == EV_OK &&
@@ -860,6 +893,8 @@ static void run_free(run *r)
 	ds_free(h, r->stki);
 	ds_free(h, r->c);
 	ds_free(h, r->cpos);
+	ds_free(h, r->rdy);
+	ds_free(h, r->rpos);
 	ds_free(h, r->tl);
 	ds_free(h, r->tr);
 	ds_free(h, r->tmin);
@@ -891,10 +926,12 @@ static int run_alloc(run *r, const ds_heap *h, int32_t n, int64_t ne,
 	r->tl = ds_alloc(h, (size_t)n + 1, sizeof *r->tl);
 	r->tr = ds_alloc(h, (size_t)n + 1, sizeof *r->tr);
 	r->tmin = ds_alloc(h, (size_t)n + 1, sizeof *r->tmin);
+	r->rdy = ds_alloc(h, (size_t)n + 1, sizeof *r->rdy);
+	r->rpos = ds_alloc(h, (size_t)n + 1, sizeof *r->rpos);
 	if (!r->done || !r->wait || !r->palloc || !r->mark || !r->pushed ||
 	    !r->jr || !r->eag || !r->clos || !r->fresh || !r->plan ||
 	    !r->slog || !r->stk || !r->stki || !r->cpos || !r->tl || !r->tr ||
-	    !r->tmin)
+	    !r->tmin || !r->rdy || !r->rpos)
 		return ds_fail(err, DS_ENOMEM, "out of memory");
 	return DS_OK;
 }
@@ -930,8 +967,10 @@ static int greedy(run *r, const view *v, const gparams *p, int32_t *out,
 		r->l0cnt[m] = 0;
 		r->l0hold[m] = -1;
 	}
+	r->nrdy = 0;
 	for (int32_t x = 0; x < n; x++) {
 		r->cpos[x] = -1;
+		r->rpos[x] = -1;
 		for (int32_t k = v->poff[x]; k < v->poff[x + 1]; k++) {
 			int32_t y = v->pred[k];
 			if (v->kind[x] == DS_ALLOC)
@@ -944,8 +983,11 @@ static int greedy(run *r, const view *v, const gparams *p, int32_t *out,
 				r->wait[x]++;
 		}
 	}
-	for (int32_t x = 0; x < n; x++)
+	for (int32_t x = 0; x < n; x++) {
+		if (r->wait[x] == 0)
+			rdy_add(r, x);
 		make_eager_if_ready(r, x);
+	}
 	drain(r);
 	/* first candidates: what can run now, and one or two steps on */
 	r->round++;
