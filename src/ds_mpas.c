@@ -49,11 +49,11 @@
  * O(R * K) a call for R such nodes; it never runs on the bundled graphs
  * nor on the generator's at 100k nodes.  There are
  * 2 * GREEDY_WORK * effort / N runs (at least two, at most 64), so small
- * graphs get more.  The structural rank costs O((N + E) log N).  The local search, on the two best orders, does
- * at most effort move evaluations of O(W) each (W the window, 256
- * operations); finding the moves of a step is O(N + 48 B) and an
- * accepted move costs O(N + E), these together bounded by
- * LS_SCAN * W * effort.  So O((N + E) log N) for a given effort: 1M nodes
+ * graphs get more.  The structural rank costs O((N + E) log N).  The
+ * local search, on the two best orders, does at most effort move
+ * evaluations of O(W) each (W the window, 256 operations); finding the
+ * moves of a step is O(N + 48 B) and an accepted move costs O(N + E),
+ * these together bounded by LS_SCAN * W * effort.  So O((N + E) log N) for a given effort: 1M nodes
  * of the generator's matmul kind take 4 to 5 s.  Memory O(N + E). */
 #include "ds_stage.h"
 
