@@ -53,8 +53,9 @@
  * local search, on the two best orders, does at most effort move
  * evaluations of O(W) each (W the window, 256 operations); finding the
  * moves of a step is O(N + 48 B) and an accepted move costs O(N + E),
- * these together bounded by LS_SCAN * W * effort.  So O((N + E) log N) for a given effort: 1M nodes
- * of the generator's matmul kind take 4 to 5 s.  Memory O(N + E). */
+ * these together bounded by LS_SCAN * W * effort.  So O((N + E) log N)
+ * for a given effort: 1M nodes of the generator's matmul kind take 4 to
+ * 5 s.  Memory O(N + E). */
 #include "ds_stage.h"
 
 #include <stdlib.h>
