@@ -31,7 +31,8 @@
  *    rounds) with the best plan so far as the forecast of next uses.
  *
  * Cost: the stage-1 orders and the chain order are O((N + E) log N) plus
- * O(C^2 S I) for C chains of S steps reading I buffers; a scheduler run is
+ * O(C W S I) for C chains of S steps reading I buffers, W = CH_WINDOW
+ * chains considered at each start; a scheduler run is
  * O(N * G * K) with G candidate goals per step and K the closure bound
  * (both constants); each placement is O(N * R log R) typically, R the
  * resident buffers of a memory; each replay O(N + E). */
@@ -241,8 +242,10 @@ out:
  * data, then stage 1's.  The
  * simulated order of steps is then laid over the places stage 1 gave the
  * steps, each step taking along the loads and moves that feed it, and the
- * order is rebuilt by order_follow.  O(C^2 S I) for C chains of S steps
- * with I inputs each, plus O((N + E) log N). */
+ * order is rebuilt by order_follow.  The chains that may start are the
+ * first CH_WINDOW (256) not started in stage 1's order.  O(C W S I) for C
+ * chains of S steps with I inputs each, W = CH_WINDOW, plus
+ * O((N + E) log N). */
 
 typedef struct chsim {
 	const ds_graph *g;
@@ -262,6 +265,7 @@ typedef struct chsim {
 	int32_t st, cst, pst;
 	int64_t used[DS_NMEM], cused[DS_NMEM];
 	int64_t icap[DS_NMEM]; /* modelled capacity for the inputs */
+	int32_t nin;		/* buffers in the model */
 	int64_t tick;
 } chsim;
 
@@ -303,6 +307,7 @@ static void ch_room(chsim *c, int m, int64_t size, const int32_t *res_list,
 		if (v < 0)
 			return;
 		c->res[v] = 0;
+		c->nin--;
 		c->used[m] -= g->buf_size[v];
 	}
 }
@@ -350,6 +355,10 @@ static bool ch_before(const chsim *c, int32_t a, int64_t ca, int64_t ma,
 }
 
 enum { CH_TOP = 8 };
+/* The chains that may start next: the first CH_WINDOW not started in
+ * stage 1's order (all of them on the bundled graphs), which keeps a
+ * start O(CH_WINDOW) instead of O(C). */
+enum { CH_WINDOW = 256 };
 
 /* The chain to start among cand[0..n) with their costs: the best by
  * itself, or, when a second chain would fit beside it, the best together
@@ -461,11 +470,15 @@ static int order_chains(const ds_graph *g, const int32_t *order,
 	int32_t *cand = ds_alloc(h, (size_t)nb, sizeof *cand);
 	int64_t *ccost = ds_alloc(h, (size_t)nb, sizeof *ccost);
 	int64_t *cmru = ds_alloc(h, (size_t)nb, sizeof *cmru);
+	int32_t *wnext = ds_alloc(h, (size_t)nb + 1, sizeof *wnext);
+	int32_t *wprev = ds_alloc(h, (size_t)nb + 1, sizeof *wprev);
+	ds_heapq wq;
+	memset(&wq, 0, sizeof wq);
 	int64_t ni = 0, ncl = 0, cap_i = 0, cap_c = 0;
 	if (!usr || !isstep || !key || !anchor || !mark || !tmp || !live ||
 	    !next || !reslist || !started || !c.cbuf || !c.soff || !c.res ||
 	    !c.last || !c.uses || !c.stamp || !c.claim || !c.pclaim || !cand ||
-	    !ccost || !cmru)
+	    !ccost || !cmru || !wnext || !wprev)
 		goto oom;
 	/* users by stage 1 position; the chains and their steps */
 	memcpy(usr, g->user, (size_t)g->user_off[nb] * sizeof *usr);
@@ -554,6 +567,23 @@ static int order_chains(const ds_graph *g, const int32_t *order,
 			}
 			c.ioff[si + 1] = (int32_t)ni;
 		}
+	/* the chains not started, a list in stage 1's order of their first
+	 * steps (ties: as built) */
+	if (ds_heapq_init(&wq, h, c.nch))
+		goto oom;
+	for (int32_t ch = 0; ch < c.nch; ch++)
+		ds_heapq_push(&wq, pos1[c.sv[c.soff[ch]]], ch);
+	int32_t whead = -1;
+	for (int32_t prev = -1; wq.n > 0;) {
+		int32_t ch = ds_heapq_pop(&wq);
+		wprev[ch] = prev;
+		wnext[ch] = -1;
+		if (prev >= 0)
+			wnext[prev] = ch;
+		else
+			whead = ch;
+		prev = ch;
+	}
 	/* stage 1's places of the steps, in order: the anchors */
 	int32_t na = 0;
 	for (int32_t i = 0; i < n; i++)
@@ -581,11 +611,12 @@ static int order_chains(const ds_graph *g, const int32_t *order,
 						c.claim[c.iv[k]] = claim;
 			c.pst++; /* no partner yet */
 			int32_t ncand = 0;
-			for (int32_t ch = 0; ch < c.nch; ch++) {
+			for (int32_t ch = whead, nw = 0; ch >= 0 && nw < CH_WINDOW;
+			     ch = wnext[ch], nw++) {
 				int32_t b = c.cbuf[ch];
 				int m = g->buf_mem[b];
-				if (started[ch] ||
-				    c.cused[m] + g->buf_size[b] > g->caps.cap[m])
+				DS_ASSERT(!started[ch]);
+				if (c.cused[m] + g->buf_size[b] > g->caps.cap[m])
 					continue;
 				cand[ncand] = ch;
 				ccost[ncand] = ch_cost(&c, ch, claim, &cmru[ncand]);
@@ -596,6 +627,12 @@ static int order_chains(const ds_graph *g, const int32_t *order,
 			if (bestc < 0)
 				break;
 			started[bestc] = 1;
+			if (wprev[bestc] >= 0)
+				wnext[wprev[bestc]] = wnext[bestc];
+			else
+				whead = wnext[bestc];
+			if (wnext[bestc] >= 0)
+				wprev[wnext[bestc]] = wprev[bestc];
 			live[nlive] = bestc;
 			next[nlive++] = c.soff[bestc];
 			c.cused[g->buf_mem[c.cbuf[bestc]]] +=
@@ -616,21 +653,29 @@ static int order_chains(const ds_graph *g, const int32_t *order,
 					ch_room(&c, m, g->buf_size[x], reslist,
 						nres);
 					c.res[x] = 1;
+					c.nin++;
 					c.used[m] += g->buf_size[x];
 					reslist[nres++] = x;
 				}
 				c.last[x] = c.tick;
 				if (--c.uses[x] == 0) {
 					c.res[x] = 0;
+					c.nin--;
 					c.used[m] -= g->buf_size[x];
 				}
 			}
-			/* compact the resident list now and then */
-			if (nres > 2 * nb / 3 + 16) {
-				int32_t j = 0;
-				for (int32_t i = 0; i < nres; i++)
-					if (c.res[reslist[i]])
-						reslist[j++] = reslist[i];
+			/* compact the resident list when most of it left the
+			 * model (and drop repeats): ch_room scans it, so it
+			 * stays O(what the memories hold) */
+			if (nres > 2 * c.nin + 16) {
+				int32_t j = 0, st = ++c.st;
+				for (int32_t i = 0; i < nres; i++) {
+					int32_t x = reslist[i];
+					if (c.res[x] && c.stamp[x] != st) {
+						c.stamp[x] = st;
+						reslist[j++] = x;
+					}
+				}
 				nres = j;
 			}
 			/* a step shared by two chains takes its place once */
@@ -696,6 +741,9 @@ out:
 	ds_free(h, cand);
 	ds_free(h, ccost);
 	ds_free(h, cmru);
+	ds_free(h, wnext);
+	ds_free(h, wprev);
+	ds_heapq_free(&wq);
 	return rc;
 }
 

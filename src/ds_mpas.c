@@ -37,14 +37,25 @@
  * best order wins; ties keep the earlier candidate.
  *
  * Cost, N nodes, E constraint edges, B buffers: a greedy run is about
- * O((N + E) * K * D) with K the closure bound (24) and D the fan-out of
- * the re-rating after each decision, plus O(C) per decision to pick among
- * C candidates; there are 2 * GREEDY_WORK * effort / N runs (at least
- * two, at most 64), so small graphs get more.  The structural rank costs
- * O((N + E) log N).  The local search, on the two best
- * orders, does at most effort move evaluations of O(W) each (W the
- * window, 256 operations), O(16 * B) to find the moves of a step and
- * O(N + E) per accepted move.  Memory O(N + E). */
+ * O((N + E) * K * D * log C) with K the closure bound (24), D the fan-out
+ * of the re-rating after each decision and C the candidates (up to N):
+ * the candidates sit in treaps, one per L0 memory they wait for, and a
+ * decision finds the best in O(log C) (tbest()).  A decision also re-rates
+ * the candidates whose stale ratings put them ahead, a few per decision
+ * on the graphs measured (a candidate found waiting for a busy L0 memory
+ * keeps its last full rating, so the waiting ones do not all come back
+ * each time the memory frees).  forced(), when no candidate can run,
+ * rates every node that waits for nothing (a set kept up to date),
+ * O(R * K) a call for R such nodes; it never runs on the bundled graphs
+ * nor on the generator's at 100k nodes.  There are
+ * 2 * GREEDY_WORK * effort / N runs (at least two, at most 64), so small
+ * graphs get more.  The structural rank costs O((N + E) log N).  The
+ * local search, on the two best orders, does at most effort move
+ * evaluations of O(W) each (W the window, 256 operations); finding the
+ * moves of a step is O(N + 48 B) and an accepted move costs O(N + E),
+ * these together bounded by LS_SCAN * W * effort.  So O((N + E) log N)
+ * for a given effort: 1M nodes of the generator's matmul kind take 4 to
+ * 5 s.  Memory O(N + E). */
 #include "ds_stage.h"
 
 #include <stdlib.h>
@@ -63,6 +74,11 @@
 #define LS_WINDOW 256
 #define LS_REACH 8
 #define LS_STARTS 2
+/* The scans for moves and the re-evaluations after them (O(N + B) a step)
+ * stop past LS_SCAN * LS_WINDOW * effort elementary steps: a huge graph
+ * gets a few steps, not up to effort of them (the bundled graphs use at
+ * most about a tenth of it). */
+#define LS_SCAN 8
 
 /* ---- the graph as the scheduler sees it ---- */
 
@@ -148,6 +164,10 @@ typedef struct run {
 	/* nodes that cost nothing and can run */
 	int32_t *eag;
 	int32_t neag;
+	/* nodes not run that wait for nothing (wait == 0), for forced();
+	 * kept for the real state only (simulations restore it) */
+	int32_t *rdy, *rpos;
+	int32_t nrdy;
 	/* closure, and the DFS stacks that build it */
 	int32_t *clos, nclos;
 	int32_t *stk, *stki;
@@ -159,6 +179,11 @@ typedef struct run {
 	cand *c;
 	int64_t nc, capc;
 	int32_t *cpos;
+	/* the candidates again, one treap per L0 memory they wait for (and
+	 * one for those that can run), ordered by cand_key(); per target:
+	 * children and, for POL_PEAK, the subtree's first by prio_first() */
+	int32_t troot[NL0 + 1];
+	int32_t *tl, *tr, *tmin;
 	/* the order */
 	int32_t *out, nout;
 	int64_t runpeak; /* peak of the order so far */
@@ -173,6 +198,32 @@ static void jset(run *r, int32_t *p, int32_t val)
 		r->njr++;
 	}
 	*p = val;
+}
+
+static void rdy_add(run *r, int32_t x)
+{
+	if (r->sim || r->rpos[x] >= 0 || r->done[x])
+		return;
+	r->rpos[x] = r->nrdy;
+	r->rdy[r->nrdy++] = x;
+}
+
+static void rdy_del(run *r, int32_t x)
+{
+	int32_t i = r->rpos[x];
+	if (i < 0)
+		return;
+	r->rdy[i] = r->rdy[--r->nrdy];
+	r->rpos[r->rdy[i]] = i;
+	r->rpos[x] = -1;
+}
+
+/* One thing w waited for is available. */
+static void wait_less(run *r, int32_t w)
+{
+	jset(r, &r->wait[w], r->wait[w] - 1);
+	if (r->wait[w] == 0)
+		rdy_add(r, w);
 }
 
 static void make_eager_if_ready(run *r, int32_t w)
@@ -190,9 +241,194 @@ static void alloc_ready(run *r, int32_t a)
 		int32_t y = v->succ[k];
 		if (v->kind[y] == DS_ALLOC)
 			continue;
-		jset(r, &r->wait[y], r->wait[y] - 1);
+		wait_less(r, y);
 		make_eager_if_ready(r, y);
 	}
+}
+
+/* ---- the candidate treaps ---- */
+
+/* a before b in the variant's order (better()) as it would be with
+ * `room` bytes under the peak so far; then more credit, lower level,
+ * lower rank.  A strict total order for any room: the ranks differ. */
+static bool cand_before(const run *r, const cand *a, const cand *b,
+			int64_t room)
+{
+	int64_t ka[4], kb[4];
+	switch (r->p->pol) {
+	case POL_NET:
+		ka[0] = a->net, kb[0] = b->net;
+		ka[1] = a->rise, kb[1] = b->rise;
+		break;
+	case POL_RISE:
+		ka[0] = a->rise, kb[0] = b->rise;
+		ka[1] = a->net, kb[1] = b->net;
+		break;
+	default: {
+		/* under the peak so far a target costs nothing: by priority;
+		 * above it, by the new peak */
+		ka[0] = a->rise > room ? a->rise : 0;
+		kb[0] = b->rise > room ? b->rise : 0;
+		ka[1] = r->p->prio == PR_NET ? a->net : -a->credit;
+		kb[1] = r->p->prio == PR_NET ? b->net : -b->credit;
+		break;
+	}
+	}
+	ka[2] = -a->credit, kb[2] = -b->credit;
+	ka[3] = r->v->level[a->t], kb[3] = r->v->level[b->t];
+	for (int i = 0; i < 4; i++)
+		if (ka[i] != kb[i])
+			return ka[i] < kb[i];
+	return r->v->rank[a->t] < r->v->rank[b->t];
+}
+
+/* The order of now: the room is what is left under the peak so far. */
+static bool better(const run *r, const cand *a, const cand *b)
+{
+	return cand_before(r, a, b, r->runpeak - r->cur);
+}
+
+static const cand *cget(const run *r, int32_t t)
+{
+	DS_ASSERT(r->cpos[t] >= 0);
+	return &r->c[r->cpos[t]];
+}
+
+/* The treaps' key: the variant's order with no room (rise >= 0 > room),
+ * which for POL_PEAK sorts by rise first, so the targets that fit under
+ * the peak are a prefix. */
+static bool cand_key(const run *r, int32_t a, int32_t b)
+{
+	return cand_before(r, cget(r, a), cget(r, b), INT64_MIN);
+}
+
+/* POL_PEAK's order among the targets that fit under the peak (rise
+ * ignored: all room); -1 is last. */
+static int32_t prio_first(const run *r, int32_t a, int32_t b)
+{
+	if (a < 0 || b < 0)
+		return a < 0 ? b : a;
+	return cand_before(r, cget(r, a), cget(r, b), INT64_MAX) ? a : b;
+}
+
+/* Heap priority of a treap node: a hash, so the shape is random whatever
+ * the order of insertions (it affects the time, never the choice). */
+static uint32_t tprio(int32_t t)
+{
+	uint32_t z = (uint32_t)t * 0x9E3779B1u;
+	z ^= z >> 16;
+	z *= 0x85EBCA6Bu;
+	z ^= z >> 13;
+	return z;
+}
+
+static bool tabove(int32_t a, int32_t b)
+{
+	uint32_t pa = tprio(a), pb = tprio(b);
+	return pa != pb ? pa > pb : a > b;
+}
+
+static void tpull(run *r, int32_t x)
+{
+	if (r->p->pol != POL_PEAK)
+		return;
+	int32_t m = x;
+	if (r->tl[x] >= 0)
+		m = prio_first(r, r->tmin[r->tl[x]], m);
+	if (r->tr[x] >= 0)
+		m = prio_first(r, m, r->tmin[r->tr[x]]);
+	r->tmin[x] = m;
+}
+
+/* Splits treap x into the nodes before t (*lo) and the others (*hi). */
+static void tsplit(run *r, int32_t x, int32_t t, int32_t *lo, int32_t *hi)
+{
+	if (x < 0) {
+		*lo = *hi = -1;
+		return;
+	}
+	if (cand_key(r, x, t)) {
+		tsplit(r, r->tr[x], t, &r->tr[x], hi);
+		*lo = x;
+	} else {
+		tsplit(r, r->tl[x], t, lo, &r->tl[x]);
+		*hi = x;
+	}
+	tpull(r, x);
+}
+
+/* Joins treaps a and b, every node of a before every node of b. */
+static int32_t tmerge(run *r, int32_t a, int32_t b)
+{
+	if (a < 0 || b < 0)
+		return a < 0 ? b : a;
+	if (tabove(a, b)) {
+		r->tr[a] = tmerge(r, r->tr[a], b);
+		tpull(r, a);
+		return a;
+	}
+	r->tl[b] = tmerge(r, a, r->tl[b]);
+	tpull(r, b);
+	return b;
+}
+
+static int32_t tinsert(run *r, int32_t x, int32_t t)
+{
+	if (x < 0 || tabove(t, x)) {
+		tsplit(r, x, t, &r->tl[t], &r->tr[t]);
+		tpull(r, t);
+		return t;
+	}
+	if (cand_key(r, t, x))
+		r->tl[x] = tinsert(r, r->tl[x], t);
+	else
+		r->tr[x] = tinsert(r, r->tr[x], t);
+	tpull(r, x);
+	return x;
+}
+
+static int32_t terase(run *r, int32_t x, int32_t t)
+{
+	DS_ASSERT(x >= 0);
+	if (x == t)
+		return tmerge(r, r->tl[t], r->tr[t]);
+	if (cand_key(r, t, x))
+		r->tl[x] = terase(r, r->tl[x], t);
+	else
+		r->tr[x] = terase(r, r->tr[x], t);
+	tpull(r, x);
+	return x;
+}
+
+/* The best target of treap x in better()'s order, -1 when it is empty:
+ * the first one; for POL_PEAK, the first by priority among those that
+ * fit under the peak (a prefix of the treap), if any.  O(depth). */
+static int32_t tbest(const run *r, int32_t x)
+{
+	int32_t best = -1, first = x;
+	if (r->p->pol == POL_PEAK) {
+		int64_t room = r->runpeak - r->cur;
+		for (int32_t y = x; y >= 0;) {
+			if (cget(r, y)->rise > room) {
+				y = r->tl[y];
+				continue;
+			}
+			if (r->tl[y] >= 0)
+				best = prio_first(r, best, r->tmin[r->tl[y]]);
+			best = prio_first(r, best, y);
+			y = r->tr[y];
+		}
+		if (best >= 0)
+			return best;
+	}
+	while (first >= 0 && r->tl[first] >= 0)
+		first = r->tl[first];
+	return first;
+}
+
+static int32_t *troot_of(run *r, const cand *e)
+{
+	return &r->troot[e->why + 1];
 }
 
 static void cand_remove(run *r, int32_t t)
@@ -200,9 +436,32 @@ static void cand_remove(run *r, int32_t t)
 	int64_t i = r->cpos[t];
 	if (i < 0)
 		return;
+	int32_t *root = troot_of(r, &r->c[i]);
+	*root = terase(r, *root, t);
 	r->c[i] = r->c[--r->nc];
 	r->cpos[r->c[i].t] = (int32_t)i;
 	r->cpos[t] = -1;
+}
+
+/* Files e among the candidates, replacing the rating of its target. */
+static int cand_set(run *r, const cand *e, ds_err *err)
+{
+	int32_t t = e->t;
+	if (r->cpos[t] >= 0) {
+		int32_t *root = troot_of(r, cget(r, t));
+		*root = terase(r, *root, t);
+	} else {
+		if (ds_reserve(r->h, (void **)&r->c, &r->capc, r->nc + 1,
+			       sizeof *r->c, err))
+			return DS_ENOMEM;
+		r->cpos[t] = (int32_t)r->nc++;
+	}
+	r->c[r->cpos[t]] = *e;
+	r->tl[t] = r->tr[t] = -1;
+	r->tmin[t] = t;
+	int32_t *root = troot_of(r, e);
+	*root = tinsert(r, *root, t);
+	return DS_OK;
 }
 
 /* Runs node x (for real, or in a simulation with a journal). */
@@ -236,11 +495,12 @@ static void exec_node(run *r, int32_t x)
 	} else {
 		r->out[r->nout++] = x;
 		cand_remove(r, x);
+		rdy_del(r, x);
 	}
 	for (int32_t k = v->soff[x]; k < v->soff[x + 1]; k++) {
 		int32_t w = v->succ[k];
 		if (v->kind[w] == DS_ALLOC) {
-			jset(r, &r->wait[w], r->wait[w] - 1);
+			wait_less(r, w);
 			if (r->wait[w] == 0)
 				alloc_ready(r, w);
 			continue;
@@ -248,7 +508,7 @@ static void exec_node(run *r, int32_t x)
 		if (v->kind[x] == DS_ALLOC)
 			jset(r, &r->palloc[w], r->palloc[w] - 1);
 		else
-			jset(r, &r->wait[w], r->wait[w] - 1);
+			wait_less(r, w);
 		make_eager_if_ready(r, w);
 	}
 }
@@ -510,39 +770,6 @@ static int rate(run *r, int32_t t, cand *e)
 	return rc;
 }
 
-/* a before b in the variant's order; then more credit, lower level,
- * lower rank. */
-static bool better(const run *r, const cand *a, const cand *b)
-{
-	int64_t ka[4], kb[4];
-	switch (r->p->pol) {
-	case POL_NET:
-		ka[0] = a->net, kb[0] = b->net;
-		ka[1] = a->rise, kb[1] = b->rise;
-		break;
-	case POL_RISE:
-		ka[0] = a->rise, kb[0] = b->rise;
-		ka[1] = a->net, kb[1] = b->net;
-		break;
-	default: {
-		/* under the peak so far a target costs nothing: by priority;
-		 * above it, by the new peak */
-		int64_t room = r->runpeak - r->cur;
-		ka[0] = a->rise > room ? a->rise : 0;
-		kb[0] = b->rise > room ? b->rise : 0;
-		ka[1] = r->p->prio == PR_NET ? a->net : -a->credit;
-		kb[1] = r->p->prio == PR_NET ? b->net : -b->credit;
-		break;
-	}
-	}
-	ka[2] = -a->credit, kb[2] = -b->credit;
-	ka[3] = r->v->level[a->t], kb[3] = r->v->level[b->t];
-	for (int i = 0; i < 4; i++)
-		if (ka[i] != kb[i])
-			return ka[i] < kb[i];
-	return r->v->rank[a->t] < r->v->rank[b->t];
-}
-
 /* Rates t and files it among the candidates, or drops it when it cannot
  * be a target now. */
 static int consider(run *r, int32_t t, ds_err *err)
@@ -558,16 +785,7 @@ static int consider(run *r, int32_t t, ds_err *err)
 		cand_remove(r, t);
 		return DS_OK;
 	}
-	if (r->cpos[t] >= 0) {
-		r->c[r->cpos[t]] = e;
-		return DS_OK;
-	}
-	if (ds_reserve(r->h, (void **)&r->c, &r->capc, r->nc + 1,
-		       sizeof *r->c, err))
-		return DS_ENOMEM;
-	r->cpos[t] = (int32_t)r->nc;
-	r->c[r->nc++] = e;
-	return DS_OK;
+	return cand_set(r, &e, err);
 }
 
 /* After nodes ran: their successors, and those successors' successors,
@@ -618,21 +836,22 @@ static void commit(run *r)
 
 /* No candidate can run: run the best operation that waits for nothing
  * but ALLOCs, the one-live rule permitting; failing that, the first one
- * (breaking the rule); failing that, an ALLOC nobody waits for. */
+ * (breaking the rule); failing that, an ALLOC nobody waits for.  O(R * K)
+ * for R such nodes. */
 static void forced(run *r)
 {
 	const view *v = r->v;
 	int32_t any = -1, ready = -1;
 	cand best = {-1, -1, 0, 0, 0};
-	for (int32_t x = 0; x < v->n; x++) {
-		if (r->done[x] || r->wait[x] != 0)
-			continue;
+	for (int32_t i = 0; i < r->nrdy; i++) {
+		int32_t x = r->rdy[i];
+		DS_ASSERT(!r->done[x] && r->wait[x] == 0);
 		if (v->kind[x] == DS_ALLOC) {
-			if (ready < 0)
+			if (ready < 0 || x < ready)
 				ready = x;
 			continue;
 		}
-		if (any < 0)
+		if (any < 0 || x < any)
 			any = x;
 		cand e;
 		if (rate(r, x, &e) == EV_OK &&
@@ -675,6 +894,11 @@ static void run_free(run *r)
 	ds_free(h, r->stki);
 	ds_free(h, r->c);
 	ds_free(h, r->cpos);
+	ds_free(h, r->rdy);
+	ds_free(h, r->rpos);
+	ds_free(h, r->tl);
+	ds_free(h, r->tr);
+	ds_free(h, r->tmin);
 }
 
 /* Working arrays for greedy runs over n nodes and ne edges, allocated
@@ -700,9 +924,15 @@ static int run_alloc(run *r, const ds_heap *h, int32_t n, int64_t ne,
 	r->stk = ds_alloc(h, (size_t)n + 1, sizeof *r->stk);
 	r->stki = ds_alloc(h, (size_t)n + 1, sizeof *r->stki);
 	r->cpos = ds_alloc(h, (size_t)n + 1, sizeof *r->cpos);
+	r->tl = ds_alloc(h, (size_t)n + 1, sizeof *r->tl);
+	r->tr = ds_alloc(h, (size_t)n + 1, sizeof *r->tr);
+	r->tmin = ds_alloc(h, (size_t)n + 1, sizeof *r->tmin);
+	r->rdy = ds_alloc(h, (size_t)n + 1, sizeof *r->rdy);
+	r->rpos = ds_alloc(h, (size_t)n + 1, sizeof *r->rpos);
 	if (!r->done || !r->wait || !r->palloc || !r->mark || !r->pushed ||
 	    !r->jr || !r->eag || !r->clos || !r->fresh || !r->plan ||
-	    !r->slog || !r->stk || !r->stki || !r->cpos)
+	    !r->slog || !r->stk || !r->stki || !r->cpos || !r->tl || !r->tr ||
+	    !r->tmin || !r->rdy || !r->rpos)
 		return ds_fail(err, DS_ENOMEM, "out of memory");
 	return DS_OK;
 }
@@ -725,6 +955,8 @@ static int greedy(run *r, const view *v, const gparams *p, int32_t *out,
 	r->neag = r->nclos = r->nplan = r->nslog = 0;
 	r->nobound = false;
 	r->nc = 0;
+	for (int m = 0; m <= NL0; m++)
+		r->troot[m] = -1;
 	r->nout = 0;
 	r->invalid = false;
 	memset(r->done, 0, (size_t)n * sizeof *r->done);
@@ -736,8 +968,10 @@ static int greedy(run *r, const view *v, const gparams *p, int32_t *out,
 		r->l0cnt[m] = 0;
 		r->l0hold[m] = -1;
 	}
+	r->nrdy = 0;
 	for (int32_t x = 0; x < n; x++) {
 		r->cpos[x] = -1;
+		r->rpos[x] = -1;
 		for (int32_t k = v->poff[x]; k < v->poff[x + 1]; k++) {
 			int32_t y = v->pred[k];
 			if (v->kind[x] == DS_ALLOC)
@@ -750,8 +984,11 @@ static int greedy(run *r, const view *v, const gparams *p, int32_t *out,
 				r->wait[x]++;
 		}
 	}
-	for (int32_t x = 0; x < n; x++)
+	for (int32_t x = 0; x < n; x++) {
+		if (r->wait[x] == 0)
+			rdy_add(r, x);
 		make_eager_if_ready(r, x);
+	}
 	drain(r);
 	/* first candidates: what can run now, and one or two steps on */
 	r->round++;
@@ -769,14 +1006,16 @@ static int greedy(run *r, const view *v, const gparams *p, int32_t *out,
 	}
 	r->runpeak = r->peak;
 	while (rc == DS_OK && r->nout < n) {
-		/* the best candidate whose L0 memory is free */
-		int64_t bi = -1;
-		for (int64_t i = 0; i < r->nc; i++) {
-			const cand *e = &r->c[i];
-			if (e->why >= 0 && r->l0cnt[e->why] > 0)
+		/* the best candidate whose L0 memory is free: the best of
+		 * each treap that may run */
+		int32_t bi = -1;
+		for (int m = -1; m < NL0; m++) {
+			if (m >= 0 && r->l0cnt[m] > 0)
 				continue;
-			if (bi < 0 || better(r, e, &r->c[bi]))
-				bi = i;
+			int32_t t = tbest(r, r->troot[m + 1]);
+			if (t >= 0 && (bi < 0 || better(r, cget(r, t),
+							 cget(r, bi))))
+				bi = t;
 		}
 		int32_t from = r->nout;
 		if (bi < 0) {
@@ -784,7 +1023,7 @@ static int greedy(run *r, const view *v, const gparams *p, int32_t *out,
 		} else {
 			/* its rating may be stale: rate it again, and look
 			 * again unless it is unchanged */
-			cand e, old = r->c[bi];
+			cand e, old = *cget(r, bi);
 			int ev = rate(r, old.t, &e);
 			if (ev == EV_BIG || ev == EV_UNSAFE) {
 				cand_remove(r, old.t);
@@ -792,7 +1031,18 @@ static int greedy(run *r, const view *v, const gparams *p, int32_t *out,
 			}
 			if (ev == EV_BLOCKED || e.rise != old.rise ||
 			    e.net != old.net || e.credit != old.credit) {
-				r->c[bi] = e;
+				/* found waiting for a busy L0 memory: keep the
+				 * rating of its last full simulation; the
+				 * partial one stops at the busy memory, looks
+				 * cheap, and would be re-rated each time that
+				 * memory frees (for all candidates waiting for
+				 * it: quadratic) */
+				if (ev == EV_BLOCKED && old.why < 0) {
+					e.rise = old.rise;
+					e.net = old.net;
+					e.credit = old.credit;
+				}
+				rc = cand_set(r, &e, err);
 				continue;
 			}
 			commit(r);
@@ -1206,6 +1456,7 @@ typedef struct ls {
 	int32_t st;
 	int32_t pstart; /* where the scan for peaks starts */
 	int64_t ntry;	/* move evaluations so far */
+	int64_t work;	/* scans for moves and re-evaluations so far */
 } ls;
 
 static void ls_free(ls *s)
@@ -1477,13 +1728,17 @@ static bool ls_step(ls *s, int32_t window, int32_t reach, int64_t budget)
 {
 	int32_t *ord = s->ord;
 	int32_t seen = 0;
+	if (s->work > budget * LS_WINDOW * LS_SCAN)
+		return false;
 	/* from the position of the last move on: the peaks before it
 	 * resisted already */
 	for (int32_t q = 0; q < s->nops && seen < 16; q++) {
 		int32_t p = (s->pstart + q) % s->nops;
+		s->work++;
 		if (s->val[p] != s->peak)
 			continue;
 		seen++;
+		s->work += 3 * (int64_t)s->nbuf;
 		/* moving all of a buffer's remaining users first, for
 		 * every buffer: few tries, and the common case in tiled
 		 * loops */
@@ -1523,6 +1778,7 @@ static bool ls_step(ls *s, int32_t window, int32_t reach, int64_t budget)
 					       (size_t)(hi - lo + 1) *
 						       sizeof *ord);
 					s->pstart = p;
+					s->work += s->nops + s->nbuf;
 					bool ok = ls_eval_all(s);
 					DS_ASSERT(ok && s->peak == pk &&
 						  s->npeak == np);
@@ -1642,6 +1898,7 @@ static void ls_run(ls *s, int32_t *order, int64_t effort, int32_t window)
 	if (!ls_eval_all(s))
 		return; /* the order breaks the one-live rule: leave it */
 	s->ntry = 0;
+	s->work = 0;
 	s->pstart = 0;
 	while (ls_step(s, window, LS_REACH, effort))
 		;
