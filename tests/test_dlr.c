@@ -97,7 +97,7 @@ static const struct {
 	{"Conv_Case1.json", 44242, 0, 30},
 	{"FlashAttention_Case0.json", 3584, 0, 30},
 	{"FlashAttention_Case1.json", 32512, 0, 30},
-	{"Matmul_Case0.json", 12416, 15744, 30},
+	{"Matmul_Case0.json", 12416, 12672, 30},
 	{"Matmul_Case1.json", 316672, 0, 30},
 };
 
