@@ -425,6 +425,18 @@ static int32_t ch_pick(chsim *c, int32_t *cand, int64_t *cost, int64_t *mru,
 	return cand[best];
 }
 
+/* How order_chains chooses. */
+typedef struct chopts {
+	double share; /* the part of each memory the simulation lets the
+			 inputs use (a smaller share makes the chains keep
+			 less data around, a larger one more) */
+	int64_t pilot; /* > 0: the pilot chooses, within this budget */
+	bool nested;   /* pilot: judge its own first choices by pilots */
+	const int32_t *ref; /* pilot: the simulation's chain order */
+	int64_t ref_ddr;    /* pilot: extra_ddr of its placement */
+	int32_t *ref_out;   /* simulation: its chain order (may be NULL) */
+} chopts;
+
 /* ---- the reuse pilot ----
  *
  * A second way to choose the chain order, judged by what a placement would
@@ -450,7 +462,7 @@ static int32_t ch_pick(chsim *c, int32_t *cand, int64_t *cost, int64_t *mru,
  * budget of work units (effort scales it), after which the best order met
  * so far stands. */
 
-enum { PL_K = 3, PL_TOP = 16, PL_VARIANTS = 4 };
+enum { PL_K = 3, PL_TOP = 16, PL_SLOTS = 4 };
 
 typedef struct pilot {
 	chsim *c;
@@ -481,7 +493,9 @@ typedef struct pilot {
 	int32_t *cand;
 	int64_t *cmru, *cben;
 	int64_t used[DS_NMEM], cused[DS_NMEM], tick, work;
-	int variant;
+	/* slots of a complete order with its ranked choices at each start */
+	int32_t *ord[PL_SLOTS], *rk[PL_SLOTS], *nrk[PL_SLOTS];
+	int32_t *pre, *pre2; /* prefixes being tried, per level */
 } pilot;
 
 static int64_t pl_cap(const pilot *p, int m)
@@ -694,14 +708,11 @@ static bool rg_before(const pilot *p, int32_t a, int64_t ba, int64_t ma,
 {
 	if (p->miss[a] != p->miss[b])
 		return p->miss[a] < p->miss[b];
-	if (p->variant == 1 && ma != mb)
-		return ma > mb;
 	if (ba != bb)
 		return ba > bb;
 	if (ma != mb)
-		return p->variant == 2 ? ma < mb : ma > mb;
-	return p->variant == 3 ? p->first[a] > p->first[b]
-			       : p->first[a] < p->first[b];
+		return ma > mb;
+	return p->first[a] < p->first[b];
 }
 
 /* Chains that nothing but ch's missing inputs keep from complete. */
@@ -945,13 +956,66 @@ static void pl_free(const ds_heap *h, pilot *p)
 		ds_free(h, a[i]);
 	for (int m = 0; m < DS_NMEM; m++)
 		ds_free(h, p->rl[m]);
+	for (int i = 0; i < PL_SLOTS; i++) {
+		ds_free(h, p->ord[i]);
+		ds_free(h, p->rk[i]);
+		ds_free(h, p->nrk[i]);
+	}
+	ds_free(h, p->pre);
+	ds_free(h, p->pre2);
+}
+
+/* A slot other than a, b and c. */
+static int pl_slot(int a, int b, int c)
+{
+	int s = 0;
+	while (s == a || s == b || s == c)
+		s++;
+	DS_ASSERT(s < PL_SLOTS);
+	return s;
+}
+
+/* The pilot from the starts fixed[0..nfix): the greedy's completion is
+ * the first incumbent, and stands when it costs more than giveup; then a
+ * pass over the later starts: at each, every choice is completed by the
+ * greedy, and a complete order costing less becomes the incumbent, whose
+ * start there is then kept.  Leaves slot keep alone; returns the
+ * incumbent's slot and its cost in *val. */
+static int pl_pilot(pilot *p, const int32_t *fixed, int32_t nfix, int keep,
+		    int64_t giveup, int64_t budget, int64_t *val)
+{
+	const int32_t nch = p->c->nch;
+	int inc = pl_slot(keep, -1, -1);
+	rg_run(p, fixed, nfix, nfix, p->ord[inc], p->rk[inc], p->nrk[inc]);
+	int64_t incv = pl_eval(p, p->ord[inc]);
+	for (int32_t at = nfix; at < nch && incv <= giveup && p->work < budget;
+	     at++) {
+		int32_t r[PL_K], nr = p->nrk[inc][at];
+		memcpy(r, p->rk[inc] + (size_t)at * PL_K, (size_t)nr * sizeof *r);
+		memcpy(p->pre, p->ord[inc], (size_t)at * sizeof *p->pre);
+		/* r[0] is the incumbent's own choice */
+		for (int32_t i = 1; i < nr && p->work < budget; i++) {
+			int s = pl_slot(keep, inc, -1);
+			p->pre[at] = r[i];
+			rg_run(p, p->pre, at + 1, at + 1, p->ord[s], p->rk[s],
+			       p->nrk[s]);
+			int64_t cost = pl_eval(p, p->ord[s]);
+			if (cost < incv) {
+				incv = cost;
+				inc = s;
+			}
+		}
+	}
+	*val = incv;
+	return inc;
 }
 
 /* The pilot's chain start order into out[0..nch), within budget work
  * units (at least the greedy's own order). */
-static int pl_order(chsim *c, int64_t budget, int nv, int32_t *out,
-		    ds_err *e)
+static int pl_order(chsim *c, const chopts *o, int32_t *out,
+		    bool *useful, ds_err *e)
 {
+	const int64_t budget = o->pilot;
 	const ds_graph *g = c->g;
 	const ds_heap *h = g->heap;
 	const int32_t nch = c->nch, nb = g->nbuf;
@@ -960,18 +1024,17 @@ static int pl_order(chsim *c, int64_t budget, int nv, int32_t *out,
 	memset(&p, 0, sizeof p);
 	p.c = c;
 	int rc = DS_OK;
-	/* three slots of a complete order with its ranked choices: the
-	 * incumbent, the one being tried, and the one the incumbent was
-	 * refreshed from */
-	int32_t *pre = ds_alloc(h, (size_t)nch, sizeof *pre);
-	int32_t *ord[3], *rk[3], *nrk[3];
-	bool ok = pre != NULL;
-	for (int i = 0; i < 3; i++) {
-		ord[i] = ds_alloc(h, (size_t)nch, sizeof **ord);
-		rk[i] = ds_alloc(h, (size_t)nch * PL_K, sizeof **rk);
-		nrk[i] = ds_alloc(h, (size_t)nch, sizeof **nrk);
-		ok = ok && ord[i] && rk[i] && nrk[i];
+	bool ok = true;
+	for (int i = 0; i < PL_SLOTS; i++) {
+		p.ord[i] = ds_alloc(h, (size_t)nch, sizeof **p.ord);
+		p.rk[i] = ds_alloc(h, (size_t)nch * PL_K, sizeof **p.rk);
+		p.nrk[i] = ds_alloc(h, (size_t)nch, sizeof **p.nrk);
+		ok = ok && p.ord[i] && p.rk[i] && p.nrk[i];
 	}
+	p.pre = ds_alloc(h, (size_t)nch, sizeof *p.pre);
+	p.pre2 = ds_alloc(h, (size_t)nch, sizeof *p.pre2);
+	int32_t *takers = ds_alloc(h, (size_t)g->n, sizeof *takers);
+	ok = ok && p.pre && p.pre2 && takers;
 	p.cioff = ds_alloc(h, (size_t)nch + 1, sizeof *p.cioff);
 	p.civ = ds_alloc(h, (size_t)nacc + 1, sizeof *p.civ);
 	p.siv = ds_alloc(h, (size_t)nacc + 1, sizeof *p.siv);
@@ -1013,8 +1076,12 @@ static int pl_order(chsim *c, int64_t budget, int nv, int32_t *out,
 		goto out;
 	}
 	/* each step's inputs in the order their first readers run in stage
-	 * 1, as the layout will run them (nu[] is free scratch here) */
+	 * 1, as the layout will run them; an operation that several steps
+	 * take along runs with the first of them, so it does not count
+	 * (nu[] is free scratch here) */
 	memcpy(p.siv, c->iv, (size_t)nacc * sizeof *p.siv);
+	for (int32_t k = 0; k < c->coff[nsteps]; k++)
+		takers[c->cv[k]]++;
 	for (int32_t si = 0; si < nsteps; si++) {
 		int32_t *a = p.siv + c->ioff[si];
 		int32_t len = c->ioff[si + 1] - c->ioff[si];
@@ -1022,6 +1089,8 @@ static int pl_order(chsim *c, int64_t budget, int nv, int32_t *out,
 			p.nu[a[i]] = INT32_MAX;
 		for (int32_t k = c->coff[si]; k < c->coff[si + 1]; k++) {
 			int32_t x = c->cv[k];
+			if (takers[x] > 1)
+				continue;
 			for (int32_t j = g->use_off[x]; j < g->use_off[x + 1]; j++)
 				if (c->pos1[x] < p.nu[g->use[j]])
 					p.nu[g->use[j]] = c->pos1[x];
@@ -1069,72 +1138,57 @@ static int pl_order(chsim *c, int64_t budget, int nv, int32_t *out,
 		for (int m = 0; m < DS_NMEM; m++)
 			p.reserve[m] = cused[m];
 	}
-	/* the best of the greedy's orders (one per way of breaking its
-	 * ties) is the first incumbent */
-	int inc = 0, inc_var = 0;
-	int64_t incv = -1;
-	for (int v = 0; v < nv; v++) {
-		int s = inc == 0 && incv >= 0 ? 1 : 0;
-		p.variant = v;
-		rg_run(&p, NULL, 0, 0, ord[s], rk[s], nrk[s]);
-		int64_t val = pl_eval(&p, ord[s]);
-		if (incv < 0 || val < incv) {
-			incv = val;
-			inc = s;
-			inc_var = v;
+	/* the model counts only the reloads of the chains' inputs: where
+	 * the simulation's order placed costs other than the model says,
+	 * the chains do not describe the work, and the pilot is not used */
+	int64_t val, refv = pl_eval(&p, o->ref);
+	int64_t tol = o->ref_ddr / 8;
+	*useful = refv >= o->ref_ddr - tol && refv <= o->ref_ddr + tol;
+	if (!*useful)
+		goto out;
+	/* the pilot refines the greedy: when the greedy is well behind the
+	 * simulation's order, there is no catching up, and no trying */
+	int best = pl_pilot(&p, NULL, 0, -1, refv + refv / 8, budget, &val);
+	*useful = val <= refv + refv / 8;
+	if (!*useful)
+		goto out;
+	/* nested: the pilot's own choices, each completed by a whole pilot
+	 * (a choice that pays only with later choices shows there), from the
+	 * first start on while the budget lasts */
+	for (int32_t at = 0; o->nested && at < nch && p.work < budget; at++) {
+		/* the incumbent's choices here, afresh */
+		int f = pl_slot(best, -1, -1);
+		rg_run(&p, p.ord[best], nch, at, p.ord[f], p.rk[f], p.nrk[f]);
+		best = f;
+		int32_t r[PL_K], nr = p.nrk[best][at];
+		memcpy(r, p.rk[best] + (size_t)at * PL_K,
+		       (size_t)nr * sizeof *r);
+		memcpy(p.pre2, p.ord[best], (size_t)at * sizeof *p.pre2);
+		for (int32_t i = 1; i < nr && p.work < budget; i++) {
+			int64_t v;
+			p.pre2[at] = r[i];
+			int sl = pl_pilot(&p, p.pre2, at + 1, best, INT64_MAX,
+					  budget, &v);
+			if (v < val) {
+				val = v;
+				best = sl;
+			}
 		}
 	}
-	/* passes over the starts while one gains: at each, every choice
-	 * completed by every greedy; a complete order costing less becomes
-	 * the incumbent, whose start there is then kept */
-	for (int64_t passv = -1; passv != incv && p.work < budget;) {
-		int s = (inc + 1) % 3;
-		passv = incv;
-		/* the incumbent's choices at every start, afresh */
-		p.variant = inc_var;
-		rg_run(&p, ord[inc], nch, 0, ord[s], rk[s], nrk[s]);
-		inc = s;
-		for (int32_t at = 0; at < nch && p.work < budget; at++) {
-			int32_t r[PL_K], nr = nrk[inc][at];
-			memcpy(r, rk[inc] + (size_t)at * PL_K,
-			       (size_t)nr * sizeof *r);
-			memcpy(pre, ord[inc], (size_t)at * sizeof *pre);
-			for (int32_t i = 0; i < nr; i++)
-				for (int v = 0; v < nv && p.work < budget; v++) {
-					if (i == 0 && v == inc_var)
-						continue; /* the incumbent */
-					s = (inc + 1) % 3;
-					p.variant = v;
-					pre[at] = r[i];
-					rg_run(&p, pre, at + 1, at + 1, ord[s],
-					       rk[s], nrk[s]);
-					int64_t val = pl_eval(&p, ord[s]);
-					if (val < incv) {
-						incv = val;
-						inc = s;
-						inc_var = v;
-					}
-				}
-		}
-	}
-	memcpy(out, ord[inc], (size_t)nch * sizeof *out);
+	memcpy(out, p.ord[best], (size_t)nch * sizeof *out);
 out:
 	pl_free(h, &p);
-	ds_free(h, pre);
-	for (int i = 0; i < 3; i++) {
-		ds_free(h, ord[i]);
-		ds_free(h, rk[i]);
-		ds_free(h, nrk[i]);
-	}
+	ds_free(h, takers);
 	return rc;
 }
 
-/* share: the part of each memory the model lets the inputs use (a smaller
- * share makes the chains keep less data around, a larger one more). */
+
+/* *any: there are chains (and, for the pilot, an order worth trying). */
 static int order_chains(const ds_graph *g, const int32_t *order,
-			const int32_t *pos1, double share, int64_t pilot_budget,
-			int pilot_variants, int32_t *out, bool *any, ds_err *e)
+			const int32_t *pos1, const chopts *o, int32_t *out,
+			bool *any, ds_err *e)
 {
+	const double share = o->share;
 	const ds_heap *h = g->heap;
 	const int32_t n = g->n, nb = g->nbuf;
 	chsim c;
@@ -1270,12 +1324,11 @@ static int order_chains(const ds_graph *g, const int32_t *order,
 		mark[v] = 0; /* now: taken along by an executed step */
 	/* the pilot chooses the order of the chains, or the simulation
 	 * below does as it goes */
-	if (pilot_budget > 0) {
+	if (o->pilot > 0) {
 		forced = ds_alloc(h, (size_t)c.nch, sizeof *forced);
 		if (!forced)
 			goto oom;
-		if ((rc = pl_order(&c, pilot_budget, pilot_variants, forced,
-				   e)))
+		if ((rc = pl_order(&c, o, forced, any, e)) || !*any)
 			goto out;
 	}
 	/* the simulation */
@@ -1324,6 +1377,8 @@ static int order_chains(const ds_graph *g, const int32_t *order,
 			if (bestc < 0)
 				break;
 start:
+			if (o->ref_out)
+				o->ref_out[done + nlive] = bestc;
 			started[bestc] = 1;
 			live[nlive] = bestc;
 			next[nlive++] = c.soff[bestc];
@@ -2146,6 +2201,7 @@ typedef struct best {
 	ds_plan plan;
 	ds_figures f;
 	bool have;
+	int64_t last; /* least extra_ddr of the last try_order's plans */
 } best;
 
 /* Places order with o, measures the plan, keeps it when it beats *b. */
@@ -2164,6 +2220,8 @@ static int try_place(const ds_graph *g, const int32_t *order,
 		ds_plan_free(g->heap, &p);
 		return rc;
 	}
+	if (f.extra_ddr < b->last)
+		b->last = f.extra_ddr;
 	if (!b->have || f.extra_ddr < b->f.extra_ddr ||
 	    (f.extra_ddr == b->f.extra_ddr && f.spills < b->f.spills)) {
 		if (b->have)
@@ -2183,6 +2241,7 @@ static int try_order(const ds_graph *g, const int32_t *order, best *b,
 		     ds_err *e)
 {
 	ds_place_opts o = {DS_BEST_FIT, DS_VICTIM_FURTHEST};
+	b->last = INT64_MAX;
 	int rc = try_place(g, order, &o, b, e);
 	if (rc)
 		return rc;
@@ -2203,7 +2262,7 @@ static const lsp sched_params = {6, 3, 8, 16};
 
 /* Work units (inputs and users visited) of the reuse pilot per unit of
  * effort: a pass over a few hundred chains at the default. */
-static const int64_t pilot_work = 12000000;
+static const int64_t pilot_work = 40000000;
 
 int ds_dlr(const ds_graph *g, const int32_t *order, const ds_dlr_opts *o,
 	   ds_plan *out, ds_err *e)
@@ -2218,9 +2277,10 @@ int ds_dlr(const ds_graph *g, const int32_t *order, const ds_dlr_opts *o,
 	int32_t *ord = ds_alloc(h, (size_t)g->n, sizeof *ord);
 	int32_t *anchor = ds_alloc(h, (size_t)g->n, sizeof *anchor);
 	int32_t *posr = ds_alloc(h, (size_t)g->n, sizeof *posr);
+	int32_t *chref = ds_alloc(h, (size_t)g->nbuf + 1, sizeof *chref);
 	best b;
 	memset(&b, 0, sizeof b);
-	if (!pos1 || !ord || !anchor || !posr) {
+	if (!pos1 || !ord || !anchor || !posr || !chref) {
 		rc = ds_fail(e, DS_ENOMEM, "out of memory");
 		goto out;
 	}
@@ -2237,23 +2297,28 @@ int ds_dlr(const ds_graph *g, const int32_t *order, const ds_dlr_opts *o,
 	static const double shares[] = {1.0, 0.75, 0.5, 1.25, 1.5};
 	size_t nshares = effort > 1 ? sizeof shares / sizeof *shares : 2;
 	bool have_chains = false;
+	int64_t ref_ddr = 0;
 	for (size_t k = 0; k < nshares; k++) {
 		bool chains;
-		if ((rc = order_chains(g, order, pos1, shares[k], 0, 0, ord,
-				       &chains, e)) ||
+		chopts co = {shares[k], 0, false, NULL, 0,
+			     k == 0 ? chref : NULL};
+		if ((rc = order_chains(g, order, pos1, &co, ord, &chains, e)) ||
 		    (chains && (rc = try_order(g, ord, &b, e))))
 			goto out;
 		have_chains = chains;
+		if (k == 0)
+			ref_ddr = b.last;
 		if (!chains)
 			break;
 	}
-	/* the chain order the pilot finds (with effort, completing every
-	 * choice with every way the greedy breaks ties) */
-	if (have_chains) {
+	/* the chain order the pilot finds; with effort, also the one the
+	 * nested pilot finds */
+	for (int nested = 0; have_chains && nested < (effort > 1 ? 2 : 1);
+	     nested++) {
 		bool chains;
-		int nv = effort > 1 ? PL_VARIANTS : 1;
-		if ((rc = order_chains(g, order, pos1, 1.0, pilot_work * effort,
-				       nv, ord, &chains, e)) ||
+		chopts co = {1.0, pilot_work * effort, nested, chref, ref_ddr,
+			     NULL};
+		if ((rc = order_chains(g, order, pos1, &co, ord, &chains, e)) ||
 		    (chains && (rc = try_order(g, ord, &b, e))))
 			goto out;
 	}
@@ -2279,5 +2344,6 @@ out:
 	ds_free(h, ord);
 	ds_free(h, anchor);
 	ds_free(h, posr);
+	ds_free(h, chref);
 	return rc;
 }
