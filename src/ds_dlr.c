@@ -462,7 +462,7 @@ typedef struct chopts {
  * budget of work units (effort scales it), after which the best order met
  * so far stands. */
 
-enum { PL_K = 3, PL_TOP = 16, PL_SLOTS = 4 };
+enum { PL_K = 3, PL_TOP = 16, PL_SLOTS = 4, PL_VARIANTS = 4 };
 
 typedef struct pilot {
 	chsim *c;
@@ -493,6 +493,8 @@ typedef struct pilot {
 	int32_t *cand;
 	int64_t *cmru, *cben;
 	int64_t used[DS_NMEM], cused[DS_NMEM], tick, work;
+	int variant; /* the greedy's last tie-breaks: bit 0, stage 1 order
+			backwards; bit 1, least recent reuse first */
 	/* slots of a complete order with its ranked choices at each start */
 	int32_t *ord[PL_SLOTS], *rk[PL_SLOTS], *nrk[PL_SLOTS];
 	int32_t *pre, *pre2; /* prefixes being tried, per level */
@@ -711,8 +713,9 @@ static bool rg_before(const pilot *p, int32_t a, int64_t ba, int64_t ma,
 	if (ba != bb)
 		return ba > bb;
 	if (ma != mb)
-		return ma > mb;
-	return p->first[a] < p->first[b];
+		return (p->variant & 2) ? ma < mb : ma > mb;
+	return (p->variant & 1) ? p->first[a] > p->first[b]
+				: p->first[a] < p->first[b];
 }
 
 /* Chains that nothing but ch's missing inputs keep from complete. */
@@ -1141,14 +1144,27 @@ static int pl_order(chsim *c, const chopts *o, int32_t *out,
 	/* the model counts only the reloads of the chains' inputs: where
 	 * the simulation's order placed costs other than the model says,
 	 * the chains do not describe the work, and the pilot is not used */
-	int64_t val, refv = pl_eval(&p, o->ref);
+	int64_t val = 0, refv = pl_eval(&p, o->ref);
 	int64_t tol = o->ref_ddr / 8;
 	*useful = refv >= o->ref_ddr - tol && refv <= o->ref_ddr + tol;
 	if (!*useful)
 		goto out;
 	/* the pilot refines the greedy: when the greedy is well behind the
 	 * simulation's order, there is no catching up, and no trying */
-	int best = pl_pilot(&p, NULL, 0, -1, refv + refv / 8, budget, &val);
+	int best = -1;
+	int bvar = 0;
+	for (int v = 0; v < PL_VARIANTS; v++) {
+		int64_t vv;
+		p.variant = v;
+		int sl = pl_pilot(&p, NULL, 0, best, refv + refv / 8, budget,
+				  &vv);
+		if (best < 0 || vv < val) {
+			best = sl;
+			val = vv;
+			bvar = v;
+		}
+	}
+	p.variant = bvar;
 	*useful = val <= refv + refv / 8;
 	if (!*useful)
 		goto out;
