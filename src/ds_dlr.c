@@ -25,13 +25,17 @@
  *    operations) are the long-lived work; a step-level simulation picks
  *    which run side by side and which follows which so that the data they
  *    read is reused before it leaves;
+ *  - the chain order of the reuse pilot: a greedy over the chains with a
+ *    lookahead that completes each choice and measures the reloads of the
+ *    complete order exactly (nested with effort);
  *  - a memory-aware list scheduler that follows the best order so far but
  *    skips ahead when the next work would force an eviction that other
  *    work would not, first with an LRU model of residency, then (effort
  *    rounds) with the best plan so far as the forecast of next uses.
  *
  * Cost: the stage-1 orders and the chain order are O((N + E) log N) plus
- * O(C^2 S I) for C chains of S steps reading I buffers; a scheduler run is
+ * O(C^2 S I) for C chains of S steps reading I buffers; the pilot is held
+ * to a budget of work units (see there); a scheduler run is
  * O(N * G * K) with G candidate goals per step and K the closure bound
  * (both constants); each placement is O(N * R log R) typically, R the
  * resident buffers of a memory; each replay O(N + E). */
@@ -440,33 +444,41 @@ typedef struct chopts {
 /* ---- the reuse pilot ----
  *
  * A second way to choose the chain order, judged by what a placement would
- * really cost.  ch_eval lays the chains out (started in a given order as
+ * really cost.  pl_eval lays the chains out (started in a given order as
  * their memory has room, stepping in turn, as order_chains does) and counts
  * the traffic of the reloads under furthest-next-use eviction, the rule the
- * placer follows.  rg_run is a fast greedy over the same layout: it starts
- * the chain with the fewest bytes neither resident nor brought by the
- * running chains, then the one whose loads complete the most other chains
- * (so data just loaded is used by everything that needs only it), then the
- * most recent reuse, then stage 1; its model evicts dead data first, then
- * the data whose waiting chains are furthest from complete, then what the
- * running chains read.  The pilot builds the order chain by chain: at each
- * start it tries the greedy's best PL_K choices, completes each with the
- * greedy, evaluates the complete orders exactly and keeps the choice whose
- * completion costs least.  That sees what no rule of thumb does: whether
- * keeping more data stationary (a taller band of work around shared inputs)
- * pays for itself later.  The best complete order met is the result.
+ * placer follows; on graphs whose traffic is the chains' inputs it gives
+ * the placement's figure to a reload or two.  rg_run is a fast greedy over
+ * the same layout: it starts the chain with the fewest bytes neither
+ * resident nor brought by the running chains, then the one whose loads
+ * complete the most other chains (data just loaded is used by all that
+ * need only it), then recency, then stage 1; its model evicts dead data
+ * first, then the data whose waiting chains are furthest from complete,
+ * then what the running chains read.
  *
- * Cost: a greedy run is O(C (C I + T I U) + A U) for C chains with I
- * distinct inputs, T = PL_TOP tied candidates, U chains per input and A
- * accesses; the pilot makes at most PL_K runs per chain started, within a
- * budget of work units (effort scales it), after which the best order met
+ * The pilot builds the order start by start: it tries the greedy's best
+ * unlike choices (PL_K at most), completes each with the greedy, evaluates
+ * the complete orders exactly and keeps the choice whose completion costs
+ * least.  That sees what no rule of thumb does, for instance whether a
+ * taller band of work around stationary inputs pays for itself later.  It
+ * runs once per way of breaking the greedy's last ties (PL_VARIANTS), the
+ * cheapest order winning; with effort, a nested pilot also judges the first
+ * choices of that order by whole pilots.  It is used only where the
+ * simulation's order, placed, costs what the model says (the chains
+ * describe the traffic), and stops when its greedy starts well behind
+ * that order.
+ *
+ * Cost: a greedy run is O(C (C I + T I U) + A (U + R)) for C chains with
+ * I distinct inputs, T = PL_TOP ranked candidates, U chains per input, A
+ * accesses and R resident inputs; an evaluation O(A R); the pilot makes up
+ * to PL_K runs per start, the nested one a pilot per choice, all within a
+ * budget of work units that effort scales, after which the best order met
  * so far stands. */
 
 enum { PL_K = 3, PL_TOP = 16, PL_SLOTS = 4, PL_VARIANTS = 4 };
 
 typedef struct pilot {
 	chsim *c;
-	int32_t nsteps, nacc;
 	int32_t *cioff, *civ;	/* chain -> its distinct inputs */
 	int32_t *siv;		/* step inputs, each step's in the order of
 				   the operations reading them (stage 1) */
