@@ -1159,6 +1159,20 @@ static int pl_order(chsim *c, const chopts *o, int32_t *out,
 	int64_t val = 0, refv = pl_eval(&p, o->ref);
 	int64_t tol = o->ref_ddr / 8;
 	*useful = refv >= o->ref_ddr - tol && refv <= o->ref_ddr + tol;
+	/* a greedy run cannot be cut short: with too many chains for the
+	 * budget to pay a few, the pilot is not used either */
+	int64_t imax = 0, umax = 0;
+	for (int32_t ch = 0; ch < nch; ch++)
+		if (p.cioff[ch + 1] - p.cioff[ch] > imax)
+			imax = p.cioff[ch + 1] - p.cioff[ch];
+	for (int32_t b = 0; b < nb; b++)
+		if (p.uoff[b + 1] - p.uoff[b] > umax)
+			umax = p.uoff[b + 1] - p.uoff[b];
+	double run = (double)nch * ((double)p.cioff[nch] +
+				    (double)PL_TOP * (double)imax * (double)umax) +
+		     (double)nacc * (double)umax;
+	if (run * 8 > (double)budget)
+		*useful = false;
 	if (!*useful)
 		goto out;
 	/* the pilot refines the greedy: when the greedy is well behind the
