@@ -530,9 +530,10 @@ static int32_t pl_layout(pilot *p, const int32_t *order)
 		while (k < c->nch) {
 			int32_t ch = order[k], b = c->cbuf[ch];
 			int m = g->buf_mem[b];
-			if (nlive > 0 && cused[m] + g->buf_size[b] > g->caps.cap[m])
+			int64_t size = g->buf_size[b];
+			if (nlive > 0 && cused[m] + size > g->caps.cap[m])
 				break;
-			cused[m] += g->buf_size[b];
+			cused[m] += size;
 			p->live[nlive] = ch;
 			p->lnext[nlive++] = c->soff[ch];
 			k++;
@@ -545,7 +546,8 @@ static int32_t pl_layout(pilot *p, const int32_t *order)
 				l++;
 				continue;
 			}
-			cused[g->buf_mem[c->cbuf[ch]]] -= g->buf_size[c->cbuf[ch]];
+			int32_t b = c->cbuf[ch];
+			cused[g->buf_mem[b]] -= g->buf_size[b];
 			done++;
 			memmove(p->live + l, p->live + l + 1,
 				(size_t)(nlive - l - 1) * sizeof *p->live);
@@ -601,7 +603,8 @@ static int64_t pl_eval(pilot *p, const int32_t *order)
 		int m = g->buf_mem[x];
 		if (i == 0 || p->accs[i] != p->accs[i - 1]) {
 			p->st++;
-			for (int32_t j = i; j < na && p->accs[j] == p->accs[i]; j++)
+			for (int32_t j = i; j < na && p->accs[j] == p->accs[i];
+			     j++)
 				p->stamp[p->acc[j]] = p->st;
 		}
 		if (!p->res[x]) {
@@ -885,7 +888,7 @@ static void rg_run(pilot *p, const int32_t *forced, int32_t nf,
 					break;
 				if (nc == 0) {
 					/* nothing fits beside nothing: cannot
-					 * happen (ds_check_fits), but stay total */
+					 * happen (ds_check_fits); stay total */
 					for (ch = 0; p->started[ch]; ch++)
 						;
 				} else {
@@ -1077,11 +1080,11 @@ static int pl_order(chsim *c, const chopts *o, int32_t *out,
 	p.cand = ds_alloc(h, (size_t)nch, sizeof *p.cand);
 	p.cmru = ds_alloc(h, (size_t)nch, sizeof *p.cmru);
 	p.cben = ds_alloc(h, (size_t)nch, sizeof *p.cben);
-	ok = ok && p.cioff && p.civ && p.siv && p.uoff && p.uv && p.first && p.steps &&
-		  p.acc && p.accs && p.nxt && p.nu && p.stamp && p.res &&
-		  p.seen && p.live && p.lnext && p.miss && p.started &&
-		  p.claim && p.left && p.last && p.red && p.redst &&
-		  p.touch && p.cand && p.cmru && p.cben;
+	ok = ok && p.cioff && p.civ && p.siv && p.uoff && p.uv && p.first &&
+	     p.steps && p.acc && p.accs && p.nxt && p.nu && p.stamp && p.res &&
+	     p.seen && p.live && p.lnext && p.miss && p.started && p.claim &&
+	     p.left && p.last && p.red && p.redst && p.touch && p.cand &&
+	     p.cmru && p.cben;
 	for (int m = 0; ok && m < DS_NMEM; m++) {
 		p.rl[m] = ds_alloc(h, (size_t)nb, sizeof *p.rl[m]);
 		ok = p.rl[m] != NULL;
@@ -1106,7 +1109,8 @@ static int pl_order(chsim *c, const chopts *o, int32_t *out,
 			int32_t x = c->cv[k];
 			if (takers[x] > 1)
 				continue;
-			for (int32_t j = g->use_off[x]; j < g->use_off[x + 1]; j++)
+			for (int32_t j = g->use_off[x]; j < g->use_off[x + 1];
+			     j++)
 				if (c->pos1[x] < p.nu[g->use[j]])
 					p.nu[g->use[j]] = c->pos1[x];
 		}
@@ -1168,8 +1172,8 @@ static int pl_order(chsim *c, const chopts *o, int32_t *out,
 	for (int32_t b = 0; b < nb; b++)
 		if (p.uoff[b + 1] - p.uoff[b] > umax)
 			umax = p.uoff[b + 1] - p.uoff[b];
-	double run = (double)nch * ((double)p.cioff[nch] +
-				    (double)PL_TOP * (double)imax * (double)umax) +
+	double tie = (double)PL_TOP * (double)imax * (double)umax;
+	double run = (double)nch * ((double)p.cioff[nch] + tie) +
 		     (double)nacc * (double)umax;
 	if (run * 8 > (double)budget)
 		*useful = false;
