@@ -25,6 +25,9 @@
  *    operations) are the long-lived work; a step-level simulation picks
  *    which run side by side and which follows which so that the data they
  *    read is reused before it leaves;
+ *  - the chain order of the reuse pilot: a greedy over the chains with a
+ *    lookahead that completes each choice and measures the reloads of the
+ *    complete order exactly (nested with effort);
  *  - a memory-aware list scheduler that follows the best order so far but
  *    skips ahead when the next work would force an eviction that other
  *    work would not, first with an LRU model of residency, then (effort
@@ -32,7 +35,8 @@
  *
  * Cost: the stage-1 orders and the chain order are O((N + E) log N) plus
  * O(C W S I) for C chains of S steps reading I buffers, W = CH_WINDOW
- * chains considered at each start; a scheduler run is
+ * chains considered at each start; the pilot is held to a budget of work
+ * units (see there); a scheduler run is
  * O(N * G * K) with G candidate goals per step and K the closure bound
  * (both constants); each placement is O(N * R log R) typically, R the
  * resident buffers of a memory; each replay O(N + E). */
@@ -434,12 +438,812 @@ static int32_t ch_pick(chsim *c, int32_t *cand, int64_t *cost, int64_t *mru,
 	return cand[best];
 }
 
-/* share: the part of each memory the model lets the inputs use (a smaller
- * share makes the chains keep less data around, a larger one more). */
+/* How order_chains chooses. */
+typedef struct chopts {
+	double share; /* the part of each memory the simulation lets the
+			 inputs use (a smaller share makes the chains keep
+			 less data around, a larger one more) */
+	int64_t pilot; /* > 0: the pilot chooses, within this budget */
+	bool nested;   /* pilot: judge its own first choices by pilots */
+	const int32_t *ref; /* pilot: the simulation's chain order */
+	int64_t ref_ddr;    /* pilot: extra_ddr of its placement */
+	int32_t *ref_out;   /* simulation: its chain order (may be NULL) */
+} chopts;
+
+/* ---- the reuse pilot ----
+ *
+ * A second way to choose the chain order, judged by what a placement would
+ * really cost.  pl_eval lays the chains out (started in a given order as
+ * their memory has room, stepping in turn, as order_chains does) and counts
+ * the traffic of the reloads under furthest-next-use eviction, the rule the
+ * placer follows; on graphs whose traffic is the chains' inputs it gives
+ * the placement's figure to a reload or two.  rg_run is a fast greedy over
+ * the same layout: it starts the chain with the fewest bytes neither
+ * resident nor brought by the running chains, then the one whose loads
+ * complete the most other chains (data just loaded is used by all that
+ * need only it), then recency, then stage 1; its model evicts dead data
+ * first, then the data whose waiting chains are furthest from complete,
+ * then what the running chains read.
+ *
+ * The pilot builds the order start by start: it tries the greedy's best
+ * unlike choices (PL_K at most), completes each with the greedy, evaluates
+ * the complete orders exactly and keeps the choice whose completion costs
+ * least.  That sees what no rule of thumb does, for instance whether a
+ * taller band of work around stationary inputs pays for itself later.  It
+ * runs once per way of breaking the greedy's last ties (PL_VARIANTS), the
+ * cheapest order winning; with effort, a nested pilot also judges the first
+ * choices of that order by whole pilots.  It is used only where the
+ * simulation's order, placed, costs what the model says (the chains
+ * describe the traffic), and stops when its greedy starts well behind
+ * that order.
+ *
+ * Cost: a greedy run is O(C (C I + T I U) + A (U + R)) for C chains with
+ * I distinct inputs, T = PL_TOP ranked candidates, U chains per input, A
+ * accesses and R resident inputs; an evaluation O(A R); the pilot makes up
+ * to PL_K runs per start, the nested one a pilot per choice, all within a
+ * budget of work units that effort scales, after which the best order met
+ * so far stands. */
+
+enum { PL_K = 3, PL_TOP = 16, PL_SLOTS = 4, PL_VARIANTS = 4 };
+
+typedef struct pilot {
+	chsim *c;
+	int32_t *cioff, *civ;	/* chain -> its distinct inputs */
+	int32_t *siv;		/* step inputs, each step's in the order of
+				   the operations reading them (stage 1) */
+	int32_t *uoff, *uv;	/* buffer -> chains reading it */
+	int32_t *first;		/* chain -> stage 1 place of its first step */
+	int64_t reserve[DS_NMEM]; /* chain buffers' peak bytes per memory */
+	/* layout and evaluation */
+	int32_t *steps;	/* steps in execution order */
+	int32_t *acc, *accs, *nxt; /* accesses: buffer, step serial, next */
+	int32_t *nu;	/* per buffer: next use (access index) */
+	int32_t *stamp; /* per buffer */
+	int32_t st;
+	uint8_t *res, *seen;
+	int32_t *rl[DS_NMEM], nrl[DS_NMEM]; /* resident buffers */
+	int32_t *live, *lnext;
+	/* the greedy */
+	int64_t *miss;	/* per chain: input bytes neither resident nor claimed */
+	uint8_t *started;
+	int32_t *claim; /* per buffer: reads left by running chains */
+	int32_t *left;	/* per buffer: chains not started reading it */
+	int64_t *last;	/* per buffer: last use tick */
+	int64_t *red;	/* per chain: scratch for the completion count */
+	int32_t *redst, *touch, redstamp;
+	int32_t *cand;
+	int64_t *cmru, *cben;
+	int64_t used[DS_NMEM], cused[DS_NMEM], tick, work;
+	int variant; /* the greedy's last tie-breaks: bit 0, stage 1 order
+			backwards; bit 1, least recent reuse first */
+	/* slots of a complete order with its ranked choices at each start */
+	int32_t *ord[PL_SLOTS], *rk[PL_SLOTS], *nrk[PL_SLOTS];
+	int32_t *pre, *pre2; /* prefixes being tried, per level */
+} pilot;
+
+static int64_t pl_cap(const pilot *p, int m)
+{
+	int64_t cap = p->c->g->caps.cap[m] - p->reserve[m];
+	return cap > 0 ? cap : 0;
+}
+
+/* The steps of the chains started in order[], as many at once as their
+ * memory holds, stepping in turn; returns the number of steps. */
+static int32_t pl_layout(pilot *p, const int32_t *order)
+{
+	chsim *c = p->c;
+	const ds_graph *g = c->g;
+	int32_t nlive = 0, ns = 0, k = 0, done = 0;
+	int64_t cused[DS_NMEM] = {0};
+	while (done < c->nch) {
+		while (k < c->nch) {
+			int32_t ch = order[k], b = c->cbuf[ch];
+			int m = g->buf_mem[b];
+			int64_t size = g->buf_size[b];
+			if (nlive > 0 && cused[m] + size > g->caps.cap[m])
+				break;
+			cused[m] += size;
+			p->live[nlive] = ch;
+			p->lnext[nlive++] = c->soff[ch];
+			k++;
+		}
+		for (int32_t l = 0; l < nlive; l++)
+			p->steps[ns++] = p->lnext[l]++;
+		for (int32_t l = 0; l < nlive;) {
+			int32_t ch = p->live[l];
+			if (p->lnext[l] < c->soff[ch + 1]) {
+				l++;
+				continue;
+			}
+			int32_t b = c->cbuf[ch];
+			cused[g->buf_mem[b]] -= g->buf_size[b];
+			done++;
+			memmove(p->live + l, p->live + l + 1,
+				(size_t)(nlive - l - 1) * sizeof *p->live);
+			memmove(p->lnext + l, p->lnext + l + 1,
+				(size_t)(nlive - l - 1) * sizeof *p->lnext);
+			nlive--;
+		}
+	}
+	return ns;
+}
+
+/* Removes b from the evaluation's resident list of m. */
+static void pl_drop(pilot *p, int m, int32_t b)
+{
+	for (int32_t i = 0; i < p->nrl[m]; i++)
+		if (p->rl[m][i] == b) {
+			p->rl[m][i] = p->rl[m][--p->nrl[m]];
+			break;
+		}
+	p->res[b] = 0;
+}
+
+/* Traffic of the reloads when the chains start in order[]: every input
+ * read again after leaving costs its traffic; the victims are the
+ * resident inputs used furthest ahead (data used no more goes at once). */
+static int64_t pl_eval(pilot *p, const int32_t *order)
+{
+	chsim *c = p->c;
+	const ds_graph *g = c->g;
+	int32_t ns = pl_layout(p, order), na = 0;
+	for (int32_t s = 0; s < ns; s++)
+		for (int32_t k = c->ioff[p->steps[s]];
+		     k < c->ioff[p->steps[s] + 1]; k++) {
+			p->acc[na] = p->siv[k];
+			p->accs[na++] = s;
+		}
+	for (int32_t b = 0; b < g->nbuf; b++) {
+		p->nu[b] = INT32_MAX;
+		p->res[b] = p->seen[b] = 0;
+	}
+	for (int32_t i = na - 1; i >= 0; i--) {
+		p->nxt[i] = p->nu[p->acc[i]];
+		p->nu[p->acc[i]] = i;
+	}
+	for (int m = 0; m < DS_NMEM; m++) {
+		p->nrl[m] = 0;
+		p->used[m] = 0;
+	}
+	int64_t cost = 0;
+	p->work += na;
+	for (int32_t i = 0; i < na; i++) {
+		int32_t x = p->acc[i];
+		int m = g->buf_mem[x];
+		if (i == 0 || p->accs[i] != p->accs[i - 1]) {
+			p->st++;
+			for (int32_t j = i; j < na && p->accs[j] == p->accs[i];
+			     j++)
+				p->stamp[p->acc[j]] = p->st;
+		}
+		if (!p->res[x]) {
+			if (p->seen[x])
+				cost += traffic(g, x);
+			p->seen[x] = 1;
+			while (p->used[m] + g->buf_size[x] > pl_cap(p, m)) {
+				int32_t v = -1;
+				for (int32_t j = 0; j < p->nrl[m]; j++) {
+					int32_t y = p->rl[m][j];
+					if (p->stamp[y] == p->st)
+						continue;
+					if (v < 0 || p->nu[y] > p->nu[v] ||
+					    (p->nu[y] == p->nu[v] &&
+					     c->pos1[g->buf_alloc[y]] <
+						     c->pos1[g->buf_alloc[v]]))
+						v = y;
+				}
+				p->work += p->nrl[m];
+				if (v < 0)
+					break;
+				pl_drop(p, m, v);
+				p->used[m] -= g->buf_size[v];
+			}
+			p->res[x] = 1;
+			p->rl[m][p->nrl[m]++] = x;
+			p->used[m] += g->buf_size[x];
+		}
+		p->nu[x] = p->nxt[i];
+		if (p->nu[x] == INT32_MAX) {
+			pl_drop(p, m, x);
+			p->used[m] -= g->buf_size[x];
+		}
+	}
+	return cost;
+}
+
+/* ---- the greedy ---- */
+
+static bool rg_have(const pilot *p, int32_t x)
+{
+	return p->res[x] || p->claim[x] > 0;
+}
+
+/* x became present or absent: the chains reading it miss it or not. */
+static void rg_flip(pilot *p, int32_t x, bool before)
+{
+	bool now = rg_have(p, x);
+	if (now == before)
+		return;
+	int64_t d = now ? -p->c->g->buf_size[x] : p->c->g->buf_size[x];
+	for (int32_t k = p->uoff[x]; k < p->uoff[x + 1]; k++)
+		p->miss[p->uv[k]] += d;
+	p->work += p->uoff[x + 1] - p->uoff[x];
+}
+
+static void rg_unres(pilot *p, int32_t x)
+{
+	bool before = rg_have(p, x);
+	int m = p->c->g->buf_mem[x];
+	pl_drop(p, m, x);
+	p->used[m] -= p->c->g->buf_size[x];
+	rg_flip(p, x, before);
+}
+
+/* Eviction order, larger first: data nobody waits for, then data whose
+ * waiting chains miss the most, then least recently used; what the
+ * running chains still read goes last. */
+static void rg_key(pilot *p, int32_t x, int *cat, int64_t *pr)
+{
+	if (p->claim[x] > 0) {
+		*cat = 0;
+		*pr = 0;
+		return;
+	}
+	*cat = 1;
+	*pr = INT64_MAX;
+	for (int32_t k = p->uoff[x]; k < p->uoff[x + 1]; k++) {
+		int32_t u = p->uv[k];
+		if (!p->started[u] && p->miss[u] < *pr)
+			*pr = p->miss[u];
+	}
+	p->work += p->uoff[x + 1] - p->uoff[x];
+	if (*pr == INT64_MAX)
+		*cat = 2;
+}
+
+static void rg_room(pilot *p, int m, int64_t size)
+{
+	int64_t cap = p->c->g->caps.cap[m] - p->cused[m];
+	while (p->used[m] + size > cap) {
+		int32_t v = -1, vc = 0;
+		int64_t vp = 0;
+		for (int32_t j = 0; j < p->nrl[m]; j++) {
+			int32_t y = p->rl[m][j];
+			int cat;
+			int64_t pr;
+			if (p->stamp[y] == p->st)
+				continue;
+			rg_key(p, y, &cat, &pr);
+			if (v < 0 || cat > vc || (cat == vc && pr > vp) ||
+			    (cat == vc && pr == vp && p->last[y] < p->last[v])) {
+				v = y;
+				vc = cat;
+				vp = pr;
+			}
+		}
+		if (v < 0)
+			return;
+		rg_unres(p, v);
+	}
+}
+
+/* Is a before b as the chain to start: fewer missing bytes, more chains
+ * completed by its loads, more recent reuse, stage 1. */
+static bool rg_before(const pilot *p, int32_t a, int64_t ba, int64_t ma,
+		      int32_t b, int64_t bb, int64_t mb)
+{
+	if (p->miss[a] != p->miss[b])
+		return p->miss[a] < p->miss[b];
+	if (ba != bb)
+		return ba > bb;
+	if (ma != mb)
+		return (p->variant & 2) ? ma < mb : ma > mb;
+	return (p->variant & 1) ? p->first[a] > p->first[b]
+				: p->first[a] < p->first[b];
+}
+
+/* Chains that nothing but ch's missing inputs keep from complete. */
+static int64_t rg_completes(pilot *p, int32_t ch)
+{
+	const ds_graph *g = p->c->g;
+	int32_t nt = 0;
+	int64_t n = 0;
+	p->redstamp++;
+	for (int32_t k = p->cioff[ch]; k < p->cioff[ch + 1]; k++) {
+		int32_t x = p->civ[k];
+		if (rg_have(p, x))
+			continue;
+		for (int32_t j = p->uoff[x]; j < p->uoff[x + 1]; j++) {
+			int32_t u = p->uv[j];
+			if (u == ch || p->started[u])
+				continue;
+			if (p->redst[u] != p->redstamp) {
+				p->redst[u] = p->redstamp;
+				p->red[u] = 0;
+				p->touch[nt++] = u;
+			}
+			p->red[u] += g->buf_size[x];
+		}
+		p->work += p->uoff[x + 1] - p->uoff[x];
+	}
+	for (int32_t i = 0; i < nt; i++)
+		n += p->miss[p->touch[i]] == p->red[p->touch[i]];
+	return n;
+}
+
+/* Ranks the chains that may start now into cand[0..*n), best first (the
+ * PL_TOP best by missing bytes and reuse fully ranked). */
+static void rg_rank(pilot *p, int32_t *n)
+{
+	chsim *c = p->c;
+	const ds_graph *g = c->g;
+	int32_t nc = 0;
+	for (int32_t ch = 0; ch < c->nch; ch++) {
+		int32_t b = c->cbuf[ch];
+		int m = g->buf_mem[b];
+		if (p->started[ch] ||
+		    p->cused[m] + g->buf_size[b] > g->caps.cap[m])
+			continue;
+		int64_t mru = -1;
+		for (int32_t k = p->cioff[ch]; k < p->cioff[ch + 1]; k++)
+			if (p->res[p->civ[k]] && p->last[p->civ[k]] > mru)
+				mru = p->last[p->civ[k]];
+		p->work += p->cioff[ch + 1] - p->cioff[ch];
+		p->cmru[ch] = mru;
+		p->cben[ch] = 0;
+		/* insertion into the sorted top, the rest appended */
+		int32_t j = nc++;
+		int32_t lim = j < PL_TOP ? j : PL_TOP;
+		p->cand[j] = ch;
+		if (j >= PL_TOP) {
+			if (!rg_before(p, ch, 0, mru, p->cand[PL_TOP - 1], 0,
+				       p->cmru[p->cand[PL_TOP - 1]]))
+				continue;
+			p->cand[j] = p->cand[PL_TOP - 1];
+			lim = PL_TOP - 1;
+		}
+		while (lim > 0 && rg_before(p, ch, 0, mru, p->cand[lim - 1], 0,
+					    p->cmru[p->cand[lim - 1]])) {
+			p->cand[lim] = p->cand[lim - 1];
+			lim--;
+		}
+		p->cand[lim] = ch;
+	}
+	int32_t top = nc < PL_TOP ? nc : PL_TOP;
+	for (int32_t i = 0; i < top; i++)
+		p->cben[p->cand[i]] = rg_completes(p, p->cand[i]);
+	for (int32_t i = 1; i < top; i++) {
+		int32_t x = p->cand[i], j = i;
+		while (j > 0 && rg_before(p, x, p->cben[x], p->cmru[x],
+					  p->cand[j - 1], p->cben[p->cand[j - 1]],
+					  p->cmru[p->cand[j - 1]])) {
+			p->cand[j] = p->cand[j - 1];
+			j--;
+		}
+		p->cand[j] = x;
+	}
+	*n = nc;
+}
+
+/* The choices the pilot tries among the ranked cand[0..nc): the best of
+ * each (missing bytes, completions) in rank order, PL_K at most; chains
+ * alike in both are mostly interchangeable, and the choice that matters
+ * is between unlike ones (complete what is loaded, or load more). */
+static void rg_choices(pilot *p, int32_t nc, int32_t *r, int32_t *nr)
+{
+	int32_t n = 0;
+	for (int32_t i = 0; i < nc && n < PL_K; i++) {
+		int32_t x = p->cand[i];
+		bool dup = false;
+		for (int32_t j = 0; j < n && !dup; j++)
+			dup = p->miss[r[j]] == p->miss[x] &&
+			      p->cben[r[j]] == p->cben[x];
+		if (!dup)
+			r[n++] = x;
+	}
+	*nr = n;
+}
+
+/* One greedy run: the chains of forced[0..nf) first, in that order, then
+ * the greedy's choices; out[] gets the start order, and for each start i
+ * not forced, rank[i * PL_K ..] the best nrank[i] choices there. */
+static void rg_run(pilot *p, const int32_t *forced, int32_t nf,
+		   int32_t rank_from, int32_t *out, int32_t *rank,
+		   int32_t *nrank)
+{
+	chsim *c = p->c;
+	const ds_graph *g = c->g;
+	int32_t nout = 0, nlive = 0, done = 0;
+	for (int32_t ch = 0; ch < c->nch; ch++) {
+		p->started[ch] = 0;
+		p->miss[ch] = 0;
+		for (int32_t k = p->cioff[ch]; k < p->cioff[ch + 1]; k++)
+			p->miss[ch] += g->buf_size[p->civ[k]];
+	}
+	for (int32_t b = 0; b < g->nbuf; b++) {
+		p->res[b] = 0;
+		p->claim[b] = 0;
+		p->left[b] = p->uoff[b + 1] - p->uoff[b];
+		p->last[b] = 0;
+	}
+	for (int m = 0; m < DS_NMEM; m++) {
+		p->nrl[m] = 0;
+		p->used[m] = p->cused[m] = 0;
+	}
+	p->tick = 0;
+	while (done < c->nch) {
+		for (;;) {
+			int32_t ch;
+			if (nout >= c->nch)
+				break;
+			if (nout < nf) {
+				ch = forced[nout];
+				int32_t b = c->cbuf[ch];
+				int m = g->buf_mem[b];
+				if (nlive > 0 && p->cused[m] + g->buf_size[b] >
+							 g->caps.cap[m])
+					break;
+				if (nout >= rank_from) {
+					int32_t nc;
+					rg_rank(p, &nc);
+					rg_choices(p, nc,
+						   rank + (size_t)nout * PL_K,
+						   &nrank[nout]);
+				}
+			} else {
+				int32_t nc;
+				rg_rank(p, &nc);
+				if (nc == 0 && nlive > 0)
+					break;
+				if (nc == 0) {
+					/* nothing fits beside nothing: cannot
+					 * happen (ds_check_fits); stay total */
+					for (ch = 0; p->started[ch]; ch++)
+						;
+				} else {
+					ch = p->cand[0];
+				}
+				rg_choices(p, nc, rank + (size_t)nout * PL_K,
+					   &nrank[nout]);
+			}
+			p->started[ch] = 1;
+			out[nout++] = ch;
+			p->live[nlive] = ch;
+			p->lnext[nlive++] = c->soff[ch];
+			p->cused[g->buf_mem[c->cbuf[ch]]] +=
+				g->buf_size[c->cbuf[ch]];
+			for (int32_t k = p->cioff[ch]; k < p->cioff[ch + 1]; k++)
+				p->left[p->civ[k]]--;
+			for (int32_t si = c->soff[ch]; si < c->soff[ch + 1]; si++)
+				for (int32_t k = c->ioff[si]; k < c->ioff[si + 1];
+				     k++) {
+					int32_t x = c->iv[k];
+					bool before = rg_have(p, x);
+					p->claim[x]++;
+					rg_flip(p, x, before);
+				}
+		}
+		/* one step of each running chain, in turn */
+		for (int32_t l = 0; l < nlive; l++) {
+			int32_t si = p->lnext[l]++;
+			p->st++;
+			for (int32_t k = c->ioff[si]; k < c->ioff[si + 1]; k++)
+				p->stamp[c->iv[k]] = p->st;
+			for (int32_t k = c->ioff[si]; k < c->ioff[si + 1]; k++) {
+				int32_t x = c->iv[k];
+				int m = g->buf_mem[x];
+				p->tick++;
+				if (!p->res[x]) {
+					rg_room(p, m, g->buf_size[x]);
+					bool before = rg_have(p, x);
+					p->res[x] = 1;
+					p->rl[m][p->nrl[m]++] = x;
+					p->used[m] += g->buf_size[x];
+					rg_flip(p, x, before);
+				}
+				p->last[x] = p->tick;
+			}
+			for (int32_t k = c->ioff[si]; k < c->ioff[si + 1]; k++) {
+				int32_t x = c->iv[k];
+				bool before = rg_have(p, x);
+				p->claim[x]--;
+				rg_flip(p, x, before);
+				if (p->claim[x] == 0 && p->left[x] == 0)
+					rg_unres(p, x);
+			}
+			p->work += c->ioff[si + 1] - c->ioff[si];
+		}
+		for (int32_t l = 0; l < nlive;) {
+			int32_t ch = p->live[l];
+			if (p->lnext[l] < c->soff[ch + 1]) {
+				l++;
+				continue;
+			}
+			p->cused[g->buf_mem[c->cbuf[ch]]] -=
+				g->buf_size[c->cbuf[ch]];
+			done++;
+			memmove(p->live + l, p->live + l + 1,
+				(size_t)(nlive - l - 1) * sizeof *p->live);
+			memmove(p->lnext + l, p->lnext + l + 1,
+				(size_t)(nlive - l - 1) * sizeof *p->lnext);
+			nlive--;
+		}
+	}
+}
+
+static void pl_free(const ds_heap *h, pilot *p)
+{
+	void *a[] = {p->siv, p->cioff, p->civ,	 p->uoff,  p->uv,     p->first,
+		     p->steps, p->acc,	 p->accs,  p->nxt,    p->nu,
+		     p->stamp, p->res,	 p->seen,  p->live,   p->lnext,
+		     p->miss,  p->started, p->claim, p->left,  p->last,
+		     p->red,   p->redst, p->touch, p->cand,   p->cmru,
+		     p->cben};
+	for (size_t i = 0; i < sizeof a / sizeof *a; i++)
+		ds_free(h, a[i]);
+	for (int m = 0; m < DS_NMEM; m++)
+		ds_free(h, p->rl[m]);
+	for (int i = 0; i < PL_SLOTS; i++) {
+		ds_free(h, p->ord[i]);
+		ds_free(h, p->rk[i]);
+		ds_free(h, p->nrk[i]);
+	}
+	ds_free(h, p->pre);
+	ds_free(h, p->pre2);
+}
+
+/* A slot other than a, b and c. */
+static int pl_slot(int a, int b, int c)
+{
+	int s = 0;
+	while (s == a || s == b || s == c)
+		s++;
+	DS_ASSERT(s < PL_SLOTS);
+	return s;
+}
+
+/* The pilot from the starts fixed[0..nfix): the greedy's completion is
+ * the first incumbent, and stands when it costs more than giveup; then a
+ * pass over the later starts: at each, every choice is completed by the
+ * greedy, and a complete order costing less becomes the incumbent, whose
+ * start there is then kept.  Leaves slot keep alone; returns the
+ * incumbent's slot and its cost in *val. */
+static int pl_pilot(pilot *p, const int32_t *fixed, int32_t nfix, int keep,
+		    int64_t giveup, int64_t budget, int64_t *val)
+{
+	const int32_t nch = p->c->nch;
+	int inc = pl_slot(keep, -1, -1);
+	rg_run(p, fixed, nfix, nfix, p->ord[inc], p->rk[inc], p->nrk[inc]);
+	int64_t incv = pl_eval(p, p->ord[inc]);
+	for (int32_t at = nfix; at < nch && incv <= giveup && p->work < budget;
+	     at++) {
+		int32_t r[PL_K], nr = p->nrk[inc][at];
+		memcpy(r, p->rk[inc] + (size_t)at * PL_K, (size_t)nr * sizeof *r);
+		memcpy(p->pre, p->ord[inc], (size_t)at * sizeof *p->pre);
+		/* r[0] is the incumbent's own choice */
+		for (int32_t i = 1; i < nr && p->work < budget; i++) {
+			int s = pl_slot(keep, inc, -1);
+			p->pre[at] = r[i];
+			rg_run(p, p->pre, at + 1, at + 1, p->ord[s], p->rk[s],
+			       p->nrk[s]);
+			int64_t cost = pl_eval(p, p->ord[s]);
+			if (cost < incv) {
+				incv = cost;
+				inc = s;
+			}
+		}
+	}
+	*val = incv;
+	return inc;
+}
+
+/* The pilot's chain start order into out[0..nch), within budget work
+ * units (at least the greedy's own order). */
+static int pl_order(chsim *c, const chopts *o, int32_t *out,
+		    bool *useful, ds_err *e)
+{
+	const int64_t budget = o->pilot;
+	const ds_graph *g = c->g;
+	const ds_heap *h = g->heap;
+	const int32_t nch = c->nch, nb = g->nbuf;
+	const int32_t nsteps = c->soff[nch], nacc = c->ioff[nsteps];
+	pilot p;
+	memset(&p, 0, sizeof p);
+	p.c = c;
+	int rc = DS_OK;
+	bool ok = true;
+	for (int i = 0; i < PL_SLOTS; i++) {
+		p.ord[i] = ds_alloc(h, (size_t)nch, sizeof **p.ord);
+		p.rk[i] = ds_alloc(h, (size_t)nch * PL_K, sizeof **p.rk);
+		p.nrk[i] = ds_alloc(h, (size_t)nch, sizeof **p.nrk);
+		ok = ok && p.ord[i] && p.rk[i] && p.nrk[i];
+	}
+	p.pre = ds_alloc(h, (size_t)nch, sizeof *p.pre);
+	p.pre2 = ds_alloc(h, (size_t)nch, sizeof *p.pre2);
+	int32_t *takers = ds_alloc(h, (size_t)g->n, sizeof *takers);
+	ok = ok && p.pre && p.pre2 && takers;
+	p.cioff = ds_alloc(h, (size_t)nch + 1, sizeof *p.cioff);
+	p.civ = ds_alloc(h, (size_t)nacc + 1, sizeof *p.civ);
+	p.siv = ds_alloc(h, (size_t)nacc + 1, sizeof *p.siv);
+	p.uoff = ds_alloc(h, (size_t)nb + 1, sizeof *p.uoff);
+	p.uv = ds_alloc(h, (size_t)nacc + 1, sizeof *p.uv);
+	p.first = ds_alloc(h, (size_t)nch, sizeof *p.first);
+	p.steps = ds_alloc(h, (size_t)nsteps, sizeof *p.steps);
+	p.acc = ds_alloc(h, (size_t)nacc + 1, sizeof *p.acc);
+	p.accs = ds_alloc(h, (size_t)nacc + 1, sizeof *p.accs);
+	p.nxt = ds_alloc(h, (size_t)nacc + 1, sizeof *p.nxt);
+	p.nu = ds_alloc(h, (size_t)nb, sizeof *p.nu);
+	p.stamp = ds_alloc(h, (size_t)nb, sizeof *p.stamp);
+	p.res = ds_alloc(h, (size_t)nb, 1);
+	p.seen = ds_alloc(h, (size_t)nb, 1);
+	p.live = ds_alloc(h, (size_t)nch, sizeof *p.live);
+	p.lnext = ds_alloc(h, (size_t)nch, sizeof *p.lnext);
+	p.miss = ds_alloc(h, (size_t)nch, sizeof *p.miss);
+	p.started = ds_alloc(h, (size_t)nch, 1);
+	p.claim = ds_alloc(h, (size_t)nb, sizeof *p.claim);
+	p.left = ds_alloc(h, (size_t)nb, sizeof *p.left);
+	p.last = ds_alloc(h, (size_t)nb, sizeof *p.last);
+	p.red = ds_alloc(h, (size_t)nch, sizeof *p.red);
+	p.redst = ds_alloc(h, (size_t)nch, sizeof *p.redst);
+	p.touch = ds_alloc(h, (size_t)nch, sizeof *p.touch);
+	p.cand = ds_alloc(h, (size_t)nch, sizeof *p.cand);
+	p.cmru = ds_alloc(h, (size_t)nch, sizeof *p.cmru);
+	p.cben = ds_alloc(h, (size_t)nch, sizeof *p.cben);
+	ok = ok && p.cioff && p.civ && p.siv && p.uoff && p.uv && p.first &&
+	     p.steps && p.acc && p.accs && p.nxt && p.nu && p.stamp && p.res &&
+	     p.seen && p.live && p.lnext && p.miss && p.started && p.claim &&
+	     p.left && p.last && p.red && p.redst && p.touch && p.cand &&
+	     p.cmru && p.cben;
+	for (int m = 0; ok && m < DS_NMEM; m++) {
+		p.rl[m] = ds_alloc(h, (size_t)nb, sizeof *p.rl[m]);
+		ok = p.rl[m] != NULL;
+	}
+	if (!ok) {
+		rc = ds_fail(e, DS_ENOMEM, "out of memory");
+		goto out;
+	}
+	/* each step's inputs in the order their first readers run in stage
+	 * 1, as the layout will run them; an operation that several steps
+	 * take along runs with the first of them, so it does not count
+	 * (nu[] is free scratch here) */
+	memcpy(p.siv, c->iv, (size_t)nacc * sizeof *p.siv);
+	for (int32_t k = 0; k < c->coff[nsteps]; k++)
+		takers[c->cv[k]]++;
+	for (int32_t si = 0; si < nsteps; si++) {
+		int32_t *a = p.siv + c->ioff[si];
+		int32_t len = c->ioff[si + 1] - c->ioff[si];
+		for (int32_t i = 0; i < len; i++)
+			p.nu[a[i]] = INT32_MAX;
+		for (int32_t k = c->coff[si]; k < c->coff[si + 1]; k++) {
+			int32_t x = c->cv[k];
+			if (takers[x] > 1)
+				continue;
+			for (int32_t j = g->use_off[x]; j < g->use_off[x + 1];
+			     j++)
+				if (c->pos1[x] < p.nu[g->use[j]])
+					p.nu[g->use[j]] = c->pos1[x];
+		}
+		for (int32_t i = 1; i < len; i++) {
+			int32_t x = a[i], j = i;
+			while (j > 0 && p.nu[a[j - 1]] > p.nu[x]) {
+				a[j] = a[j - 1];
+				j--;
+			}
+			a[j] = x;
+		}
+	}
+	/* each chain's distinct inputs, each input's chains */
+	p.st = 1;
+	for (int32_t ch = 0; ch < nch; ch++) {
+		int32_t n = p.cioff[ch];
+		p.st++;
+		for (int32_t si = c->soff[ch]; si < c->soff[ch + 1]; si++)
+			for (int32_t k = c->ioff[si]; k < c->ioff[si + 1]; k++)
+				if (p.stamp[c->iv[k]] != p.st) {
+					p.stamp[c->iv[k]] = p.st;
+					p.civ[n++] = c->iv[k];
+					p.uoff[c->iv[k] + 1]++;
+				}
+		p.cioff[ch + 1] = n;
+		p.first[ch] = c->pos1[c->sv[c->soff[ch]]];
+	}
+	for (int32_t b = 0; b < nb; b++)
+		p.uoff[b + 1] += p.uoff[b];
+	for (int32_t b = 0; b < nb; b++)
+		p.left[b] = p.uoff[b];
+	for (int32_t ch = 0; ch < nch; ch++)
+		for (int32_t k = p.cioff[ch]; k < p.cioff[ch + 1]; k++)
+			p.uv[p.left[p.civ[k]]++] = ch;
+	/* the chain buffers' peak per memory, left to the inputs' rest */
+	{
+		int64_t cused[DS_NMEM] = {0};
+		for (int32_t ch = 0; ch < nch; ch++) {
+			int32_t b = c->cbuf[ch];
+			int m = g->buf_mem[b];
+			if (cused[m] + g->buf_size[b] <= g->caps.cap[m])
+				cused[m] += g->buf_size[b];
+		}
+		for (int m = 0; m < DS_NMEM; m++)
+			p.reserve[m] = cused[m];
+	}
+	/* the model counts only the reloads of the chains' inputs: where
+	 * the simulation's order placed costs other than the model says,
+	 * the chains do not describe the work, and the pilot is not used */
+	int64_t val = 0, refv = pl_eval(&p, o->ref);
+	int64_t tol = o->ref_ddr / 8;
+	*useful = refv >= o->ref_ddr - tol && refv <= o->ref_ddr + tol;
+	/* a greedy run cannot be cut short: with too many chains for the
+	 * budget to pay a few, the pilot is not used either */
+	int64_t imax = 0, umax = 0;
+	for (int32_t ch = 0; ch < nch; ch++)
+		if (p.cioff[ch + 1] - p.cioff[ch] > imax)
+			imax = p.cioff[ch + 1] - p.cioff[ch];
+	for (int32_t b = 0; b < nb; b++)
+		if (p.uoff[b + 1] - p.uoff[b] > umax)
+			umax = p.uoff[b + 1] - p.uoff[b];
+	double tie = (double)PL_TOP * (double)imax * (double)umax;
+	double run = (double)nch * ((double)p.cioff[nch] + tie) +
+		     (double)nacc * (double)umax;
+	if (run * 8 > (double)budget)
+		*useful = false;
+	if (!*useful)
+		goto out;
+	/* the pilot refines the greedy: when the greedy is well behind the
+	 * simulation's order, there is no catching up, and no trying */
+	int best = -1;
+	int bvar = 0;
+	for (int v = 0; v < PL_VARIANTS; v++) {
+		int64_t vv;
+		p.variant = v;
+		int sl = pl_pilot(&p, NULL, 0, best, refv + refv / 8, budget,
+				  &vv);
+		if (best < 0 || vv < val) {
+			best = sl;
+			val = vv;
+			bvar = v;
+		}
+	}
+	p.variant = bvar;
+	*useful = val <= refv + refv / 8;
+	if (!*useful)
+		goto out;
+	/* nested: the pilot's own choices, each completed by a whole pilot
+	 * (a choice that pays only with later choices shows there), from the
+	 * first start on while the budget lasts */
+	for (int32_t at = 0; o->nested && at < nch && p.work < budget; at++) {
+		/* the incumbent's choices here, afresh */
+		int f = pl_slot(best, -1, -1);
+		rg_run(&p, p.ord[best], nch, at, p.ord[f], p.rk[f], p.nrk[f]);
+		best = f;
+		int32_t r[PL_K], nr = p.nrk[best][at];
+		memcpy(r, p.rk[best] + (size_t)at * PL_K,
+		       (size_t)nr * sizeof *r);
+		memcpy(p.pre2, p.ord[best], (size_t)at * sizeof *p.pre2);
+		for (int32_t i = 1; i < nr && p.work < budget; i++) {
+			int64_t v;
+			p.pre2[at] = r[i];
+			int sl = pl_pilot(&p, p.pre2, at + 1, best, INT64_MAX,
+					  budget, &v);
+			if (v < val) {
+				val = v;
+				best = sl;
+			}
+		}
+	}
+	memcpy(out, p.ord[best], (size_t)nch * sizeof *out);
+out:
+	pl_free(h, &p);
+	ds_free(h, takers);
+	return rc;
+}
+
+
+/* *any: there are chains (and, for the pilot, an order worth trying). */
 static int order_chains(const ds_graph *g, const int32_t *order,
-			const int32_t *pos1, double share, int32_t *out,
+			const int32_t *pos1, const chopts *o, int32_t *out,
 			bool *any, ds_err *e)
 {
+	const double share = o->share;
 	const ds_heap *h = g->heap;
 	const int32_t n = g->n, nb = g->nbuf;
 	chsim c;
@@ -474,6 +1278,7 @@ static int order_chains(const ds_graph *g, const int32_t *order,
 	int32_t *wprev = ds_alloc(h, (size_t)nb + 1, sizeof *wprev);
 	ds_heapq wq;
 	memset(&wq, 0, sizeof wq);
+	int32_t *forced = NULL;
 	int64_t ni = 0, ncl = 0, cap_i = 0, cap_c = 0;
 	if (!usr || !isstep || !key || !anchor || !mark || !tmp || !live ||
 	    !next || !reslist || !started || !c.cbuf || !c.soff || !c.res ||
@@ -593,14 +1398,36 @@ static int order_chains(const ds_graph *g, const int32_t *order,
 		key[v] = pos1[v];
 	for (int32_t v = 0; v < n; v++)
 		mark[v] = 0; /* now: taken along by an executed step */
+	/* the pilot chooses the order of the chains, or the simulation
+	 * below does as it goes */
+	if (o->pilot > 0) {
+		forced = ds_alloc(h, (size_t)c.nch, sizeof *forced);
+		if (!forced)
+			goto oom;
+		if ((rc = pl_order(&c, o, forced, any, e)) || !*any)
+			goto out;
+	}
 	/* the simulation */
-	int32_t nlive = 0, nres = 0, done = 0, t = 0;
+	int32_t nlive = 0, nres = 0, done = 0, t = 0, nstart = 0;
 	for (int32_t b = 0; b < nb; b++)
 		c.stamp[b] = 0;
 	c.st = c.cst = c.pst = 1;
 	while (done < c.nch) {
 		/* start chains while their memory has room */
 		for (;;) {
+			int32_t bestc;
+			if (forced) {
+				if (nstart == c.nch)
+					break;
+				bestc = forced[nstart];
+				int32_t b = c.cbuf[bestc];
+				int m = g->buf_mem[b];
+				if (nlive > 0 &&
+				    c.cused[m] + g->buf_size[b] > g->caps.cap[m])
+					break;
+				nstart++;
+				goto start;
+			}
 			/* inputs the running chains will bring anyway */
 			int32_t claim = ++c.cst;
 			for (int32_t l = 0; l < nlive; l++)
@@ -622,10 +1449,13 @@ static int order_chains(const ds_graph *g, const int32_t *order,
 				ccost[ncand] = ch_cost(&c, ch, claim, &cmru[ncand]);
 				ncand++;
 			}
-			int32_t bestc = ch_pick(&c, cand, ccost, cmru, ncand, claim,
-						started);
+			bestc = ch_pick(&c, cand, ccost, cmru, ncand, claim,
+					started);
 			if (bestc < 0)
 				break;
+start:
+			if (o->ref_out)
+				o->ref_out[done + nlive] = bestc;
 			started[bestc] = 1;
 			if (wprev[bestc] >= 0)
 				wnext[wprev[bestc]] = wnext[bestc];
@@ -744,6 +1574,7 @@ out:
 	ds_free(h, wnext);
 	ds_free(h, wprev);
 	ds_heapq_free(&wq);
+	ds_free(h, forced);
 	return rc;
 }
 
@@ -1464,6 +2295,7 @@ typedef struct best {
 	ds_plan plan;
 	ds_figures f;
 	bool have;
+	int64_t last; /* least extra_ddr of the last try_order's plans */
 } best;
 
 /* Places order with o, measures the plan, keeps it when it beats *b. */
@@ -1482,6 +2314,8 @@ static int try_place(const ds_graph *g, const int32_t *order,
 		ds_plan_free(g->heap, &p);
 		return rc;
 	}
+	if (f.extra_ddr < b->last)
+		b->last = f.extra_ddr;
 	if (!b->have || f.extra_ddr < b->f.extra_ddr ||
 	    (f.extra_ddr == b->f.extra_ddr && f.spills < b->f.spills)) {
 		if (b->have)
@@ -1501,6 +2335,7 @@ static int try_order(const ds_graph *g, const int32_t *order, best *b,
 		     ds_err *e)
 {
 	ds_place_opts o = {DS_BEST_FIT, DS_VICTIM_FURTHEST};
+	b->last = INT64_MAX;
 	int rc = try_place(g, order, &o, b, e);
 	if (rc)
 		return rc;
@@ -1519,6 +2354,10 @@ static void plan_positions(const ds_graph *g, const ds_plan *p, int32_t *pos)
 
 static const lsp sched_params = {6, 3, 8, 16};
 
+/* Work units (inputs and users visited) of the reuse pilot per unit of
+ * effort: a pass over a few hundred chains at the default. */
+static const int64_t pilot_work = 40000000;
+
 int ds_dlr(const ds_graph *g, const int32_t *order, const ds_dlr_opts *o,
 	   ds_plan *out, ds_err *e)
 {
@@ -1532,9 +2371,10 @@ int ds_dlr(const ds_graph *g, const int32_t *order, const ds_dlr_opts *o,
 	int32_t *ord = ds_alloc(h, (size_t)g->n, sizeof *ord);
 	int32_t *anchor = ds_alloc(h, (size_t)g->n, sizeof *anchor);
 	int32_t *posr = ds_alloc(h, (size_t)g->n, sizeof *posr);
+	int32_t *chref = ds_alloc(h, (size_t)g->nbuf + 1, sizeof *chref);
 	best b;
 	memset(&b, 0, sizeof b);
-	if (!pos1 || !ord || !anchor || !posr) {
+	if (!pos1 || !ord || !anchor || !posr || !chref) {
 		rc = ds_fail(e, DS_ENOMEM, "out of memory");
 		goto out;
 	}
@@ -1550,14 +2390,31 @@ int ds_dlr(const ds_graph *g, const int32_t *order, const ds_dlr_opts *o,
 	 * (more with effort) */
 	static const double shares[] = {1.0, 0.75, 0.5, 1.25, 1.5};
 	size_t nshares = effort > 1 ? sizeof shares / sizeof *shares : 2;
+	bool have_chains = false;
+	int64_t ref_ddr = 0;
 	for (size_t k = 0; k < nshares; k++) {
 		bool chains;
-		if ((rc = order_chains(g, order, pos1, shares[k], ord, &chains,
-				       e)) ||
+		chopts co = {shares[k], 0, false, NULL, 0,
+			     k == 0 ? chref : NULL};
+		if ((rc = order_chains(g, order, pos1, &co, ord, &chains, e)) ||
 		    (chains && (rc = try_order(g, ord, &b, e))))
 			goto out;
+		have_chains = chains;
+		if (k == 0)
+			ref_ddr = b.last;
 		if (!chains)
 			break;
+	}
+	/* the chain order the pilot finds; with effort, also the one the
+	 * nested pilot finds */
+	for (int nested = 0; have_chains && nested < (effort > 1 ? 2 : 1);
+	     nested++) {
+		bool chains;
+		chopts co = {1.0, pilot_work * effort, nested, chref, ref_ddr,
+			     NULL};
+		if ((rc = order_chains(g, order, pos1, &co, ord, &chains, e)) ||
+		    (chains && (rc = try_order(g, ord, &b, e))))
+			goto out;
 	}
 	/* the scheduler follows the best order so far where it has no reason
 	 * to differ; then, each round, it also takes that plan's next uses
@@ -1581,5 +2438,6 @@ out:
 	ds_free(h, ord);
 	ds_free(h, anchor);
 	ds_free(h, posr);
+	ds_free(h, chref);
 	return rc;
 }

@@ -176,19 +176,38 @@ static double window_cost(placer *s, int m, int64_t x, int64_t size,
 
 static int place(placer *s, int32_t b, int64_t *at);
 
+/* The next protected buffer of m to bring back in repack: the largest,
+ * then the one used soonest (BufId only breaks exact ties, so the layout
+ * does not depend on the numbering); -1 when none is left. */
+static int32_t repack_next(placer *s, int m, int32_t except)
+{
+	const ds_graph *g = s->g;
+	int32_t best = -1, best_nu = 0;
+	for (int32_t b = 0; b < g->nbuf; b++) {
+		if (b == except || s->mark[b] != s->now || g->buf_mem[b] != m ||
+		    s->state[b] != ST_SPILLED)
+			continue;
+		int32_t nu = next_use(s, b);
+		if (best < 0 || g->buf_size[b] > g->buf_size[best] ||
+		    (g->buf_size[b] == g->buf_size[best] && nu < best_nu)) {
+			best = b;
+			best_nu = nu;
+		}
+	}
+	return best;
+}
+
 /* No window avoids the protected buffers: spill everything in m and bring
- * the protected ones back packed from offset 0.  They fit, since every
- * operation's buffers fit together (checked up front). */
+ * the protected ones back packed from offset 0, largest first.  They fit,
+ * since every operation's buffers fit together (checked up front).
+ * O(k B) for k protected buffers among B. */
 static int repack(placer *s, int m, int32_t except)
 {
 	int rc;
 	while (s->nres[m] > 0)
 		if ((rc = spill_out(s, m, s->res[m][0].buf)))
 			return rc;
-	for (int32_t b = 0; b < s->g->nbuf; b++) {
-		if (b == except || s->mark[b] != s->now ||
-		    s->g->buf_mem[b] != m || s->state[b] != ST_SPILLED)
-			continue;
+	for (int32_t b; (b = repack_next(s, m, except)) >= 0;) {
 		int64_t at;
 		if ((rc = place(s, b, &at)))
 			return rc;

@@ -73,8 +73,10 @@ int ds_mpas(const ds_graph *g, const ds_mpas_opts *o, int32_t *order,
 
 typedef struct ds_dlr_opts {
 	int64_t effort; /* rounds of the scheduler against the best plan so
-			   far (0 or 1: one); 2 and up also try more
-			   models of the chain order */
+			   far (0 or 1: one), and the reuse pilot's budget
+			   in multiples of the default; 2 and up also try
+			   more models of the chain order and the nested
+			   pilot */
 } ds_dlr_opts;
 
 /* From a stage-1 order (n nodes), a full plan: order with spill nodes,

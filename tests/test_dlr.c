@@ -9,7 +9,8 @@
  * rules: a victim whose data sits in DDR costs its size, a buffer needing
  * a window larger than any one victim frees two adjacent ones, a spilled
  * buffer comes back before its next use, and a graph that cannot be placed
- * at all is refused. */
+ * at all is refused.  On a generated tiled matmul the reuse pilot keeps
+ * the traffic under a measured bound, renumbered too. */
 #include "test_util.h"
 
 #include "ds_stage.h"
@@ -97,7 +98,7 @@ static const struct {
 	{"Conv_Case1.json", 44242, 0, 30},
 	{"FlashAttention_Case0.json", 3584, 0, 30},
 	{"FlashAttention_Case1.json", 32512, 0, 30},
-	{"Matmul_Case0.json", 12416, 15744, 30},
+	{"Matmul_Case0.json", 12416, 12672, 30},
 	{"Matmul_Case1.json", 316672, 0, 30},
 };
 
@@ -367,6 +368,49 @@ static void effort_never_worse(void **state)
 	ds_graph_free(g);
 }
 
+/* A generated tiled matmul (not one of the bundled graphs): the reuse
+ * pilot orders its accumulation chains so that the loaded tiles are
+ * reused before they leave.  Measured: 29184 (a renumbered copy 29696);
+ * before the pilot, `dansched schedule --stage dlr` on the same graph got
+ * 39424 from stage 1's order. */
+#define PILOT_GEN_BOUND 31232
+
+static void pilot_on_generated_matmul(void **state)
+{
+	(void)state;
+	ds_caps caps;
+	ds_caps_default(&caps);
+	ds_graph *g = NULL;
+	ds_err e;
+	if (ds_generate(ds_heap_std(), DS_GEN_MATMUL, 5000, 1, &caps, &g, &e))
+		fail_msg("ds_generate: %s", e.msg);
+	int32_t *ord = free_first(g);
+	ds_plan p, pr;
+	ds_figures f, fr;
+	run_dlr_order(g, ord, &p, &f);
+	print_message("generated matmul: extra_ddr %lld spills %lld\n",
+		      (long long)f.extra_ddr, (long long)f.spills);
+	uint64_t seed = 7;
+	int32_t *perm = test_shuffled(g->n, &seed);
+	ds_graph *r = test_renumbered(g, perm, true, &seed);
+	int32_t *rord = malloc((size_t)g->n * sizeof *rord);
+	assert_non_null(rord);
+	for (int32_t i = 0; i < g->n; i++)
+		rord[i] = perm[ord[i]];
+	run_dlr_order(r, rord, &pr, &fr);
+	print_message("generated matmul renumbered: extra_ddr %lld\n",
+		      (long long)fr.extra_ddr);
+	assert_true(f.extra_ddr <= PILOT_GEN_BOUND);
+	assert_true(fr.extra_ddr <= PILOT_GEN_BOUND);
+	ds_plan_free(g->heap, &p);
+	ds_plan_free(r->heap, &pr);
+	free(perm);
+	free(rord);
+	free(ord);
+	ds_graph_free(r);
+	ds_graph_free(g);
+}
+
 /* Two accumulators (three steps each, the first two reading one of two
  * shared loaded tiles): exercises the chain order. */
 static const char chains_json[] =
@@ -440,6 +484,7 @@ int main(void)
 		cmocka_unit_test(cannot_be_placed),
 		cmocka_unit_test(out_of_memory),
 		cmocka_unit_test(effort_never_worse),
+		cmocka_unit_test(pilot_on_generated_matmul),
 		cmocka_unit_test(bundled_graphs),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
