@@ -54,7 +54,7 @@
 #define NL0 3
 
 /* Move evaluations of the local search per polished order, by default. */
-#define DEFAULT_EFFORT 20000
+#define DEFAULT_EFFORT 40000
 /* Greedy runs: GREEDY_WORK * effort / N of them. */
 #define GREEDY_WORK 2
 /* Local search: a move spans at most LS_WINDOW operations, and moves a
@@ -89,8 +89,10 @@ typedef struct view {
 enum {
 	POL_NET,  /* least net memory, then least rise */
 	POL_RISE, /* least rise, then least net */
-	POL_PEAK  /* targets that stay under the peak so far first, by
+	POL_PEAK, /* targets that stay under the peak so far first, by
 		     prio; the others by least rise */
+	POL_RANK  /* the least rank: follows the structural rank as closely
+		     as the one-live rule lets it */
 };
 enum {
 	PR_NET,	   /* least net */
@@ -516,6 +518,10 @@ static bool better(const run *r, const cand *a, const cand *b)
 {
 	int64_t ka[4], kb[4];
 	switch (r->p->pol) {
+	case POL_RANK:
+		ka[0] = r->v->rank[a->t], kb[0] = r->v->rank[b->t];
+		ka[1] = kb[1] = 0;
+		break;
 	case POL_NET:
 		ka[0] = a->net, kb[0] = b->net;
 		ka[1] = a->rise, kb[1] = b->rise;
@@ -874,7 +880,6 @@ typedef struct views {
 	int32_t *lev_fw, *lev_bw;
 	uint8_t *load_fw, *load_bw;
 	int32_t *rank;		 /* canon_rank() */
-	int32_t *idrank;	 /* the identity */
 	int32_t *pred_s, *succ_s; /* pred and succ lists sorted by rank */
 } views;
 
@@ -889,7 +894,6 @@ static void views_free(const ds_heap *h, views *w)
 	ds_free(h, w->load_fw);
 	ds_free(h, w->load_bw);
 	ds_free(h, w->rank);
-	ds_free(h, w->idrank);
 	ds_free(h, w->pred_s);
 	ds_free(h, w->succ_s);
 	memset(w, 0, sizeof *w);
@@ -916,21 +920,40 @@ static void levels(const view *v, const int32_t *topo, bool rev,
 	}
 }
 
-/* ---- structural ranks ---- */
+/* ---- the structural rank ---- */
 
-/* Ties broken by node Id follow the input's program order, which a
- * renumbered graph does not have.  The second set of greedy runs breaks
- * them by a rank from the graph's structure alone: a hash of what the
- * node is, its depth from the roots and to the leaves, and its
- * neighbourhood (CANON_ROUNDS rounds) separates nodes that differ, and a
- * depth-first walk (what the last operation enabled runs before older
- * work) turns that into an order of operations; an ALLOC ranks just
- * before its first operation, a FREE just after its last.  Ids are left
- * to break ties between nodes alike in all of this.  (The walk is not
- * program order: its loads come early, which is why the Id runs stay.) */
+/* Every choice the passes make between otherwise equal nodes follows one
+ * rank built from the graph's structure alone, so that a renumbering of
+ * the Ids changes nothing but ties between nodes that are alike in every
+ * respect (those Ids break).  It is meant to be a program order, the
+ * order a compiler would emit the graph in, recovered without the Ids:
+ *
+ * - a hash of what each node is and of its neighbourhood (CANON_ROUNDS
+ *   rounds of Weisfeiler-Lehman refinement) separates nodes that differ;
+ * - "input" operations are pulled: loads (preceded by ALLOCs only), and
+ *   operations that only combine inputs and feed a single operation (an
+ *   L1 to L0 move, a product accumulating into the next one).  A program
+ *   issues them just before their consumer, not when they could first
+ *   run, and so does the rank;
+ * - the other operations follow a depth-first walk (Kahn's algorithm, the
+ *   most recently enabled first): the work an operation enables runs
+ *   before older work, so one tile is finished before the next starts;
+ * - among work of the same age, the operation with the longest path
+ *   ahead (in operations) starts first, then the hash decides.  In a
+ *   loop nest whose iterations carry state (the running maximum and sum
+ *   of an attention kernel), the first steps of every state chain have
+ *   the longest paths ahead, so the walk advances all chains step by
+ *   step, the order of the inner loop, which holds the chains' state and
+ *   one step's operands rather than every step's operands;
+ * - an ALLOC ranks just before its first operation, a FREE just after
+ *   its last.
+ *
+ * The greedy runs break exact ties by the rank; one variant (POL_RANK)
+ * and the free-first order follow it, which is what recovers the
+ * program's loop order where the greedy's local view cannot see it. */
 
-/* Rounds of neighbourhood hashing. */
-#define CANON_ROUNDS 4
+/* Rounds of neighbourhood hashing, at most. */
+#define CANON_ROUNDS 64
 
 static uint64_t mix64(uint64_t z)
 {
@@ -960,24 +983,79 @@ static int hkey_cmp(const void *a, const void *b)
 	return (p->x > q->x) - (p->x < q->x);
 }
 
-/* rank[0..n): a permutation of 0..n-1 as described above.
- * O((N + E) log N). */
-static int canon_rank(const ds_graph *g, int32_t *rank, ds_err *e)
+/* A node's place in the rank before the final sort: its walk position,
+ * how far before its consumer a pulled operation goes, ALLOC / operation
+ * / FREE, then the hash rank. */
+typedef struct pkey {
+	int64_t pos;
+	int32_t sub;
+	int32_t cls;
+	int32_t h;
+	int32_t x;
+} pkey;
+
+/* Before in (pos, sub) alone. */
+static bool pkey_before(const pkey *p, const pkey *q)
 {
-	const ds_heap *h = g->heap;
-	const int32_t n = g->n;
-	uint64_t *hs = ds_alloc(h, (size_t)n + 1, sizeof *hs);
-	uint64_t *h2 = ds_alloc(h, (size_t)n + 1, sizeof *h2);
-	hkey *k = ds_alloc(h, (size_t)n + 1, sizeof *k);
-	int32_t *indeg = ds_alloc(h, (size_t)n + 1, sizeof *indeg);
-	ds_heapq q;
-	int rc = ds_heapq_init(&q, h, n + 1);
-	if (!hs || !h2 || !k || !indeg || rc) {
-		rc = ds_fail(e, DS_ENOMEM, "out of memory");
-		goto out;
+	return p->pos != q->pos ? p->pos < q->pos : p->sub < q->sub;
+}
+
+static int pkey_cmp(const void *a, const void *b)
+{
+	const pkey *p = a, *q = b;
+	if (pkey_before(p, q))
+		return -1;
+	if (pkey_before(q, p))
+		return 1;
+	if (p->cls != q->cls)
+		return p->cls < q->cls ? -1 : 1;
+	return (p->h > q->h) - (p->h < q->h);
+}
+
+/* Number of distinct values in hs[0..n), with k[0..n] as scratch. */
+static int32_t count_classes(const uint64_t *hs, int32_t n, hkey *k)
+{
+	int32_t c = 0;
+	for (int32_t x = 0; x < n; x++)
+		k[x] = (hkey){hs[x], x};
+	qsort(k, (size_t)n, sizeof *k, hkey_cmp);
+	for (int32_t i = 0; i < n; i++)
+		c += i == 0 || k[i].h != k[i - 1].h;
+	return c;
+}
+
+/* The operands of x in their order: for an operation, its buffers
+ * (their ALLOCs) by position in its list; for an ALLOC or FREE, the
+ * operations using its buffer and where in their lists.  The order of
+ * an operation's buffers is part of what it computes (which input of a
+ * subtraction is the older value), so it may tell nodes apart. */
+static uint64_t operands(const ds_graph *g, const uint64_t *hs, int32_t x)
+{
+	uint64_t c = 0;
+	if (g->kind[x] == DS_OP) {
+		for (int32_t j = g->use_off[x]; j < g->use_off[x + 1]; j++)
+			c += mix64(hs[g->buf_alloc[g->use[j]]] +
+				   (uint64_t)(j - g->use_off[x]) * 16 + 5);
+		return c;
 	}
-	/* what the node is, then two rounds of its neighbours (sums of
-	 * mixed hashes: independent of the lists' order) */
+	int32_t b = g->buf[x];
+	for (int32_t j = g->user_off[b]; j < g->user_off[b + 1]; j++) {
+		int32_t u = g->user[j];
+		for (int32_t i = g->use_off[u]; i < g->use_off[u + 1]; i++)
+			if (g->use[i] == b)
+				c += mix64(hs[u] + (uint64_t)(i - g->use_off[u]) *
+							   16 + 7);
+	}
+	return c;
+}
+
+/* The structural hash of every node into hs[]: the node, its depth and
+ * height, its neighbourhood.  ht[] gets the height in operations; h2,
+ * dp and k are scratch. */
+static void hash_nodes(const ds_graph *g, uint64_t *hs, uint64_t *h2,
+		       int32_t *dp, int32_t *ht, hkey *k)
+{
+	const int32_t n = g->n;
 	for (int32_t x = 0; x < n; x++) {
 		uint64_t z = mix64(g->kind[x] + 1) ^ str_hash(g->ops[g->op[x]]);
 		if (g->pipe[x] >= 0)
@@ -988,21 +1066,30 @@ static int canon_rank(const ds_graph *g, int32_t *rank, ds_err *e)
 				  g->buf_mem[g->buf[x]]);
 		hs[x] = z;
 	}
-	/* the longest paths from a root and to a leaf place a node in the
-	 * whole graph (h2 holds the latter for now) */
-	memset(indeg, 0, (size_t)n * sizeof *indeg);
-	memset(h2, 0, (size_t)n * sizeof *h2);
+	/* the longest paths from a root and to a leaf, in operations,
+	 * place a node in the whole graph */
+	memset(dp, 0, (size_t)n * sizeof *dp);
+	memset(ht, 0, (size_t)n * sizeof *ht);
 	for (int32_t i = 0; i < n; i++) {
 		int32_t x = g->topo[i], y = g->topo[n - 1 - i];
-		for (int32_t j = g->pred_off[x]; j < g->pred_off[x + 1]; j++)
-			if (indeg[g->pred[j]] + 1 > indeg[x])
-				indeg[x] = indeg[g->pred[j]] + 1;
-		for (int32_t j = g->succ_off[y]; j < g->succ_off[y + 1]; j++)
-			if (h2[g->succ[j]] + 1 > h2[y])
-				h2[y] = h2[g->succ[j]] + 1;
+		for (int32_t j = g->pred_off[x]; j < g->pred_off[x + 1]; j++) {
+			int32_t p = g->pred[j];
+			int32_t d = dp[p] + (g->kind[p] == DS_OP);
+			if (d > dp[x])
+				dp[x] = d;
+		}
+		for (int32_t j = g->succ_off[y]; j < g->succ_off[y + 1]; j++) {
+			int32_t s = g->succ[j];
+			int32_t d = ht[s] + (g->kind[s] == DS_OP);
+			if (d > ht[y])
+				ht[y] = d;
+		}
 	}
 	for (int32_t x = 0; x < n; x++)
-		hs[x] = mix64(hs[x] + mix64((uint64_t)indeg[x] << 32 | h2[x]));
+		hs[x] = mix64(hs[x] + mix64((uint64_t)dp[x] << 32 | (uint32_t)ht[x]));
+	/* sums of mixed hashes: independent of the lists' order; until the
+	 * number of classes stops growing (each round refines the last) */
+	int32_t classes = count_classes(hs, n, k);
 	for (int round = 0; round < CANON_ROUNDS; round++) {
 		for (int32_t x = 0; x < n; x++) {
 			uint64_t a = 0, b = 0;
@@ -1012,74 +1099,437 @@ static int canon_rank(const ds_graph *g, int32_t *rank, ds_err *e)
 			for (int32_t j = g->succ_off[x]; j < g->succ_off[x + 1];
 			     j++)
 				b += mix64(hs[g->succ[j]] + 2);
-			h2[x] = mix64(hs[x] ^ mix64(a) ^ (mix64(b) * 3));
+			h2[x] = mix64(hs[x] ^ mix64(a) ^ (mix64(b) * 3) ^
+				      (mix64(operands(g, hs, x)) * 5));
 		}
 		memcpy(hs, h2, (size_t)n * sizeof *hs);
+		int32_t c = count_classes(hs, n, k);
+		if (c == classes)
+			break;
+		classes = c;
 	}
-	/* srank: order by hash, in rank[] for now */
+}
+
+/* hr[0..n): the nodes by hash; nodes alike in it go by Id, in an order
+ * that depends on salt (0: increasing Id).  k is scratch. */
+static void hash_rank(const uint64_t *hs, int32_t n, uint64_t salt, hkey *k,
+		      int32_t *hr)
+{
 	for (int32_t x = 0; x < n; x++)
 		k[x] = (hkey){hs[x], x};
 	qsort(k, (size_t)n, sizeof *k, hkey_cmp);
-	for (int32_t i = 0; i < n; i++)
-		rank[k[i].x] = i;
-	int64_t stamp = 0, nn = n + 1;
-	int64_t *pos = (int64_t *)h2; /* op position; reuses h2 */
-	/* depth-first Kahn: the most recently enabled first, by hash rank;
-	 * buffer nodes run as soon as they can (they do not count) */
-	for (int32_t x = 0; x < n; x++) {
-		indeg[x] = g->pred_off[x + 1] - g->pred_off[x];
-		if (indeg[x] == 0)
-			ds_heapq_push(&q, g->kind[x] == DS_OP ? nn * nn + rank[x]
-							      : rank[x], x);
+	for (int32_t i = 0, j; salt && i < n; i = j) {
+		for (j = i + 1; j < n && k[j].h == k[i].h; j++)
+			;
+		if (j - i < 2)
+			continue;
+		for (int32_t t = i; t < j; t++)
+			k[t].h = mix64((uint64_t)k[t].x + salt);
+		qsort(k + i, (size_t)(j - i), sizeof *k, hkey_cmp);
 	}
-	while (q.n > 0) {
-		int32_t x = ds_heapq_pop(&q);
-		if (g->kind[x] == DS_OP)
+	for (int32_t i = 0; i < n; i++)
+		hr[k[i].x] = i;
+}
+
+/* Pulled operations (see above) into pull[], along the topological
+ * order. */
+static void pulled(const ds_graph *g, uint8_t *pull)
+{
+	for (int32_t i = 0; i < g->n; i++) {
+		int32_t x = g->topo[i], nops = 0, osucc = 0;
+		bool inputs = true;
+		pull[x] = 0;
+		if (g->kind[x] != DS_OP)
+			continue;
+		for (int32_t j = g->pred_off[x]; j < g->pred_off[x + 1]; j++) {
+			int32_t p = g->pred[j];
+			if (g->kind[p] == DS_OP) {
+				nops++;
+				inputs = inputs && pull[p];
+			}
+		}
+		for (int32_t j = g->succ_off[x]; j < g->succ_off[x + 1]; j++)
+			osucc += g->kind[g->succ[j]] == DS_OP;
+		pull[x] = nops == 0 || (inputs && osucc <= 1);
+	}
+}
+
+/* ---- the walk ---- */
+
+/* A ready operation in the walk: younger first, then the longer path
+ * ahead, then more inputs shared with the work just done, then the hash
+ * rank. */
+typedef struct went {
+	int64_t age, tage;
+	int32_t ht, cnt, hr, x;
+} went;
+
+static bool went_before(const went *a, const went *b)
+{
+	if (a->age != b->age)
+		return a->age > b->age;
+	if (a->tage != b->tage)
+		return a->tage > b->tage;
+	if (a->ht != b->ht)
+		return a->age > 0 ? a->ht < b->ht : a->ht > b->ht;
+	if (a->cnt != b->cnt)
+		return a->cnt > b->cnt;
+	return a->hr < b->hr;
+}
+
+typedef struct wheap {
+	went *e;
+	int64_t n, cap;
+} wheap;
+
+static int wheap_push(const ds_heap *h, wheap *q, went v, ds_err *err)
+{
+	if (ds_reserve(h, (void **)&q->e, &q->cap, q->n + 1, sizeof *q->e,
+		       err))
+		return DS_ENOMEM;
+	int64_t i = q->n++;
+	while (i > 0 && went_before(&v, &q->e[(i - 1) / 2])) {
+		q->e[i] = q->e[(i - 1) / 2];
+		i = (i - 1) / 2;
+	}
+	q->e[i] = v;
+	return DS_OK;
+}
+
+static went wheap_pop(wheap *q)
+{
+	went top = q->e[0], v = q->e[--q->n];
+	int64_t i = 0;
+	for (;;) {
+		int64_t c = 2 * i + 1;
+		if (c >= q->n)
+			break;
+		if (c + 1 < q->n && went_before(&q->e[c + 1], &q->e[c]))
+			c++;
+		if (!went_before(&q->e[c], &v))
+			break;
+		q->e[i] = q->e[c];
+		i = c;
+	}
+	q->e[i] = v;
+	return top;
+}
+
+/* A buffer touched by the walk re-ages at most this many of the waiting
+ * operations that read it (they are found through it). */
+#define TOUCH_MAX 64
+
+/* The walk state: which buffers each walked operation touches (its own
+ * and its pulled inputs'), and the reverse. */
+typedef struct walk {
+	int32_t *hoff, *hbuf; /* [n+1] CSR: per operation, its buffers */
+	int32_t *boff, *bop;  /* [nbuf+1] CSR: per buffer, its operations */
+	int32_t *mark, *cnt, *list;
+	int64_t *age; /* when a walked operation became ready */
+	wheap q;
+} walk;
+
+static void walk_free(const ds_heap *h, walk *w)
+{
+	ds_free(h, w->hoff);
+	ds_free(h, w->hbuf);
+	ds_free(h, w->boff);
+	ds_free(h, w->bop);
+	ds_free(h, w->mark);
+	ds_free(h, w->cnt);
+	ds_free(h, w->list);
+	ds_free(h, w->age);
+	ds_free(h, w->q.e);
+}
+
+/* The buffers of walked operation x and of the pulled operations it
+ * pulls (found depth first, marked st); into out when out is set.
+ * Returns how many. */
+static int32_t head_bufs(const ds_graph *g, const uint8_t *pull, int32_t x,
+			 int32_t st, int32_t *nmark, int32_t *bmark,
+			 int32_t *stk, int32_t *out)
+{
+	int32_t sp = 0, nb = 0;
+	nmark[x] = st;
+	stk[sp++] = x;
+	while (sp > 0) {
+		int32_t y = stk[--sp];
+		for (int32_t j = g->use_off[y]; j < g->use_off[y + 1]; j++) {
+			int32_t b = g->use[j];
+			if (bmark[b] == st)
+				continue;
+			bmark[b] = st;
+			if (out)
+				out[nb] = b;
+			nb++;
+		}
+		for (int32_t j = g->pred_off[y]; j < g->pred_off[y + 1]; j++) {
+			int32_t p = g->pred[j];
+			if (g->kind[p] != DS_OP || !pull[p] || nmark[p] == st)
+				continue;
+			nmark[p] = st;
+			stk[sp++] = p;
+		}
+	}
+	return nb;
+}
+
+static int walk_init(const ds_graph *g, const uint8_t *pull, walk *w,
+		     int32_t *stk, ds_err *e)
+{
+	const ds_heap *h = g->heap;
+	const int32_t n = g->n, nb = g->nbuf;
+	memset(w, 0, sizeof *w);
+	w->hoff = ds_alloc(h, (size_t)n + 1, sizeof *w->hoff);
+	w->boff = ds_alloc(h, (size_t)nb + 2, sizeof *w->boff);
+	w->mark = ds_alloc(h, (size_t)n + 1, sizeof *w->mark);
+	w->cnt = ds_alloc(h, (size_t)n + 1, sizeof *w->cnt);
+	w->list = ds_alloc(h, (size_t)n + 1, sizeof *w->list);
+	w->age = ds_alloc(h, (size_t)n + 1, sizeof *w->age);
+	int32_t *bmark = ds_alloc(h, (size_t)nb + 1, sizeof *bmark);
+	if (!w->hoff || !w->boff || !w->mark || !w->cnt || !w->list ||
+	    !w->age || !bmark) {
+		ds_free(h, bmark);
+		return ds_fail(e, DS_ENOMEM, "out of memory");
+	}
+	int32_t st = 0;
+	int64_t tot = 0;
+	for (int pass = 0; pass < 2; pass++) {
+		tot = 0;
+		for (int32_t x = 0; x < n; x++) {
+			w->hoff[x] = (int32_t)tot;
+			if (g->kind[x] != DS_OP || pull[x])
+				continue;
+			tot += head_bufs(g, pull, x, ++st, w->mark, bmark, stk,
+					 pass ? w->hbuf + tot : NULL);
+		}
+		w->hoff[n] = (int32_t)tot;
+		if (!pass) {
+			w->hbuf = ds_alloc(h, (size_t)tot + 1, sizeof *w->hbuf);
+			w->bop = ds_alloc(h, (size_t)tot + 1, sizeof *w->bop);
+			if (!w->hbuf || !w->bop) {
+				ds_free(h, bmark);
+				return ds_fail(e, DS_ENOMEM, "out of memory");
+			}
+		}
+	}
+	ds_free(h, bmark);
+	/* the reverse, each buffer's operations in increasing x (the
+	 * order does not matter: all of them are counted) */
+	for (int64_t i = 0; i < tot; i++)
+		w->boff[w->hbuf[i] + 2]++;
+	for (int32_t b = 0; b < nb; b++)
+		w->boff[b + 2] += w->boff[b + 1];
+	for (int32_t x = 0; x < n; x++)
+		for (int32_t i = w->hoff[x]; i < w->hoff[x + 1]; i++)
+			w->bop[w->boff[w->hbuf[i] + 1]++] = x;
+	memset(w->mark, 0, (size_t)n * sizeof *w->mark);
+	return DS_OK;
+}
+
+/* Walks the graph (see the rank's comment) into pos[]: for a walked
+ * operation its place among them (from 1), for other nodes the number
+ * of walked operations before them. */
+static int walk_run(const ds_graph *g, const uint8_t *pull, const int32_t *ht,
+		    const int32_t *hr, walk *w, int32_t *indeg, int32_t *stk,
+		    int64_t *pos, ds_err *e)
+{
+	const ds_heap *h = g->heap;
+	const int32_t n = g->n;
+	int32_t sp = 0;
+	int64_t stamp = 0;
+	int rc = DS_OK;
+	w->q.n = 0;
+	memset(w->mark, 0, (size_t)n * sizeof *w->mark);
+	/* buffer nodes and pulled operations go at once (stack), walked
+	 * operations through the heap */
+	for (int32_t x = 0; x < n; x++) {
+		pos[x] = -1;
+		indeg[x] = g->pred_off[x + 1] - g->pred_off[x];
+		if (indeg[x] != 0)
+			continue;
+		if (g->kind[x] != DS_OP || pull[x])
+			stk[sp++] = x;
+		else
+			rc = wheap_push(h, &w->q,
+					(went){0, 0, ht[x], 0, hr[x], x}, e);
+		if (rc)
+			return rc;
+	}
+	for (;;) {
+		int32_t x;
+		if (sp > 0) {
+			x = stk[--sp];
+		} else if (w->q.n > 0) {
+			went v = wheap_pop(&w->q);
+			x = v.x;
+			if (pos[x] >= 0)
+				continue; /* a stale entry */
 			stamp++;
+		} else {
+			break;
+		}
 		pos[x] = stamp;
 		for (int32_t j = g->succ_off[x]; j < g->succ_off[x + 1]; j++) {
-			int32_t w = g->succ[j];
-			if (--indeg[w] == 0)
-				ds_heapq_push(&q,
-					      g->kind[w] == DS_OP
-						      ? (nn - stamp) * nn + rank[w]
-						      : rank[w],
-					      w);
+			int32_t y = g->succ[j];
+			if (--indeg[y] != 0)
+				continue;
+			if (g->kind[y] != DS_OP || pull[y])
+				stk[sp++] = y;
+			else if (wheap_push(h, &w->q,
+					    (went){stamp, stamp, ht[y], 0, hr[y], y},
+					    e))
+				return DS_ENOMEM;
+			else
+				w->age[y] = stamp;
+		}
+		if (g->kind[x] != DS_OP || pull[x])
+			continue;
+		/* the walked operations that wait for nothing and share its
+		 * buffers are as young as it now, the more shared the
+		 * better */
+		int32_t nl = 0;
+		for (int32_t i = w->hoff[x]; i < w->hoff[x + 1]; i++) {
+			int32_t b = w->hbuf[i];
+			int32_t b0 = w->boff[b], b1 = w->boff[b + 1];
+			if (b1 - b0 > TOUCH_MAX)
+				continue;
+			for (int32_t j = b0; j < b1; j++) {
+				int32_t y = w->bop[j];
+				if (pos[y] >= 0 || indeg[y] != 0)
+					continue;
+				if (w->mark[y] != x + 1) {
+					w->mark[y] = x + 1;
+					w->cnt[y] = 0;
+					w->list[nl++] = y;
+				}
+				w->cnt[y]++;
+			}
+		}
+		for (int32_t i = 0; i < nl; i++) {
+			int32_t y = w->list[i];
+			if (wheap_push(h, &w->q,
+				       (went){w->age[y], stamp, ht[y], w->cnt[y],
+					      hr[y], y},
+				       e))
+				return DS_ENOMEM;
 		}
 	}
-	/* operations at 4 * pos + 1, ALLOCs just before their first, FREEs
-	 * just after their last */
+	return DS_OK;
+}
+
+/* What the ranks share: the hashes, the heights, the pulled operations,
+ * the walk's tables, and scratch. */
+typedef struct canon {
+	uint64_t *hs, *h2;
+	hkey *k;
+	pkey *pk;
+	int32_t *indeg, *ht, *hr, *stk;
+	uint8_t *pull;
+	walk W;
+} canon;
+
+static void canon_free(const ds_heap *h, canon *c)
+{
+	ds_free(h, c->hs);
+	ds_free(h, c->h2);
+	ds_free(h, c->k);
+	ds_free(h, c->pk);
+	ds_free(h, c->indeg);
+	ds_free(h, c->ht);
+	ds_free(h, c->hr);
+	ds_free(h, c->stk);
+	ds_free(h, c->pull);
+	walk_free(h, &c->W);
+	memset(c, 0, sizeof *c);
+}
+
+static int canon_init(const ds_graph *g, canon *c, ds_err *e)
+{
+	const ds_heap *h = g->heap;
+	const int32_t n = g->n;
+	memset(c, 0, sizeof *c);
+	c->hs = ds_alloc(h, (size_t)n + 1, sizeof *c->hs);
+	c->h2 = ds_alloc(h, (size_t)n + 1, sizeof *c->h2);
+	c->k = ds_alloc(h, (size_t)n + 1, sizeof *c->k);
+	c->pk = ds_alloc(h, (size_t)n + 1, sizeof *c->pk);
+	c->indeg = ds_alloc(h, (size_t)n + 1, sizeof *c->indeg);
+	c->ht = ds_alloc(h, (size_t)n + 1, sizeof *c->ht);
+	c->hr = ds_alloc(h, (size_t)n + 1, sizeof *c->hr);
+	c->stk = ds_alloc(h, (size_t)n + 1, sizeof *c->stk);
+	c->pull = ds_alloc(h, (size_t)n + 1, sizeof *c->pull);
+	if (!c->hs || !c->h2 || !c->k || !c->pk || !c->indeg || !c->ht ||
+	    !c->hr || !c->stk || !c->pull)
+		return ds_fail(e, DS_ENOMEM, "out of memory");
+	hash_nodes(g, c->hs, c->h2, c->indeg, c->ht, c->k);
+	pulled(g, c->pull);
+	return walk_init(g, c->pull, &c->W, c->stk, e);
+}
+
+/* rank[0..n): a permutation of 0..n-1 as described above, exact ties
+ * broken by Id in an order that depends on salt.  O((N + E) log N),
+ * plus the walk's re-ageing: O(T log N) for T the (operation, shared
+ * buffer) pairs, at most TOUCH_MAX per buffer per walked operation. */
+static int canon_rank(const ds_graph *g, canon *c, uint64_t salt,
+		      int32_t *rank, ds_err *e)
+{
+	const int32_t n = g->n;
+	int32_t *hr = c->hr;
+	pkey *pk = c->pk;
+	const uint8_t *pull = c->pull;
+	int64_t *pos = (int64_t *)c->h2;
+	hash_rank(c->hs, n, salt, c->k, hr);
+	int rc = walk_run(g, pull, c->ht, hr, &c->W, c->indeg, c->stk, pos, e);
+	if (rc)
+		return rc;
+	/* operations: walked ones at their position; pulled ones just
+	 * before their first consumer (backwards along the topological
+	 * order, so consumers are placed first) */
+	for (int32_t i = n - 1; i >= 0; i--) {
+		int32_t x = g->topo[i];
+		pk[x] = (pkey){pos[x], 0, 1, hr[x], x};
+		if (g->kind[x] != DS_OP || !pull[x])
+			continue;
+		bool any = false;
+		for (int32_t j = g->succ_off[x]; j < g->succ_off[x + 1]; j++) {
+			int32_t s = g->succ[j];
+			if (g->kind[s] != DS_OP)
+				continue;
+			pkey c = pk[s];
+			c.sub--;
+			if (!any || pkey_before(&c, &pk[x])) {
+				pk[x].pos = c.pos;
+				pk[x].sub = c.sub;
+			}
+			any = true;
+		}
+	}
+	/* an ALLOC just before its first operation, a FREE just after its
+	 * last */
 	for (int32_t x = 0; x < n; x++) {
-		uint64_t key = 4 * (uint64_t)pos[x] + 1;
-		if (g->kind[x] == DS_ALLOC) {
-			int64_t f = INT64_MAX;
-			for (int32_t j = g->succ_off[x]; j < g->succ_off[x + 1];
-			     j++)
-				if (g->kind[g->succ[j]] == DS_OP &&
-				    pos[g->succ[j]] < f)
-					f = pos[g->succ[j]];
-			key = f == INT64_MAX ? 4 * (uint64_t)pos[x] : 4 * (uint64_t)f;
-		} else if (g->kind[x] == DS_FREE) {
-			int64_t l = 0;
-			for (int32_t j = g->pred_off[x]; j < g->pred_off[x + 1];
-			     j++)
-				if (g->kind[g->pred[j]] == DS_OP &&
-				    pos[g->pred[j]] > l)
-					l = pos[g->pred[j]];
-			key = 4 * (uint64_t)(l > pos[x] ? l : pos[x]) + 2;
+		if (g->kind[x] == DS_OP)
+			continue;
+		bool alloc = g->kind[x] == DS_ALLOC, any = false;
+		const int32_t *adj = alloc ? g->succ : g->pred;
+		int32_t a0 = alloc ? g->succ_off[x] : g->pred_off[x];
+		int32_t a1 = alloc ? g->succ_off[x + 1] : g->pred_off[x + 1];
+		pk[x].cls = alloc ? 0 : 2;
+		for (int32_t j = a0; j < a1; j++) {
+			const pkey *q = &pk[adj[j]];
+			if (g->kind[adj[j]] != DS_OP)
+				continue;
+			if (!any || (alloc ? pkey_before(q, &pk[x])
+					   : pkey_before(&pk[x], q))) {
+				pk[x].pos = q->pos;
+				pk[x].sub = q->sub;
+			}
+			any = true;
 		}
-		k[x] = (hkey){key * (uint64_t)nn + (uint64_t)rank[x], x};
 	}
-	qsort(k, (size_t)n, sizeof *k, hkey_cmp);
+	qsort(pk, (size_t)n, sizeof *pk, pkey_cmp);
 	for (int32_t i = 0; i < n; i++)
-		rank[k[i].x] = i;
-out:
-	ds_free(h, hs);
-	ds_free(h, h2);
-	ds_free(h, k);
-	ds_free(h, indeg);
-	ds_heapq_free(&q);
-	return rc;
+		rank[pk[i].x] = i;
+	return DS_OK;
 }
 
 /* Sorts each list of a CSR by rank: one sort of all entries keyed by
@@ -1102,6 +1552,44 @@ static int sort_lists(const ds_heap *h, const int32_t *off, int32_t *adj,
 	return DS_OK;
 }
 
+/* Ranks tried: they differ only in how Ids break exact ties. */
+#define NRANKS 1
+
+/* The rank whose free-first order peaks lowest (the first of equals),
+ * into rank. */
+static int best_rank(const ds_graph *g, int32_t *rank, ds_err *e)
+{
+	int64_t best = 0;
+	bool best_valid = false;
+	int32_t *t1 = ds_alloc(g->heap, (size_t)g->n + 1, sizeof *t1);
+	int32_t *t2 = ds_alloc(g->heap, (size_t)g->n + 1, sizeof *t2);
+	canon c;
+	memset(&c, 0, sizeof c);
+	int rc = t1 && t2 ? DS_OK : ds_fail(e, DS_ENOMEM, "out of memory");
+	if (rc == DS_OK)
+		rc = canon_init(g, &c, e);
+	for (int i = 0; i < NRANKS && rc == DS_OK; i++) {
+		rc = canon_rank(g, &c, (uint64_t)i * 0x9E3779B97F4A7C15ull, t1,
+				e);
+		if (rc == DS_OK)
+			rc = ds_order_free_first_ranked(g, t1, t2, e);
+		if (rc)
+			break;
+		bool valid;
+		int64_t pk = order_peak(g, t2, &valid);
+		if (i == 0 || (valid && !best_valid) ||
+		    (valid == best_valid && pk < best)) {
+			best = pk;
+			best_valid = valid;
+			memcpy(rank, t1, (size_t)g->n * sizeof *rank);
+		}
+	}
+	canon_free(g->heap, &c);
+	ds_free(g->heap, t1);
+	ds_free(g->heap, t2);
+	return rc;
+}
+
 static int views_build(const ds_graph *g, views *w, ds_err *e)
 {
 	const ds_heap *h = g->heap;
@@ -1117,24 +1605,21 @@ static int views_build(const ds_graph *g, views *w, ds_err *e)
 	w->load_bw = ds_alloc(h, (size_t)n, sizeof *w->load_bw);
 	int64_t ne = g->pred_off[n];
 	w->rank = ds_alloc(h, (size_t)n + 1, sizeof *w->rank);
-	w->idrank = ds_alloc(h, (size_t)n + 1, sizeof *w->idrank);
 	w->pred_s = ds_alloc(h, (size_t)ne + 1, sizeof *w->pred_s);
 	w->succ_s = ds_alloc(h, (size_t)ne + 1, sizeof *w->succ_s);
 	if (!w->kind_bw || !w->stay || !w->l0 || !w->mate || !w->lev_fw ||
 	    !w->lev_bw || !w->load_fw || !w->load_bw || !w->rank ||
-	    !w->idrank || !w->pred_s || !w->succ_s) {
+	    !w->pred_s || !w->succ_s) {
 		views_free(h, w);
 		return ds_fail(e, DS_ENOMEM, "out of memory");
 	}
-	int rc = canon_rank(g, w->rank, e);
+	int rc = best_rank(g, w->rank, e);
 	if (rc) {
 		views_free(h, w);
 		return rc;
 	}
 	/* lists in rank order: the closures' visiting order is then
 	 * structural too */
-	for (int32_t x = 0; x < n; x++)
-		w->idrank[x] = x;
 	memcpy(w->pred_s, g->pred, (size_t)ne * sizeof *w->pred_s);
 	memcpy(w->succ_s, g->succ, (size_t)ne * sizeof *w->succ_s);
 	rc = sort_lists(h, g->pred_off, w->pred_s, n, w->rank, e);
@@ -1190,6 +1675,7 @@ typedef struct ls {
 	int32_t nops, nbuf;
 	int32_t *seq, *pos;   /* pos: per node, -1 for ALLOC/FREE */
 	int32_t *boff, *bops; /* per buffer: the operations tied to it */
+	int32_t *border;      /* the buffers by the rank of their ALLOC */
 	int32_t *ooff, *obuf; /* per node: the buffers tied to it */
 	int32_t *first, *last; /* per buffer: positions, -1: no operation */
 	int64_t *val;	       /* per position: live bytes while it runs */
@@ -1215,6 +1701,7 @@ static void ls_free(ls *s)
 	ds_free(h, s->pos);
 	ds_free(h, s->boff);
 	ds_free(h, s->bops);
+	ds_free(h, s->border);
 	ds_free(h, s->ooff);
 	ds_free(h, s->obuf);
 	ds_free(h, s->first);
@@ -1488,7 +1975,8 @@ static bool ls_step(ls *s, int32_t window, int32_t reach, int64_t budget)
 		 * every buffer: few tries, and the common case in tiled
 		 * loops */
 		for (int di = 0; di < 3; di++)
-			for (int32_t b = 0; b < s->nbuf; b++) {
+			for (int32_t bi = 0; bi < s->nbuf; bi++) {
+				int32_t b = s->border[bi];
 				if (bsize(s, b) == 0 || s->first[b] < 0 ||
 				    s->first[b] > p || s->last[b] < p)
 					continue;
@@ -1549,6 +2037,7 @@ static int ls_init(ls *s, const ds_graph *g, const view *v, ds_err *e)
 	s->seq = ds_alloc(h, (size_t)s->nops + 1, sizeof *s->seq);
 	s->pos = ds_alloc(h, (size_t)n, sizeof *s->pos);
 	s->boff = ds_alloc(h, (size_t)nb + 1, sizeof *s->boff);
+	s->border = ds_alloc(h, (size_t)nb + 1, sizeof *s->border);
 	s->ooff = ds_alloc(h, (size_t)n + 1, sizeof *s->ooff);
 	s->first = ds_alloc(h, (size_t)nb + 1, sizeof *s->first);
 	s->last = ds_alloc(h, (size_t)nb + 1, sizeof *s->last);
@@ -1566,11 +2055,25 @@ static int ls_init(ls *s, const ds_graph *g, const view *v, ds_err *e)
 	s->ord = ds_alloc(h, (size_t)s->nops + 1, sizeof *s->ord);
 	s->blive = ds_alloc(h, (size_t)nb + 1, sizeof *s->blive);
 	s->bafter = ds_alloc(h, (size_t)nb + 1, sizeof *s->bafter);
-	if (!s->seq || !s->pos || !s->boff || !s->ooff || !s->first ||
+	if (!s->seq || !s->pos || !s->boff || !s->border || !s->ooff ||
+	    !s->first ||
 	    !s->last || !s->val || !s->gap || !s->gl0 || !s->al0 || !s->pmax ||
 	    !s->smax || !s->pcnt || !s->scnt || !s->bst || !s->wcnt ||
 	    !s->nst || !s->ord || !s->blive || !s->bafter)
 		return ds_fail(e, DS_ENOMEM, "out of memory");
+	/* buffers in rank order: the first move found does not depend on
+	 * the numbering */
+	{
+		hkey *k = ds_alloc(h, (size_t)nb + 1, sizeof *k);
+		if (!k)
+			return ds_fail(e, DS_ENOMEM, "out of memory");
+		for (int32_t b = 0; b < nb; b++)
+			k[b] = (hkey){(uint64_t)v->rank[g->buf_alloc[b]], b};
+		qsort(k, (size_t)nb, sizeof *k, hkey_cmp);
+		for (int32_t b = 0; b < nb; b++)
+			s->border[b] = k[b].x;
+		ds_free(h, k);
+	}
 	/* a buffer's operations: those after its ALLOC and before its
 	 * FREE in the augmented graph (its users and any tied by edges) */
 	int32_t st = 0;
@@ -1682,6 +2185,7 @@ static const gparams variants[] = {
 	{0, POL_NET, PR_NET, 24},
 	{1, POL_RISE, PR_NET, 24},
 	{0, POL_PEAK, PR_CREDIT, 24},
+	{0, POL_RANK, PR_NET, 24},
 };
 #define NVARIANTS ((int)(sizeof variants / sizeof variants[0]))
 #define MAX_ROUNDS 8
@@ -1767,48 +2271,39 @@ int ds_mpas(const ds_graph *g, const ds_mpas_opts *o, int32_t *order,
 		rc = run_alloc(&R, h, n, g->pred_off[n], e);
 	if (rc == DS_OK && ls_applies(g))
 		rc = ls_init(&L, g, &w.fw, e);
-	/* the free-first order: cheap, and a safe fallback */
+	/* the free-first order, ties broken by the rank: cheap, and a
+	 * safe fallback */
 	if (rc == DS_OK)
-		rc = ds_order_free_first(g, cand, e);
+		rc = ds_order_free_first_ranked(g, w.rank, cand, e);
 	if (rc == DS_OK)
 		pool_offer(&P, g, cand);
 	/* greedy runs, every variant once per round, as many rounds as
-	 * the effort allows for the graph's size; once with ties broken by
-	 * Id (the lists as the graph has them, sorted by Id), once by the
-	 * structural rank, so that a renumbering cannot lose much */
+	 * the effort allows for the graph's size */
 	int64_t runs = GREEDY_WORK * effort / (n > 0 ? n : 1);
 	if (runs < 1)
 		runs = 1;
 	if (runs > NVARIANTS * MAX_ROUNDS)
 		runs = NVARIANTS * MAX_ROUNDS;
-	for (int scheme = 0; scheme < 2 && rc == DS_OK; scheme++) {
-		const int32_t *rk = scheme ? w.rank : w.idrank;
-		const int32_t *ps = scheme ? w.pred_s : g->pred;
-		const int32_t *ss = scheme ? w.succ_s : g->succ;
-		w.fw.rank = w.bw.rank = rk;
-		w.fw.pred = w.bw.succ = ps;
-		w.fw.succ = w.bw.pred = ss;
-		for (int64_t b = 0; b < (int64_t)NVARIANTS * g->nbuf; b++)
-			wgt[b] = 1;
-		for (int64_t k = 0; k < runs && rc == DS_OK; k++) {
-			int i = (int)(k % NVARIANTS);
-			const gparams *p = &variants[i];
-			int64_t *wv = wgt + (int64_t)i * g->nbuf;
-			for (int32_t x = 0; x < n; x++)
-				wstay[x] = w.stay[x] * (g->kind[x] == DS_OP
-								? 0
-								: wv[g->buf[x]]);
-			view vv = p->dir ? w.bw : w.fw;
-			vv.stay = wstay;
-			bool invalid;
-			rc = greedy(&R, &vv, p, cand, &invalid, e);
-			if (rc)
-				break;
-			if (p->dir)
-				reverse(cand, n);
-			pool_offer(&P, g, cand);
-			bump_peak(g, cand, wv, blive);
-		}
+	for (int64_t b = 0; rc == DS_OK && b < (int64_t)NVARIANTS * g->nbuf;
+	     b++)
+		wgt[b] = 1;
+	for (int64_t k = 0; k < runs && rc == DS_OK; k++) {
+		int i = (int)(k % NVARIANTS);
+		const gparams *p = &variants[i];
+		int64_t *wv = wgt + (int64_t)i * g->nbuf;
+		for (int32_t x = 0; x < n; x++)
+			wstay[x] = w.stay[x] *
+				   (g->kind[x] == DS_OP ? 0 : wv[g->buf[x]]);
+		view vv = p->dir ? w.bw : w.fw;
+		vv.stay = wstay;
+		bool invalid;
+		rc = greedy(&R, &vv, p, cand, &invalid, e);
+		if (rc)
+			break;
+		if (p->dir)
+			reverse(cand, n);
+		pool_offer(&P, g, cand);
+		bump_peak(g, cand, wv, blive);
 	}
 	/* polish the best orders; the best result wins, ties keep the
 	 * earlier (unpolished) one */

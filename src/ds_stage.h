@@ -48,8 +48,13 @@ void ds_heapq_free(ds_heapq *q);
 
 /* order[0..n) = 0..n-1 (the benchmark's "original" schedule). */
 int ds_order_id(const ds_graph *g, int32_t *order, ds_err *e);
-/* Kahn with FREE first and ALLOC last, L0 one-live gating. */
+/* Kahn with FREE first and ALLOC last, L0 one-live gating; Id breaks
+ * ties. */
 int ds_order_free_first(const ds_graph *g, int32_t *order, ds_err *e);
+/* The same with ties broken by rank[] (a permutation of 0..n-1), or by Id
+ * when rank is NULL. */
+int ds_order_free_first_ranked(const ds_graph *g, const int32_t *rank,
+			       int32_t *order, ds_err *e);
 
 /* The baselines' orders (ds_baseline.c): PyTorch Inductor's lpmf with its
  * BFS/DFS fallbacks, HEFT-style critical-path list, OpenVINO NPU's
