@@ -1150,22 +1150,27 @@ static void pulled(const ds_graph *g, uint8_t *pull)
 		}
 		for (int32_t j = g->succ_off[x]; j < g->succ_off[x + 1]; j++)
 			osucc += g->kind[g->succ[j]] == DS_OP;
-		pull[x] = nops == 0 || (inputs && osucc <= 1);
+		pull[x] = nops == 0 || (inputs && osucc == 1);
 	}
 }
 
 /* ---- the walk ---- */
 
-/* A ready operation in the walk: younger first, then the longer path
- * ahead, then more inputs shared with the work just done, then the hash
- * rank. */
+/* A ready operation in the walk: its connected component in their order
+ * (a graph holding several operators does one after the other, as their
+ * programs would), then the younger, then the more recently reached
+ * through a shared buffer, then the longer path ahead for work as old as
+ * the start and the shorter for the rest, then more inputs shared with
+ * the work just done, then the hash rank. */
 typedef struct went {
 	int64_t age, tage;
-	int32_t ht, cnt, hr, x;
+	int32_t co, ht, cnt, hr, x;
 } went;
 
 static bool went_before(const went *a, const went *b)
 {
+	if (a->co != b->co)
+		return a->co < b->co;
 	if (a->age != b->age)
 		return a->age > b->age;
 	if (a->tage != b->tage)
@@ -1330,9 +1335,9 @@ static int walk_init(const ds_graph *g, const uint8_t *pull, walk *w,
 /* Walks the graph (see the rank's comment) into pos[]: for a walked
  * operation its place among them (from 1), for other nodes the number
  * of walked operations before them. */
-static int walk_run(const ds_graph *g, const uint8_t *pull, const int32_t *ht,
-		    const int32_t *hr, walk *w, int32_t *indeg, int32_t *stk,
-		    int64_t *pos, ds_err *e)
+static int walk_run(const ds_graph *g, const uint8_t *pull, const int32_t *co,
+		    const int32_t *ht, const int32_t *hr, walk *w,
+		    int32_t *indeg, int32_t *stk, int64_t *pos, ds_err *e)
 {
 	const ds_heap *h = g->heap;
 	const int32_t n = g->n;
@@ -1341,6 +1346,7 @@ static int walk_run(const ds_graph *g, const uint8_t *pull, const int32_t *ht,
 	int rc = DS_OK;
 	w->q.n = 0;
 	memset(w->mark, 0, (size_t)n * sizeof *w->mark);
+	memset(w->cnt, 0, (size_t)n * sizeof *w->cnt);
 	/* buffer nodes and pulled operations go at once (stack), walked
 	 * operations through the heap */
 	for (int32_t x = 0; x < n; x++) {
@@ -1352,7 +1358,7 @@ static int walk_run(const ds_graph *g, const uint8_t *pull, const int32_t *ht,
 			stk[sp++] = x;
 		else
 			rc = wheap_push(h, &w->q,
-					(went){0, 0, ht[x], 0, hr[x], x}, e);
+					(went){0, 0, co[x], ht[x], 0, hr[x], x}, e);
 		if (rc)
 			return rc;
 	}
@@ -1377,7 +1383,8 @@ static int walk_run(const ds_graph *g, const uint8_t *pull, const int32_t *ht,
 			if (g->kind[y] != DS_OP || pull[y])
 				stk[sp++] = y;
 			else if (wheap_push(h, &w->q,
-					    (went){stamp, stamp, ht[y], 0, hr[y], y},
+					    (went){stamp, stamp, co[y], ht[y], 0, hr[y],
+						   y},
 					    e))
 				return DS_ENOMEM;
 			else
@@ -1400,7 +1407,6 @@ static int walk_run(const ds_graph *g, const uint8_t *pull, const int32_t *ht,
 					continue;
 				if (w->mark[y] != x + 1) {
 					w->mark[y] = x + 1;
-					w->cnt[y] = 0;
 					w->list[nl++] = y;
 				}
 				w->cnt[y]++;
@@ -1409,8 +1415,8 @@ static int walk_run(const ds_graph *g, const uint8_t *pull, const int32_t *ht,
 		for (int32_t i = 0; i < nl; i++) {
 			int32_t y = w->list[i];
 			if (wheap_push(h, &w->q,
-				       (went){w->age[y], stamp, ht[y], w->cnt[y],
-					      hr[y], y},
+				       (went){w->age[y], stamp, co[y], ht[y],
+					      w->cnt[y], hr[y], y},
 				       e))
 				return DS_ENOMEM;
 		}
@@ -1418,13 +1424,32 @@ static int walk_run(const ds_graph *g, const uint8_t *pull, const int32_t *ht,
 	return DS_OK;
 }
 
+/* Sorts each list of a CSR by rank, with k[off[n]] as scratch: one sort
+ * of all entries keyed by (list, rank), O(E log E). */
+static void sort_by_rank(const int32_t *off, int32_t *adj, int32_t n,
+			 const int32_t *rank, hkey *k)
+{
+	int64_t ne = off[n];
+	for (int32_t x = 0; x < n; x++)
+		for (int32_t i = off[x]; i < off[x + 1]; i++)
+			k[i] = (hkey){(uint64_t)x << 32 | (uint32_t)rank[adj[i]],
+				      adj[i]};
+	qsort(k, (size_t)ne, sizeof *k, hkey_cmp);
+	for (int64_t i = 0; i < ne; i++)
+		adj[i] = k[i].x;
+}
+
 /* What the ranks share: the hashes, the heights, the pulled operations,
  * the walk's tables, and scratch. */
 typedef struct canon {
 	uint64_t *hs, *h2;
-	hkey *k;
+	hkey *k, *k2;	 /* k2: [E + 1] */
+	int32_t *psort; /* pred lists sorted by the hash rank */
 	pkey *pk;
 	int32_t *indeg, *ht, *hr, *stk;
+	int32_t *dp;   /* depth in operations */
+	int32_t *root; /* a node of the same weakly connected component */
+	int32_t *co;   /* the component's place in their order */
 	uint8_t *pull;
 	walk W;
 } canon;
@@ -1434,11 +1459,16 @@ static void canon_free(const ds_heap *h, canon *c)
 	ds_free(h, c->hs);
 	ds_free(h, c->h2);
 	ds_free(h, c->k);
+	ds_free(h, c->k2);
+	ds_free(h, c->psort);
 	ds_free(h, c->pk);
 	ds_free(h, c->indeg);
 	ds_free(h, c->ht);
 	ds_free(h, c->hr);
 	ds_free(h, c->stk);
+	ds_free(h, c->dp);
+	ds_free(h, c->root);
+	ds_free(h, c->co);
 	ds_free(h, c->pull);
 	walk_free(h, &c->W);
 	memset(c, 0, sizeof *c);
@@ -1452,18 +1482,64 @@ static int canon_init(const ds_graph *g, canon *c, ds_err *e)
 	c->hs = ds_alloc(h, (size_t)n + 1, sizeof *c->hs);
 	c->h2 = ds_alloc(h, (size_t)n + 1, sizeof *c->h2);
 	c->k = ds_alloc(h, (size_t)n + 1, sizeof *c->k);
+	c->k2 = ds_alloc(h, (size_t)g->pred_off[n] + 1, sizeof *c->k2);
+	c->psort = ds_alloc(h, (size_t)g->pred_off[n] + 1, sizeof *c->psort);
 	c->pk = ds_alloc(h, (size_t)n + 1, sizeof *c->pk);
 	c->indeg = ds_alloc(h, (size_t)n + 1, sizeof *c->indeg);
 	c->ht = ds_alloc(h, (size_t)n + 1, sizeof *c->ht);
 	c->hr = ds_alloc(h, (size_t)n + 1, sizeof *c->hr);
 	c->stk = ds_alloc(h, (size_t)n + 1, sizeof *c->stk);
+	c->dp = ds_alloc(h, (size_t)n + 1, sizeof *c->dp);
+	c->root = ds_alloc(h, (size_t)n + 1, sizeof *c->root);
+	c->co = ds_alloc(h, (size_t)n + 1, sizeof *c->co);
 	c->pull = ds_alloc(h, (size_t)n + 1, sizeof *c->pull);
-	if (!c->hs || !c->h2 || !c->k || !c->pk || !c->indeg || !c->ht ||
-	    !c->hr || !c->stk || !c->pull)
+	if (!c->hs || !c->h2 || !c->k || !c->k2 || !c->psort || !c->pk ||
+	    !c->indeg || !c->ht ||
+	    !c->hr || !c->stk || !c->dp || !c->root || !c->co || !c->pull)
 		return ds_fail(e, DS_ENOMEM, "out of memory");
-	hash_nodes(g, c->hs, c->h2, c->indeg, c->ht, c->k);
+	hash_nodes(g, c->hs, c->h2, c->dp, c->ht, c->k);
 	pulled(g, c->pull);
+	/* weakly connected components: union-find, halving paths */
+	for (int32_t x = 0; x < n; x++)
+		c->root[x] = x;
+	for (int32_t x = 0; x < n; x++)
+		for (int32_t j = g->pred_off[x]; j < g->pred_off[x + 1]; j++) {
+			int32_t a = x, b = g->pred[j];
+			while (c->root[a] != a)
+				a = c->root[a] = c->root[c->root[a]];
+			while (c->root[b] != b)
+				b = c->root[b] = c->root[c->root[b]];
+			if (a != b)
+				c->root[a > b ? a : b] = a < b ? a : b;
+		}
+	for (int32_t x = 0; x < n; x++)
+		c->root[x] = c->root[c->root[x]];
 	return walk_init(g, c->pull, &c->W, c->stk, e);
+}
+
+/* The components' order into co[]: the one with the longest path first,
+ * then by the least hash rank of their nodes (which one holds it does
+ * not depend on the numbering). */
+static void components(const ds_graph *g, canon *c, const int32_t *hr)
+{
+	const int32_t n = g->n;
+	/* per root, in k: (longest path, least hash rank) */
+	for (int32_t x = 0; x < n; x++)
+		c->k[x] = (hkey){UINT64_MAX, x};
+	for (int32_t x = 0; x < n; x++) {
+		int32_t r = c->root[x];
+		uint64_t key = (uint64_t)(n - c->ht[x]) << 32 | (uint32_t)hr[x];
+		if (key < c->k[r].h)
+			c->k[r].h = key;
+	}
+	/* by (height first, then hash rank): the key's two halves are
+	 * minimised together, which only orders components by a pair of
+	 * their nodes' values; good enough as it is structural */
+	qsort(c->k, (size_t)n, sizeof *c->k, hkey_cmp);
+	for (int32_t i = 0; i < n; i++)
+		c->co[c->k[i].x] = i;
+	for (int32_t x = 0; x < n; x++)
+		c->co[x] = c->co[c->root[x]];
 }
 
 /* rank[0..n): a permutation of 0..n-1 as described above, exact ties
@@ -1479,31 +1555,69 @@ static int canon_rank(const ds_graph *g, canon *c, uint64_t salt,
 	const uint8_t *pull = c->pull;
 	int64_t *pos = (int64_t *)c->h2;
 	hash_rank(c->hs, n, salt, c->k, hr);
-	int rc = walk_run(g, pull, c->ht, hr, &c->W, c->indeg, c->stk, pos, e);
+	components(g, c, hr);
+	int rc = walk_run(g, pull, c->co, c->ht, hr, &c->W, c->indeg, c->stk,
+			  pos, e);
 	if (rc)
 		return rc;
 	/* operations: walked ones at their position; pulled ones just
-	 * before their first consumer (backwards along the topological
-	 * order, so consumers are placed first) */
-	for (int32_t i = n - 1; i >= 0; i--) {
-		int32_t x = g->topo[i];
+	 * before the first walked operation that needs them, each one's
+	 * inputs whole (depth first, its preds in hash order: two products
+	 * feeding one operation do not interleave their moves) */
+	int32_t *byp = c->W.list, *idx = c->W.cnt, *emit = c->stk;
+	int32_t *placed = c->W.mark, nw = 0;
+	int32_t *ps = c->psort;
+	/* preds deepest first (a chain of products accumulating into one
+	 * buffer is followed back before the moves of its last step), then
+	 * by hash rank; placed[] serves as that rank for now */
+	for (int32_t x = 0; x < n; x++)
+		c->k[x] = (hkey){(uint64_t)(n - c->dp[x]) << 32 | (uint32_t)hr[x],
+				 x};
+	qsort(c->k, (size_t)n, sizeof *c->k, hkey_cmp);
+	for (int32_t i = 0; i < n; i++)
+		placed[c->k[i].x] = i;
+	memcpy(ps, g->pred, (size_t)g->pred_off[n] * sizeof *ps);
+	sort_by_rank(g->pred_off, ps, n, placed, c->k2);
+	for (int32_t x = 0; x < n; x++) {
 		pk[x] = (pkey){pos[x], 0, 1, hr[x], x};
-		if (g->kind[x] != DS_OP || !pull[x])
-			continue;
-		bool any = false;
-		for (int32_t j = g->succ_off[x]; j < g->succ_off[x + 1]; j++) {
-			int32_t s = g->succ[j];
-			if (g->kind[s] != DS_OP)
-				continue;
-			pkey c = pk[s];
-			c.sub--;
-			if (!any || pkey_before(&c, &pk[x])) {
-				pk[x].pos = c.pos;
-				pk[x].sub = c.sub;
-			}
-			any = true;
+		bool walked = g->kind[x] == DS_OP && !pull[x];
+		placed[x] = !(g->kind[x] == DS_OP && pull[x]);
+		if (walked) {
+			DS_ASSERT(pos[x] >= 1 && pos[x] <= n);
+			byp[pos[x] - 1] = x;
+			nw++;
 		}
 	}
+	for (int32_t i = 0; i < nw; i++) {
+		int32_t hd = byp[i], sp = 0, ne = 0;
+		int32_t *st = c->indeg; /* zero after the walk; scratch */
+		st[sp] = hd;
+		idx[sp++] = g->pred_off[hd];
+		while (sp > 0) {
+			int32_t y = st[sp - 1], p = -1;
+			while (idx[sp - 1] < g->pred_off[y + 1]) {
+				int32_t q = ps[idx[sp - 1]++];
+				if (!placed[q]) {
+					p = q;
+					break;
+				}
+			}
+			if (p >= 0) {
+				placed[p] = 1;
+				st[sp] = p;
+				idx[sp++] = g->pred_off[p];
+				continue;
+			}
+			sp--;
+			if (y != hd)
+				emit[ne++] = y;
+		}
+		for (int32_t t = 0; t < ne; t++) {
+			pk[emit[t]].pos = pos[hd];
+			pk[emit[t]].sub = t - ne;
+		}
+	}
+	memset(c->indeg, 0, (size_t)n * sizeof *c->indeg);
 	/* an ALLOC just before its first operation, a FREE just after its
 	 * last */
 	for (int32_t x = 0; x < n; x++) {
@@ -1532,22 +1646,14 @@ static int canon_rank(const ds_graph *g, canon *c, uint64_t salt,
 	return DS_OK;
 }
 
-/* Sorts each list of a CSR by rank: one sort of all entries keyed by
- * (list, rank), O(E log E) whatever the degrees. */
+/* Sorts each list of a CSR by rank. */
 static int sort_lists(const ds_heap *h, const int32_t *off, int32_t *adj,
 		      int32_t n, const int32_t *rank, ds_err *e)
 {
-	int64_t ne = off[n];
-	hkey *k = ds_alloc(h, (size_t)ne + 1, sizeof *k);
+	hkey *k = ds_alloc(h, (size_t)off[n] + 1, sizeof *k);
 	if (!k)
 		return ds_fail(e, DS_ENOMEM, "out of memory");
-	for (int32_t x = 0; x < n; x++)
-		for (int32_t i = off[x]; i < off[x + 1]; i++)
-			k[i] = (hkey){(uint64_t)x << 32 | (uint32_t)rank[adj[i]],
-				      adj[i]};
-	qsort(k, (size_t)ne, sizeof *k, hkey_cmp);
-	for (int64_t i = 0; i < ne; i++)
-		adj[i] = k[i].x;
+	sort_by_rank(off, adj, n, rank, k);
 	ds_free(h, k);
 	return DS_OK;
 }
