@@ -4,8 +4,8 @@
  * the residency constraints too).  Guarantees: order[] is a topological
  * order of all n nodes; at most one buffer of each L0 memory is live at
  * any time whenever one of the candidate orders achieves it (the
- * free-first order is always a candidate, and every greedy order does on
- * the bundled graphs).  The aim is the least peak_vstay.
+ * free-first order, ties broken by the structural rank, is always a
+ * candidate, and every greedy order does on the bundled graphs).  The aim is the least peak_vstay.
  *
  * Method.  Operations do not change memory: the decision is which
  * operation (with the ALLOCs it needs) runs next; an ALLOC is best run
@@ -24,27 +24,39 @@
  * rule holds without deadlock.  The variants (priorities, forwards or on
  * the reversed graph, where FREEs play ALLOCs and the peak is the same)
  * run for a few rounds each, buffers live at the previous round's peak
- * weighing more.  All of them run twice: once with exact ties broken by
- * node Id (the lists as the graph sorts them), once by a structural rank
- * (canon_rank(): a hash of each node and its neighbourhood, then a
- * depth-first walk), with the pred/succ lists in that rank's order, so a
- * renumbering of the Ids changes only one of the two.  The best orders
- * then go through a local search that moves blocks of operations across
- * the peak (with lifetime compaction: ALLOCs sunk to their first user,
- * FREEs hoisted to their last): a buffer live at a peak position leaves
- * it when all its remaining users move before it (with their ancestors),
- * or its first user moves after it, or its last user before it.  The
- * best order wins; ties keep the earlier candidate.
+ * weighing more.
+ *
+ * Nothing depends on the node Ids but the order among nodes alike in
+ * every structural respect: every exact tie (between candidates, in the
+ * pred/succ lists the closures walk, among buffers the local search
+ * tries) is broken by one structural rank (canon_rank()), a program
+ * order recovered from the graph alone (see "the structural rank").  It
+ * also yields candidates of its own: the free-first order with its ties
+ * broken by the rank, and a greedy variant (POL_RANK) that follows it as
+ * closely as the one-live rule allows.  Those recover the loop order of
+ * the program, a global choice the greedy's local view cannot see (which
+ * of two loops of an attention kernel goes inside decides whether the
+ * queries or the keys and values stay resident).
+ *
+ * The best orders then go through a local search that moves blocks of
+ * operations across the peak (with lifetime compaction: ALLOCs sunk to
+ * their first user, FREEs hoisted to their last): a buffer live at a
+ * peak position leaves it when all its remaining users move before it
+ * (with their ancestors), or its first user moves after it, or its last
+ * user before it.  The best order wins; ties keep the earlier candidate.
  *
  * Cost, N nodes, E constraint edges, B buffers: a greedy run is about
  * O((N + E) * K * D) with K the closure bound (24) and D the fan-out of
  * the re-rating after each decision, plus O(C) per decision to pick among
- * C candidates; there are 2 * GREEDY_WORK * effort / N runs (at least
- * two, at most 64), so small graphs get more.  The structural rank costs
- * O((N + E) log N).  The local search, on the two best
- * orders, does at most effort move evaluations of O(W) each (W the
- * window, 256 operations), O(16 * B) to find the moves of a step and
- * O(N + E) per accepted move.  Memory O(N + E). */
+ * C candidates; there are GREEDY_WORK * effort / N runs (at least one,
+ * at most NVARIANTS * MAX_ROUNDS), so small graphs get more.  The
+ * structural rank costs O((N + E) log N) per round of hashing (until the
+ * classes stop growing, at most CANON_ROUNDS), plus the walk's
+ * re-ageing, O(T log N) for T at most TOUCH_MAX per buffer per walked
+ * operation.  The local search, on the two best orders, does at most
+ * effort move evaluations of O(W) each (W the window, 256 operations),
+ * O(16 * B) to find the moves of a step and O(N + E) per accepted move.
+ * Memory O(N + E + T). */
 #include "ds_stage.h"
 
 #include <stdlib.h>
@@ -81,7 +93,7 @@ typedef struct view {
 	const int32_t *buf, *uoff, *user; /* the graph's buffers and users */
 	const int32_t *useoff, *use;	  /* the graph's operations' buffers */
 	const int32_t *balloc, *bfree;	  /* a buffer's ALLOC and FREE here */
-	const int32_t *rank; /* breaks exact ties: the Ids or canon_rank() */
+	const int32_t *rank; /* breaks exact ties: canon_rank() */
 } view;
 
 /* ---- greedy variants ---- */
@@ -922,35 +934,38 @@ static void levels(const view *v, const int32_t *topo, bool rev,
 
 /* ---- the structural rank ---- */
 
-/* Every choice the passes make between otherwise equal nodes follows one
+/* Every choice the pass makes between otherwise equal nodes follows one
  * rank built from the graph's structure alone, so that a renumbering of
- * the Ids changes nothing but ties between nodes that are alike in every
- * respect (those Ids break).  It is meant to be a program order, the
- * order a compiler would emit the graph in, recovered without the Ids:
+ * the Ids changes nothing but the order among nodes that are alike in
+ * every respect (those the Ids break).  It is meant to be a program
+ * order, the order a compiler would emit the graph in, recovered
+ * without the Ids:
  *
- * - a hash of what each node is and of its neighbourhood (CANON_ROUNDS
- *   rounds of Weisfeiler-Lehman refinement) separates nodes that differ;
- * - "input" operations are pulled: loads (preceded by ALLOCs only), and
+ * - a hash of what each node is, its depth and height, the operand
+ *   positions of its buffers and its neighbourhood, refined (Weisfeiler-
+ *   Lehman) until the number of classes stops growing, separates nodes
+ *   that differ; what is left alike are mostly true symmetries (the
+ *   tiles of a loop);
+ * - input operations are pulled: loads (preceded by ALLOCs only), and
  *   operations that only combine inputs and feed a single operation (an
  *   L1 to L0 move, a product accumulating into the next one).  A program
  *   issues them just before their consumer, not when they could first
- *   run, and so does the rank;
- * - the other operations follow a depth-first walk (Kahn's algorithm, the
- *   most recently enabled first): the work an operation enables runs
- *   before older work, so one tile is finished before the next starts;
- * - among work of the same age, the operation with the longest path
- *   ahead (in operations) starts first, then the hash decides.  In a
- *   loop nest whose iterations carry state (the running maximum and sum
- *   of an attention kernel), the first steps of every state chain have
- *   the longest paths ahead, so the walk advances all chains step by
- *   step, the order of the inner loop, which holds the chains' state and
- *   one step's operands rather than every step's operands;
+ *   run, and so does the rank: each walked operation is preceded by the
+ *   pulled operations it needs that are not placed yet, chain by chain;
+ * - the other operations follow a walk (Kahn's algorithm): the most
+ *   recently enabled first, so one tile is finished before the next
+ *   starts; then the one most recently reached through a buffer shared
+ *   with walked work; among work as old as the start the longest path
+ *   ahead first, among younger work the shortest (a reduction whose
+ *   small result ends soon runs before the long branch); then the more
+ *   buffers shared with the walk so far (a tiled loop keeps the
+ *   direction it took); then the hash.  In a loop nest whose iterations carry state (the
+ *   running maximum and sum of an attention kernel), the first steps of
+ *   every state chain have the longest paths ahead, so the walk advances
+ *   all chains a step at a time, which holds the chains' state and one
+ *   step's operands rather than every step's operands;
  * - an ALLOC ranks just before its first operation, a FREE just after
- *   its last.
- *
- * The greedy runs break exact ties by the rank; one variant (POL_RANK)
- * and the free-first order follow it, which is what recovers the
- * program's loop order where the greedy's local view cannot see it. */
+ *   its last. */
 
 /* Rounds of neighbourhood hashing, at most. */
 #define CANON_ROUNDS 64
@@ -1110,23 +1125,13 @@ static void hash_nodes(const ds_graph *g, uint64_t *hs, uint64_t *h2,
 	}
 }
 
-/* hr[0..n): the nodes by hash; nodes alike in it go by Id, in an order
- * that depends on salt (0: increasing Id).  k is scratch. */
-static void hash_rank(const uint64_t *hs, int32_t n, uint64_t salt, hkey *k,
-		      int32_t *hr)
+/* hr[0..n): the nodes by hash, nodes alike in it by Id.  k is
+ * scratch. */
+static void hash_rank(const uint64_t *hs, int32_t n, hkey *k, int32_t *hr)
 {
 	for (int32_t x = 0; x < n; x++)
 		k[x] = (hkey){hs[x], x};
 	qsort(k, (size_t)n, sizeof *k, hkey_cmp);
-	for (int32_t i = 0, j; salt && i < n; i = j) {
-		for (j = i + 1; j < n && k[j].h == k[i].h; j++)
-			;
-		if (j - i < 2)
-			continue;
-		for (int32_t t = i; t < j; t++)
-			k[t].h = mix64((uint64_t)k[t].x + salt);
-		qsort(k + i, (size_t)(j - i), sizeof *k, hkey_cmp);
-	}
 	for (int32_t i = 0; i < n; i++)
 		hr[k[i].x] = i;
 }
@@ -1156,21 +1161,17 @@ static void pulled(const ds_graph *g, uint8_t *pull)
 
 /* ---- the walk ---- */
 
-/* A ready operation in the walk: its connected component in their order
- * (a graph holding several operators does one after the other, as their
- * programs would), then the younger, then the more recently reached
- * through a shared buffer, then the longer path ahead for work as old as
- * the start and the shorter for the rest, then more inputs shared with
- * the work just done, then the hash rank. */
+/* A ready operation in the walk: the younger first, then the more
+ * recently reached through a shared buffer, then the longer path ahead
+ * for work as old as the start and the shorter for the rest, then more
+ * inputs shared with the walk so far, then the hash rank. */
 typedef struct went {
 	int64_t age, tage;
-	int32_t co, ht, cnt, hr, x;
+	int32_t ht, cnt, hr, x;
 } went;
 
 static bool went_before(const went *a, const went *b)
 {
-	if (a->co != b->co)
-		return a->co < b->co;
 	if (a->age != b->age)
 		return a->age > b->age;
 	if (a->tage != b->tage)
@@ -1335,9 +1336,9 @@ static int walk_init(const ds_graph *g, const uint8_t *pull, walk *w,
 /* Walks the graph (see the rank's comment) into pos[]: for a walked
  * operation its place among them (from 1), for other nodes the number
  * of walked operations before them. */
-static int walk_run(const ds_graph *g, const uint8_t *pull, const int32_t *co,
-		    const int32_t *ht, const int32_t *hr, walk *w,
-		    int32_t *indeg, int32_t *stk, int64_t *pos, ds_err *e)
+static int walk_run(const ds_graph *g, const uint8_t *pull, const int32_t *ht,
+		    const int32_t *hr, walk *w, int32_t *indeg, int32_t *stk,
+		    int64_t *pos, ds_err *e)
 {
 	const ds_heap *h = g->heap;
 	const int32_t n = g->n;
@@ -1358,7 +1359,7 @@ static int walk_run(const ds_graph *g, const uint8_t *pull, const int32_t *co,
 			stk[sp++] = x;
 		else
 			rc = wheap_push(h, &w->q,
-					(went){0, 0, co[x], ht[x], 0, hr[x], x}, e);
+					(went){0, 0, ht[x], 0, hr[x], x}, e);
 		if (rc)
 			return rc;
 	}
@@ -1383,8 +1384,7 @@ static int walk_run(const ds_graph *g, const uint8_t *pull, const int32_t *co,
 			if (g->kind[y] != DS_OP || pull[y])
 				stk[sp++] = y;
 			else if (wheap_push(h, &w->q,
-					    (went){stamp, stamp, co[y], ht[y], 0, hr[y],
-						   y},
+					    (went){stamp, stamp, ht[y], 0, hr[y], y},
 					    e))
 				return DS_ENOMEM;
 			else
@@ -1415,8 +1415,8 @@ static int walk_run(const ds_graph *g, const uint8_t *pull, const int32_t *co,
 		for (int32_t i = 0; i < nl; i++) {
 			int32_t y = w->list[i];
 			if (wheap_push(h, &w->q,
-				       (went){w->age[y], stamp, co[y], ht[y],
-					      w->cnt[y], hr[y], y},
+				       (went){w->age[y], stamp, ht[y], w->cnt[y],
+					      hr[y], y},
 				       e))
 				return DS_ENOMEM;
 		}
@@ -1439,17 +1439,15 @@ static void sort_by_rank(const int32_t *off, int32_t *adj, int32_t n,
 		adj[i] = k[i].x;
 }
 
-/* What the ranks share: the hashes, the heights, the pulled operations,
- * the walk's tables, and scratch. */
+/* The structural rank's working state: the hashes, depths and heights,
+ * the pulled operations, the walk's tables, scratch. */
 typedef struct canon {
 	uint64_t *hs, *h2;
 	hkey *k, *k2;	 /* k2: [E + 1] */
 	int32_t *psort; /* pred lists sorted by the hash rank */
 	pkey *pk;
 	int32_t *indeg, *ht, *hr, *stk;
-	int32_t *dp;   /* depth in operations */
-	int32_t *root; /* a node of the same weakly connected component */
-	int32_t *co;   /* the component's place in their order */
+	int32_t *dp; /* depth in operations */
 	uint8_t *pull;
 	walk W;
 } canon;
@@ -1467,8 +1465,6 @@ static void canon_free(const ds_heap *h, canon *c)
 	ds_free(h, c->hr);
 	ds_free(h, c->stk);
 	ds_free(h, c->dp);
-	ds_free(h, c->root);
-	ds_free(h, c->co);
 	ds_free(h, c->pull);
 	walk_free(h, &c->W);
 	memset(c, 0, sizeof *c);
@@ -1490,86 +1486,42 @@ static int canon_init(const ds_graph *g, canon *c, ds_err *e)
 	c->hr = ds_alloc(h, (size_t)n + 1, sizeof *c->hr);
 	c->stk = ds_alloc(h, (size_t)n + 1, sizeof *c->stk);
 	c->dp = ds_alloc(h, (size_t)n + 1, sizeof *c->dp);
-	c->root = ds_alloc(h, (size_t)n + 1, sizeof *c->root);
-	c->co = ds_alloc(h, (size_t)n + 1, sizeof *c->co);
 	c->pull = ds_alloc(h, (size_t)n + 1, sizeof *c->pull);
 	if (!c->hs || !c->h2 || !c->k || !c->k2 || !c->psort || !c->pk ||
-	    !c->indeg || !c->ht ||
-	    !c->hr || !c->stk || !c->dp || !c->root || !c->co || !c->pull)
+	    !c->indeg || !c->ht || !c->hr || !c->stk || !c->dp || !c->pull)
 		return ds_fail(e, DS_ENOMEM, "out of memory");
 	hash_nodes(g, c->hs, c->h2, c->dp, c->ht, c->k);
 	pulled(g, c->pull);
-	/* weakly connected components: union-find, halving paths */
-	for (int32_t x = 0; x < n; x++)
-		c->root[x] = x;
-	for (int32_t x = 0; x < n; x++)
-		for (int32_t j = g->pred_off[x]; j < g->pred_off[x + 1]; j++) {
-			int32_t a = x, b = g->pred[j];
-			while (c->root[a] != a)
-				a = c->root[a] = c->root[c->root[a]];
-			while (c->root[b] != b)
-				b = c->root[b] = c->root[c->root[b]];
-			if (a != b)
-				c->root[a > b ? a : b] = a < b ? a : b;
-		}
-	for (int32_t x = 0; x < n; x++)
-		c->root[x] = c->root[c->root[x]];
 	return walk_init(g, c->pull, &c->W, c->stk, e);
 }
 
-/* The components' order into co[]: the one with the longest path first,
- * then by the least hash rank of their nodes (which one holds it does
- * not depend on the numbering). */
-static void components(const ds_graph *g, canon *c, const int32_t *hr)
-{
-	const int32_t n = g->n;
-	/* per root, in k: (longest path, least hash rank) */
-	for (int32_t x = 0; x < n; x++)
-		c->k[x] = (hkey){UINT64_MAX, x};
-	for (int32_t x = 0; x < n; x++) {
-		int32_t r = c->root[x];
-		uint64_t key = (uint64_t)(n - c->ht[x]) << 32 | (uint32_t)hr[x];
-		if (key < c->k[r].h)
-			c->k[r].h = key;
-	}
-	/* by (height first, then hash rank): the key's two halves are
-	 * minimised together, which only orders components by a pair of
-	 * their nodes' values; good enough as it is structural */
-	qsort(c->k, (size_t)n, sizeof *c->k, hkey_cmp);
-	for (int32_t i = 0; i < n; i++)
-		c->co[c->k[i].x] = i;
-	for (int32_t x = 0; x < n; x++)
-		c->co[x] = c->co[c->root[x]];
-}
-
-/* rank[0..n): a permutation of 0..n-1 as described above, exact ties
- * broken by Id in an order that depends on salt.  O((N + E) log N),
- * plus the walk's re-ageing: O(T log N) for T the (operation, shared
- * buffer) pairs, at most TOUCH_MAX per buffer per walked operation. */
-static int canon_rank(const ds_graph *g, canon *c, uint64_t salt,
-		      int32_t *rank, ds_err *e)
+/* rank[0..n): a permutation of 0..n-1 as described above.
+ * O((N + E) log N), plus the walk's re-ageing: O(T log N) for T the
+ * (operation, shared buffer) pairs, at most TOUCH_MAX per buffer per
+ * walked operation. */
+static int canon_rank(const ds_graph *g, canon *c, int32_t *rank,
+		      ds_err *e)
 {
 	const int32_t n = g->n;
 	int32_t *hr = c->hr;
 	pkey *pk = c->pk;
 	const uint8_t *pull = c->pull;
 	int64_t *pos = (int64_t *)c->h2;
-	hash_rank(c->hs, n, salt, c->k, hr);
-	components(g, c, hr);
-	int rc = walk_run(g, pull, c->co, c->ht, hr, &c->W, c->indeg, c->stk,
-			  pos, e);
+	hash_rank(c->hs, n, c->k, hr);
+	int rc = walk_run(g, pull, c->ht, hr, &c->W, c->indeg, c->stk, pos, e);
 	if (rc)
 		return rc;
 	/* operations: walked ones at their position; pulled ones just
-	 * before the first walked operation that needs them, each one's
-	 * inputs whole (depth first, its preds in hash order: two products
-	 * feeding one operation do not interleave their moves) */
+	 * before the first walked operation that needs them, depth first,
+	 * so that two products feeding one operation do not interleave
+	 * their moves */
 	int32_t *byp = c->W.list, *idx = c->W.cnt, *emit = c->stk;
 	int32_t *placed = c->W.mark, nw = 0;
 	int32_t *ps = c->psort;
 	/* preds deepest first (a chain of products accumulating into one
 	 * buffer is followed back before the moves of its last step), then
-	 * by hash rank; placed[] serves as that rank for now */
+	 * by hash rank; placed[] holds that order for the sort, then the
+	 * flags */
 	for (int32_t x = 0; x < n; x++)
 		c->k[x] = (hkey){(uint64_t)(n - c->dp[x]) << 32 | (uint32_t)hr[x],
 				 x};
@@ -1658,41 +1610,14 @@ static int sort_lists(const ds_heap *h, const int32_t *off, int32_t *adj,
 	return DS_OK;
 }
 
-/* Ranks tried: they differ only in how Ids break exact ties. */
-#define NRANKS 1
-
-/* The rank whose free-first order peaks lowest (the first of equals),
- * into rank. */
-static int best_rank(const ds_graph *g, int32_t *rank, ds_err *e)
+/* The structural rank into rank[]. */
+static int structural_rank(const ds_graph *g, int32_t *rank, ds_err *e)
 {
-	int64_t best = 0;
-	bool best_valid = false;
-	int32_t *t1 = ds_alloc(g->heap, (size_t)g->n + 1, sizeof *t1);
-	int32_t *t2 = ds_alloc(g->heap, (size_t)g->n + 1, sizeof *t2);
 	canon c;
-	memset(&c, 0, sizeof c);
-	int rc = t1 && t2 ? DS_OK : ds_fail(e, DS_ENOMEM, "out of memory");
+	int rc = canon_init(g, &c, e);
 	if (rc == DS_OK)
-		rc = canon_init(g, &c, e);
-	for (int i = 0; i < NRANKS && rc == DS_OK; i++) {
-		rc = canon_rank(g, &c, (uint64_t)i * 0x9E3779B97F4A7C15ull, t1,
-				e);
-		if (rc == DS_OK)
-			rc = ds_order_free_first_ranked(g, t1, t2, e);
-		if (rc)
-			break;
-		bool valid;
-		int64_t pk = order_peak(g, t2, &valid);
-		if (i == 0 || (valid && !best_valid) ||
-		    (valid == best_valid && pk < best)) {
-			best = pk;
-			best_valid = valid;
-			memcpy(rank, t1, (size_t)g->n * sizeof *rank);
-		}
-	}
+		rc = canon_rank(g, &c, rank, e);
 	canon_free(g->heap, &c);
-	ds_free(g->heap, t1);
-	ds_free(g->heap, t2);
 	return rc;
 }
 
@@ -1719,7 +1644,7 @@ static int views_build(const ds_graph *g, views *w, ds_err *e)
 		views_free(h, w);
 		return ds_fail(e, DS_ENOMEM, "out of memory");
 	}
-	int rc = best_rank(g, w->rank, e);
+	int rc = structural_rank(g, w->rank, e);
 	if (rc) {
 		views_free(h, w);
 		return rc;
@@ -2346,8 +2271,9 @@ static void reverse(int32_t *a, int32_t n)
 	}
 }
 
-int ds_mpas(const ds_graph *g, const ds_mpas_opts *o, int32_t *order,
-	    ds_err *e)
+/* MPAS on one graph, in one piece. */
+static int mpas_one(const ds_graph *g, const ds_mpas_opts *o, int32_t *order,
+		    ds_err *e)
 {
 	const ds_heap *h = g->heap;
 	const int32_t n = g->n;
@@ -2377,8 +2303,8 @@ int ds_mpas(const ds_graph *g, const ds_mpas_opts *o, int32_t *order,
 		rc = run_alloc(&R, h, n, g->pred_off[n], e);
 	if (rc == DS_OK && ls_applies(g))
 		rc = ls_init(&L, g, &w.fw, e);
-	/* the free-first order, ties broken by the rank: cheap, and a
-	 * safe fallback */
+	/* the free-first order, ties broken by the rank: cheap, a safe
+	 * fallback, and the program order where the rank recovers it */
 	if (rc == DS_OK)
 		rc = ds_order_free_first_ranked(g, w.rank, cand, e);
 	if (rc == DS_OK)
@@ -2439,5 +2365,155 @@ int ds_mpas(const ds_graph *g, const ds_mpas_opts *o, int32_t *order,
 	ds_free(h, wgt);
 	ds_free(h, wstay);
 	ds_free(h, blive);
+	return rc;
+}
+
+/* ---- graphs holding several operators ---- */
+
+/* Weakly connected components (a buffer's ALLOC and FREE together even
+ * when nothing uses it): comp[x] in 0..*ncomp, numbered by their least
+ * node. */
+static void components_of(const ds_graph *g, int32_t *comp, int32_t *ncomp)
+{
+	const int32_t n = g->n;
+	for (int32_t x = 0; x < n; x++)
+		comp[x] = x;
+	for (int32_t x = 0; x < n; x++) {
+		int32_t lim = g->pred_off[x + 1] - g->pred_off[x];
+		for (int32_t j = 0; j <= lim; j++) {
+			int32_t a = x, b;
+			if (j < lim)
+				b = g->pred[g->pred_off[x] + j];
+			else if (g->kind[x] == DS_FREE)
+				b = g->buf_alloc[g->buf[x]];
+			else
+				continue;
+			while (comp[a] != a)
+				a = comp[a] = comp[comp[a]];
+			while (comp[b] != b)
+				b = comp[b] = comp[comp[b]];
+			if (a != b)
+				comp[a > b ? a : b] = a < b ? a : b;
+		}
+	}
+	/* roots are each component's least node: number them in order */
+	int32_t k = 0;
+	for (int32_t x = 0; x < n; x++)
+		comp[x] = comp[x] == x ? k++ : comp[comp[x]];
+	*ncomp = k;
+}
+
+/* The subgraph of the nodes list[0..k) (increasing Ids) as a graph of
+ * its own, node list[i] becoming node i, buffers and edges kept; eidx
+ * holds the indices of its edges in g's input order. */
+static int subgraph(const ds_graph *g, const int32_t *list, int32_t k,
+		    const int32_t *eidx, int64_t ne, int32_t *local,
+		    ds_graph **out, ds_err *e)
+{
+	const ds_heap *h = g->heap;
+	int64_t *bufs = NULL;
+	int32_t maxuse = 1;
+	for (int32_t i = 0; i < k; i++) {
+		int32_t x = list[i], u = g->use_off[x + 1] - g->use_off[x];
+		local[x] = i;
+		if (u > maxuse)
+			maxuse = u;
+	}
+	ds_builder *b = ds_builder_new(h, g->source);
+	bufs = ds_alloc(h, (size_t)maxuse, sizeof *bufs);
+	int rc = b && bufs ? DS_OK : ds_fail(e, DS_ENOMEM, "out of memory");
+	for (int32_t i = 0; i < k && rc == DS_OK; i++) {
+		int32_t x = list[i];
+		if (g->kind[x] != DS_OP) {
+			int32_t bf = g->buf[x];
+			rc = ds_builder_buffer(b, i, g->kind[x] == DS_FREE,
+					       g->buf_id[bf], g->buf_size[bf],
+					       ds_mem_names[g->buf_mem[bf]], e);
+			continue;
+		}
+		int32_t u = g->use_off[x + 1] - g->use_off[x];
+		for (int32_t j = 0; j < u; j++)
+			bufs[j] = g->buf_id[g->use[g->use_off[x] + j]];
+		rc = ds_builder_op(b, i, g->ops[g->op[x]], g->pipes[g->pipe[x]],
+				   g->cycles[x], bufs, u, e);
+	}
+	for (int64_t j = 0; j < ne && rc == DS_OK; j++)
+		rc = ds_builder_edge(b, local[g->esrc[eidx[j]]],
+				     local[g->edst[eidx[j]]], e);
+	if (rc == DS_OK)
+		rc = ds_builder_finish(b, &g->caps, out, e);
+	ds_builder_free(b);
+	ds_free(h, bufs);
+	return rc;
+}
+
+/* Operators that share nothing are scheduled one after the other, each
+ * on its own: every buffer of one is freed before the next starts, so
+ * the peak is the largest of theirs, whatever the numbering. */
+int ds_mpas(const ds_graph *g, const ds_mpas_opts *o, int32_t *order,
+	    ds_err *e)
+{
+	const ds_heap *h = g->heap;
+	const int32_t n = g->n;
+	int32_t ncomp = 0;
+	int32_t *comp = ds_alloc(h, (size_t)n + 1, sizeof *comp);
+	if (!comp)
+		return ds_fail(e, DS_ENOMEM, "out of memory");
+	components_of(g, comp, &ncomp);
+	if (ncomp <= 1) {
+		ds_free(h, comp);
+		return mpas_one(g, o, order, e);
+	}
+	/* nodes and edges by component (counting sort, stable) */
+	int32_t *noff = ds_alloc(h, (size_t)ncomp + 1, sizeof *noff);
+	int32_t *nodes = ds_alloc(h, (size_t)n + 1, sizeof *nodes);
+	int64_t *eoff = ds_alloc(h, (size_t)ncomp + 1, sizeof *eoff);
+	int32_t *edges = ds_alloc(h, (size_t)g->nedge + 1, sizeof *edges);
+	int32_t *local = ds_alloc(h, (size_t)n + 1, sizeof *local);
+	int32_t *sub = ds_alloc(h, (size_t)n + 1, sizeof *sub);
+	int rc = noff && nodes && eoff && edges && local && sub
+			 ? DS_OK
+			 : ds_fail(e, DS_ENOMEM, "out of memory");
+	if (rc == DS_OK) {
+		for (int32_t x = 0; x < n; x++)
+			noff[comp[x] + 1]++;
+		for (int64_t j = 0; j < g->nedge; j++)
+			eoff[comp[g->esrc[j]] + 1]++;
+		for (int32_t c = 0; c < ncomp; c++) {
+			noff[c + 1] += noff[c];
+			eoff[c + 1] += eoff[c];
+		}
+		for (int32_t x = 0; x < n; x++)
+			nodes[noff[comp[x]]++] = x;
+		for (int64_t j = 0; j < g->nedge; j++)
+			edges[eoff[comp[g->esrc[j]]]++] = (int32_t)j;
+		/* the fills moved each start to the next one's: back */
+		for (int32_t c = ncomp; c > 0; c--) {
+			noff[c] = noff[c - 1];
+			eoff[c] = eoff[c - 1];
+		}
+		noff[0] = 0;
+		eoff[0] = 0;
+	}
+	int32_t len = 0;
+	for (int32_t c = 0; c < ncomp && rc == DS_OK; c++) {
+		ds_graph *sg = NULL;
+		int32_t k = noff[c + 1] - noff[c];
+		rc = subgraph(g, nodes + noff[c], k, edges + eoff[c],
+			      eoff[c + 1] - eoff[c], local, &sg, e);
+		if (rc == DS_OK)
+			rc = mpas_one(sg, o, sub, e);
+		for (int32_t i = 0; i < k && rc == DS_OK; i++)
+			order[len++] = nodes[noff[c] + sub[i]];
+		ds_graph_free(sg);
+	}
+	DS_ASSERT(rc != DS_OK || len == n);
+	ds_free(h, comp);
+	ds_free(h, noff);
+	ds_free(h, nodes);
+	ds_free(h, eoff);
+	ds_free(h, edges);
+	ds_free(h, local);
+	ds_free(h, sub);
 	return rc;
 }
