@@ -63,6 +63,13 @@ int ds_order_lpmf(const ds_graph *g, int32_t *order, ds_err *e);
 int ds_order_cp_list(const ds_graph *g, int32_t *order, ds_err *e);
 int ds_order_vpux(const ds_graph *g, int32_t *order, ds_err *e);
 
+/* ---- the structural rank (ds_rank.c) ---- */
+
+/* rank[0..n): a permutation of the nodes, a program order recovered from
+ * the graph's structure; the Ids decide only among nodes alike in every
+ * structural respect.  Passes break their exact ties by it. */
+int ds_structural_rank(const ds_graph *g, int32_t *rank, ds_err *e);
+
 /* ---- stage 1, MPAS (ds_mpas.c) ---- */
 
 typedef struct ds_mpas_opts {
