@@ -1797,7 +1797,8 @@ static int subgraph(const ds_graph *g, const int32_t *list, int32_t k,
 
 /* Operators that share nothing are scheduled one after the other, each
  * on its own: every buffer of one is freed before the next starts, so
- * the peak is the largest of theirs, whatever the numbering. */
+ * the peak is the largest of theirs, whatever the numbering.  Each gets
+ * a share of the effort by its size. */
 int ds_mpas(const ds_graph *g, const ds_mpas_opts *o, int32_t *order,
 	    ds_err *e)
 {
@@ -1843,14 +1844,18 @@ int ds_mpas(const ds_graph *g, const ds_mpas_opts *o, int32_t *order,
 		noff[0] = 0;
 		eoff[0] = 0;
 	}
+	/* the effort is shared by size, so that the work stays what it is
+	 * for one graph of n nodes */
+	const int64_t effort = o && o->effort > 0 ? o->effort : DEFAULT_EFFORT;
 	int32_t len = 0;
 	for (int32_t c = 0; c < ncomp && rc == DS_OK; c++) {
 		ds_graph *sg = NULL;
 		int32_t k = noff[c + 1] - noff[c];
+		ds_mpas_opts oc = {effort * k / n + 1};
 		rc = subgraph(g, nodes + noff[c], k, edges + eoff[c],
 			      eoff[c + 1] - eoff[c], local, &sg, e);
 		if (rc == DS_OK)
-			rc = mpas_one(sg, o, sub, e);
+			rc = mpas_one(sg, &oc, sub, e);
 		for (int32_t i = 0; i < k && rc == DS_OK; i++)
 			order[len++] = nodes[noff[c] + sub[i]];
 		ds_graph_free(sg);

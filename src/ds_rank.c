@@ -301,15 +301,17 @@ static went wheap_pop(wheap *q)
 	return top;
 }
 
-/* A buffer touched by the walk re-ages at most this many of the waiting
- * operations that read it (they are found through it). */
+/* A buffer that more than TOUCH_MAX walked operations read re-ages none
+ * of them: a buffer everything reads says little about what to do next,
+ * and scanning its readers at every step would cost O(N) each. */
 #define TOUCH_MAX 64
 
 /* The walk state: which buffers each walked operation touches (its own
  * and its pulled inputs'), and the reverse. */
 typedef struct walk {
-	int32_t *hoff, *hbuf; /* [n+1] CSR: per operation, its buffers */
-	int32_t *boff, *bop;  /* [nbuf+1] CSR: per buffer, its operations */
+	int64_t *hoff, *boff; /* CSR offsets of the two below */
+	int32_t *hbuf;	      /* per walked operation, its buffers */
+	int32_t *bop;	      /* per buffer, the walked operations */
 	int32_t *mark, *cnt, *list;
 	int64_t *age; /* when a walked operation became ready */
 	wheap q;
@@ -383,13 +385,13 @@ static int walk_init(const ds_graph *g, const uint8_t *pull, walk *w,
 	for (int pass = 0; pass < 2; pass++) {
 		tot = 0;
 		for (int32_t x = 0; x < n; x++) {
-			w->hoff[x] = (int32_t)tot;
+			w->hoff[x] = tot;
 			if (g->kind[x] != DS_OP || pull[x])
 				continue;
 			tot += head_bufs(g, pull, x, ++st, w->mark, bmark, stk,
 					 pass ? w->hbuf + tot : NULL);
 		}
-		w->hoff[n] = (int32_t)tot;
+		w->hoff[n] = tot;
 		if (!pass) {
 			w->hbuf = ds_alloc(h, (size_t)tot + 1, sizeof *w->hbuf);
 			w->bop = ds_alloc(h, (size_t)tot + 1, sizeof *w->bop);
@@ -407,7 +409,7 @@ static int walk_init(const ds_graph *g, const uint8_t *pull, walk *w,
 	for (int32_t b = 0; b < nb; b++)
 		w->boff[b + 2] += w->boff[b + 1];
 	for (int32_t x = 0; x < n; x++)
-		for (int32_t i = w->hoff[x]; i < w->hoff[x + 1]; i++)
+		for (int64_t i = w->hoff[x]; i < w->hoff[x + 1]; i++)
 			w->bop[w->boff[w->hbuf[i] + 1]++] = x;
 	memset(w->mark, 0, (size_t)n * sizeof *w->mark);
 	return DS_OK;
@@ -476,12 +478,12 @@ static int walk_run(const ds_graph *g, const uint8_t *pull, const int32_t *ht,
 		 * buffers are as young as it now, the more shared the
 		 * better */
 		int32_t nl = 0;
-		for (int32_t i = w->hoff[x]; i < w->hoff[x + 1]; i++) {
+		for (int64_t i = w->hoff[x]; i < w->hoff[x + 1]; i++) {
 			int32_t b = w->hbuf[i];
-			int32_t b0 = w->boff[b], b1 = w->boff[b + 1];
+			int64_t b0 = w->boff[b], b1 = w->boff[b + 1];
 			if (b1 - b0 > TOUCH_MAX)
 				continue;
-			for (int32_t j = b0; j < b1; j++) {
+			for (int64_t j = b0; j < b1; j++) {
 				int32_t y = w->bop[j];
 				if (pos[y] >= 0 || indeg[y] != 0)
 					continue;
