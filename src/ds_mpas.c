@@ -4,8 +4,11 @@
  * the residency constraints too).  Guarantees: order[] is a topological
  * order of all n nodes; at most one buffer of each L0 memory is live at
  * any time whenever one of the candidate orders achieves it (the
- * free-first order is always a candidate, and every greedy order does on
- * the bundled graphs).  The aim is the least peak_vstay.
+ * free-first order, ties broken by the structural rank, is always a
+ * candidate, and every greedy order does on the bundled graphs).  The
+ * aim is the least peak_vstay.  A graph holding several operators that
+ * share nothing (weakly connected components) is scheduled one operator
+ * after the other, each on its own (ds_mpas() at the end of the file).
  *
  * Method.  Operations do not change memory: the decision is which
  * operation (with the ALLOCs it needs) runs next; an ALLOC is best run
@@ -24,17 +27,26 @@
  * rule holds without deadlock.  The variants (priorities, forwards or on
  * the reversed graph, where FREEs play ALLOCs and the peak is the same)
  * run for a few rounds each, buffers live at the previous round's peak
- * weighing more.  All of them run twice: once with exact ties broken by
- * node Id (the lists as the graph sorts them), once by a structural rank
- * (canon_rank(): a hash of each node and its neighbourhood, then a
- * depth-first walk), with the pred/succ lists in that rank's order, so a
- * renumbering of the Ids changes only one of the two.  The best orders
- * then go through a local search that moves blocks of operations across
- * the peak (with lifetime compaction: ALLOCs sunk to their first user,
- * FREEs hoisted to their last): a buffer live at a peak position leaves
- * it when all its remaining users move before it (with their ancestors),
- * or its first user moves after it, or its last user before it.  The
- * best order wins; ties keep the earlier candidate.
+ * weighing more.
+ *
+ * Nothing depends on the node Ids but the order among nodes alike in
+ * every structural respect: every exact tie (between candidates, in the
+ * pred/succ lists the closures walk, among buffers the local search
+ * tries) is broken by one structural rank (ds_structural_rank(), in
+ * ds_rank.c), a program order recovered from the graph alone.  It also
+ * yields candidates of its own: the free-first order with its ties
+ * broken by the rank, and a greedy variant (POL_RANK) that follows it as
+ * closely as the one-live rule allows.  Those recover the loop order of
+ * the program, a global choice the greedy's local view cannot see (which
+ * of two loops of an attention kernel goes inside decides whether the
+ * queries or the keys and values stay resident).
+ *
+ * The best orders then go through a local search that moves blocks of
+ * operations across the peak (with lifetime compaction: ALLOCs sunk to
+ * their first user, FREEs hoisted to their last): a buffer live at a
+ * peak position leaves it when all its remaining users move before it
+ * (with their ancestors), or its first user moves after it, or its last
+ * user before it.  The best order wins; ties keep the earlier candidate.
  *
  * Cost, N nodes, E constraint edges, B buffers: a greedy run is about
  * O((N + E) * K * D * log C) with K the closure bound (24), D the fan-out
@@ -48,8 +60,10 @@
  * rates every node that waits for nothing (a set kept up to date),
  * O(R * K) a call for R such nodes; it never runs on the bundled graphs
  * nor on the generator's at 100k nodes.  There are
- * 2 * GREEDY_WORK * effort / N runs (at least two, at most 64), so small
- * graphs get more.  The structural rank costs O((N + E) log N).  The
+ * GREEDY_WORK * effort / N runs (at least one, at most NVARIANTS *
+ * MAX_ROUNDS), so small graphs get more.  The structural rank: see
+ * ds_rank.c (O((N + E) log N) per round of hashing).  Splitting into
+ * operators: O(N + E) and a copy of the graph.  The
  * local search, on the two best orders, does at most effort move
  * evaluations of O(W) each (W the window, 256 operations); finding the
  * moves of a step is O(N + 48 B) and an accepted move costs O(N + E),
@@ -65,7 +79,7 @@
 #define NL0 3
 
 /* Move evaluations of the local search per polished order, by default. */
-#define DEFAULT_EFFORT 20000
+#define DEFAULT_EFFORT 40000
 /* Greedy runs: GREEDY_WORK * effort / N of them. */
 #define GREEDY_WORK 2
 /* Local search: a move spans at most LS_WINDOW operations, and moves a
@@ -97,7 +111,7 @@ typedef struct view {
 	const int32_t *buf, *uoff, *user; /* the graph's buffers and users */
 	const int32_t *useoff, *use;	  /* the graph's operations' buffers */
 	const int32_t *balloc, *bfree;	  /* a buffer's ALLOC and FREE here */
-	const int32_t *rank; /* breaks exact ties: the Ids or canon_rank() */
+	const int32_t *rank; /* breaks exact ties: ds_structural_rank() */
 } view;
 
 /* ---- greedy variants ---- */
@@ -105,8 +119,10 @@ typedef struct view {
 enum {
 	POL_NET,  /* least net memory, then least rise */
 	POL_RISE, /* least rise, then least net */
-	POL_PEAK  /* targets that stay under the peak so far first, by
+	POL_PEAK, /* targets that stay under the peak so far first, by
 		     prio; the others by least rise */
+	POL_RANK  /* the least rank: follows the structural rank as closely
+		     as the one-live rule lets it */
 };
 enum {
 	PR_NET,	   /* least net */
@@ -256,6 +272,10 @@ static bool cand_before(const run *r, const cand *a, const cand *b,
 {
 	int64_t ka[4], kb[4];
 	switch (r->p->pol) {
+	case POL_RANK:
+		ka[0] = r->v->rank[a->t], kb[0] = r->v->rank[b->t];
+		ka[1] = kb[1] = 0;
+		break;
 	case POL_NET:
 		ka[0] = a->net, kb[0] = b->net;
 		ka[1] = a->rise, kb[1] = b->rise;
@@ -1123,8 +1143,7 @@ typedef struct views {
 	int32_t *mate;
 	int32_t *lev_fw, *lev_bw;
 	uint8_t *load_fw, *load_bw;
-	int32_t *rank;		 /* canon_rank() */
-	int32_t *idrank;	 /* the identity */
+	int32_t *rank;		 /* ds_structural_rank() */
 	int32_t *pred_s, *succ_s; /* pred and succ lists sorted by rank */
 } views;
 
@@ -1139,7 +1158,6 @@ static void views_free(const ds_heap *h, views *w)
 	ds_free(h, w->load_fw);
 	ds_free(h, w->load_bw);
 	ds_free(h, w->rank);
-	ds_free(h, w->idrank);
 	ds_free(h, w->pred_s);
 	ds_free(h, w->succ_s);
 	memset(w, 0, sizeof *w);
@@ -1166,36 +1184,7 @@ static void levels(const view *v, const int32_t *topo, bool rev,
 	}
 }
 
-/* ---- structural ranks ---- */
-
-/* Ties broken by node Id follow the input's program order, which a
- * renumbered graph does not have.  The second set of greedy runs breaks
- * them by a rank from the graph's structure alone: a hash of what the
- * node is, its depth from the roots and to the leaves, and its
- * neighbourhood (CANON_ROUNDS rounds) separates nodes that differ, and a
- * depth-first walk (what the last operation enabled runs before older
- * work) turns that into an order of operations; an ALLOC ranks just
- * before its first operation, a FREE just after its last.  Ids are left
- * to break ties between nodes alike in all of this.  (The walk is not
- * program order: its loads come early, which is why the Id runs stay.) */
-
-/* Rounds of neighbourhood hashing. */
-#define CANON_ROUNDS 4
-
-static uint64_t mix64(uint64_t z)
-{
-	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-	z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-	return z ^ (z >> 31);
-}
-
-static uint64_t str_hash(const char *s)
-{
-	uint64_t h = 0xcbf29ce484222325ull;
-	for (; *s; s++)
-		h = (h ^ (uint8_t)*s) * 0x100000001b3ull;
-	return h;
-}
+/* ---- lists in rank order ---- */
 
 typedef struct hkey {
 	uint64_t h;
@@ -1208,128 +1197,6 @@ static int hkey_cmp(const void *a, const void *b)
 	if (p->h != q->h)
 		return p->h < q->h ? -1 : 1;
 	return (p->x > q->x) - (p->x < q->x);
-}
-
-/* rank[0..n): a permutation of 0..n-1 as described above.
- * O((N + E) log N). */
-static int canon_rank(const ds_graph *g, int32_t *rank, ds_err *e)
-{
-	const ds_heap *h = g->heap;
-	const int32_t n = g->n;
-	uint64_t *hs = ds_alloc(h, (size_t)n + 1, sizeof *hs);
-	uint64_t *h2 = ds_alloc(h, (size_t)n + 1, sizeof *h2);
-	hkey *k = ds_alloc(h, (size_t)n + 1, sizeof *k);
-	int32_t *indeg = ds_alloc(h, (size_t)n + 1, sizeof *indeg);
-	ds_heapq q;
-	int rc = ds_heapq_init(&q, h, n + 1);
-	if (!hs || !h2 || !k || !indeg || rc) {
-		rc = ds_fail(e, DS_ENOMEM, "out of memory");
-		goto out;
-	}
-	/* what the node is, then two rounds of its neighbours (sums of
-	 * mixed hashes: independent of the lists' order) */
-	for (int32_t x = 0; x < n; x++) {
-		uint64_t z = mix64(g->kind[x] + 1) ^ str_hash(g->ops[g->op[x]]);
-		if (g->pipe[x] >= 0)
-			z ^= mix64(str_hash(g->pipes[g->pipe[x]]));
-		z = mix64(z + (uint64_t)g->cycles[x]);
-		if (g->kind[x] != DS_OP)
-			z = mix64(z + (uint64_t)g->buf_size[g->buf[x]] * 8 +
-				  g->buf_mem[g->buf[x]]);
-		hs[x] = z;
-	}
-	/* the longest paths from a root and to a leaf place a node in the
-	 * whole graph (h2 holds the latter for now) */
-	memset(indeg, 0, (size_t)n * sizeof *indeg);
-	memset(h2, 0, (size_t)n * sizeof *h2);
-	for (int32_t i = 0; i < n; i++) {
-		int32_t x = g->topo[i], y = g->topo[n - 1 - i];
-		for (int32_t j = g->pred_off[x]; j < g->pred_off[x + 1]; j++)
-			if (indeg[g->pred[j]] + 1 > indeg[x])
-				indeg[x] = indeg[g->pred[j]] + 1;
-		for (int32_t j = g->succ_off[y]; j < g->succ_off[y + 1]; j++)
-			if (h2[g->succ[j]] + 1 > h2[y])
-				h2[y] = h2[g->succ[j]] + 1;
-	}
-	for (int32_t x = 0; x < n; x++)
-		hs[x] = mix64(hs[x] + mix64((uint64_t)indeg[x] << 32 | h2[x]));
-	for (int round = 0; round < CANON_ROUNDS; round++) {
-		for (int32_t x = 0; x < n; x++) {
-			uint64_t a = 0, b = 0;
-			for (int32_t j = g->pred_off[x]; j < g->pred_off[x + 1];
-			     j++)
-				a += mix64(hs[g->pred[j]] + 1);
-			for (int32_t j = g->succ_off[x]; j < g->succ_off[x + 1];
-			     j++)
-				b += mix64(hs[g->succ[j]] + 2);
-			h2[x] = mix64(hs[x] ^ mix64(a) ^ (mix64(b) * 3));
-		}
-		memcpy(hs, h2, (size_t)n * sizeof *hs);
-	}
-	/* srank: order by hash, in rank[] for now */
-	for (int32_t x = 0; x < n; x++)
-		k[x] = (hkey){hs[x], x};
-	qsort(k, (size_t)n, sizeof *k, hkey_cmp);
-	for (int32_t i = 0; i < n; i++)
-		rank[k[i].x] = i;
-	int64_t stamp = 0, nn = n + 1;
-	int64_t *pos = (int64_t *)h2; /* op position; reuses h2 */
-	/* depth-first Kahn: the most recently enabled first, by hash rank;
-	 * buffer nodes run as soon as they can (they do not count) */
-	for (int32_t x = 0; x < n; x++) {
-		indeg[x] = g->pred_off[x + 1] - g->pred_off[x];
-		if (indeg[x] == 0)
-			ds_heapq_push(&q, g->kind[x] == DS_OP ? nn * nn + rank[x]
-							      : rank[x], x);
-	}
-	while (q.n > 0) {
-		int32_t x = ds_heapq_pop(&q);
-		if (g->kind[x] == DS_OP)
-			stamp++;
-		pos[x] = stamp;
-		for (int32_t j = g->succ_off[x]; j < g->succ_off[x + 1]; j++) {
-			int32_t w = g->succ[j];
-			if (--indeg[w] == 0)
-				ds_heapq_push(&q,
-					      g->kind[w] == DS_OP
-						      ? (nn - stamp) * nn + rank[w]
-						      : rank[w],
-					      w);
-		}
-	}
-	/* operations at 4 * pos + 1, ALLOCs just before their first, FREEs
-	 * just after their last */
-	for (int32_t x = 0; x < n; x++) {
-		uint64_t key = 4 * (uint64_t)pos[x] + 1;
-		if (g->kind[x] == DS_ALLOC) {
-			int64_t f = INT64_MAX;
-			for (int32_t j = g->succ_off[x]; j < g->succ_off[x + 1];
-			     j++)
-				if (g->kind[g->succ[j]] == DS_OP &&
-				    pos[g->succ[j]] < f)
-					f = pos[g->succ[j]];
-			key = f == INT64_MAX ? 4 * (uint64_t)pos[x] : 4 * (uint64_t)f;
-		} else if (g->kind[x] == DS_FREE) {
-			int64_t l = 0;
-			for (int32_t j = g->pred_off[x]; j < g->pred_off[x + 1];
-			     j++)
-				if (g->kind[g->pred[j]] == DS_OP &&
-				    pos[g->pred[j]] > l)
-					l = pos[g->pred[j]];
-			key = 4 * (uint64_t)(l > pos[x] ? l : pos[x]) + 2;
-		}
-		k[x] = (hkey){key * (uint64_t)nn + (uint64_t)rank[x], x};
-	}
-	qsort(k, (size_t)n, sizeof *k, hkey_cmp);
-	for (int32_t i = 0; i < n; i++)
-		rank[k[i].x] = i;
-out:
-	ds_free(h, hs);
-	ds_free(h, h2);
-	ds_free(h, k);
-	ds_free(h, indeg);
-	ds_heapq_free(&q);
-	return rc;
 }
 
 /* Sorts each list of a CSR by rank: one sort of all entries keyed by
@@ -1367,24 +1234,21 @@ static int views_build(const ds_graph *g, views *w, ds_err *e)
 	w->load_bw = ds_alloc(h, (size_t)n, sizeof *w->load_bw);
 	int64_t ne = g->pred_off[n];
 	w->rank = ds_alloc(h, (size_t)n + 1, sizeof *w->rank);
-	w->idrank = ds_alloc(h, (size_t)n + 1, sizeof *w->idrank);
 	w->pred_s = ds_alloc(h, (size_t)ne + 1, sizeof *w->pred_s);
 	w->succ_s = ds_alloc(h, (size_t)ne + 1, sizeof *w->succ_s);
 	if (!w->kind_bw || !w->stay || !w->l0 || !w->mate || !w->lev_fw ||
 	    !w->lev_bw || !w->load_fw || !w->load_bw || !w->rank ||
-	    !w->idrank || !w->pred_s || !w->succ_s) {
+	    !w->pred_s || !w->succ_s) {
 		views_free(h, w);
 		return ds_fail(e, DS_ENOMEM, "out of memory");
 	}
-	int rc = canon_rank(g, w->rank, e);
+	int rc = ds_structural_rank(g, w->rank, e);
 	if (rc) {
 		views_free(h, w);
 		return rc;
 	}
 	/* lists in rank order: the closures' visiting order is then
 	 * structural too */
-	for (int32_t x = 0; x < n; x++)
-		w->idrank[x] = x;
 	memcpy(w->pred_s, g->pred, (size_t)ne * sizeof *w->pred_s);
 	memcpy(w->succ_s, g->succ, (size_t)ne * sizeof *w->succ_s);
 	rc = sort_lists(h, g->pred_off, w->pred_s, n, w->rank, e);
@@ -1440,6 +1304,7 @@ typedef struct ls {
 	int32_t nops, nbuf;
 	int32_t *seq, *pos;   /* pos: per node, -1 for ALLOC/FREE */
 	int32_t *boff, *bops; /* per buffer: the operations tied to it */
+	int32_t *border;      /* the buffers by the rank of their ALLOC */
 	int32_t *ooff, *obuf; /* per node: the buffers tied to it */
 	int32_t *first, *last; /* per buffer: positions, -1: no operation */
 	int64_t *val;	       /* per position: live bytes while it runs */
@@ -1466,6 +1331,7 @@ static void ls_free(ls *s)
 	ds_free(h, s->pos);
 	ds_free(h, s->boff);
 	ds_free(h, s->bops);
+	ds_free(h, s->border);
 	ds_free(h, s->ooff);
 	ds_free(h, s->obuf);
 	ds_free(h, s->first);
@@ -1743,7 +1609,8 @@ static bool ls_step(ls *s, int32_t window, int32_t reach, int64_t budget)
 		 * every buffer: few tries, and the common case in tiled
 		 * loops */
 		for (int di = 0; di < 3; di++)
-			for (int32_t b = 0; b < s->nbuf; b++) {
+			for (int32_t bi = 0; bi < s->nbuf; bi++) {
+				int32_t b = s->border[bi];
 				if (bsize(s, b) == 0 || s->first[b] < 0 ||
 				    s->first[b] > p || s->last[b] < p)
 					continue;
@@ -1805,6 +1672,7 @@ static int ls_init(ls *s, const ds_graph *g, const view *v, ds_err *e)
 	s->seq = ds_alloc(h, (size_t)s->nops + 1, sizeof *s->seq);
 	s->pos = ds_alloc(h, (size_t)n, sizeof *s->pos);
 	s->boff = ds_alloc(h, (size_t)nb + 1, sizeof *s->boff);
+	s->border = ds_alloc(h, (size_t)nb + 1, sizeof *s->border);
 	s->ooff = ds_alloc(h, (size_t)n + 1, sizeof *s->ooff);
 	s->first = ds_alloc(h, (size_t)nb + 1, sizeof *s->first);
 	s->last = ds_alloc(h, (size_t)nb + 1, sizeof *s->last);
@@ -1822,11 +1690,25 @@ static int ls_init(ls *s, const ds_graph *g, const view *v, ds_err *e)
 	s->ord = ds_alloc(h, (size_t)s->nops + 1, sizeof *s->ord);
 	s->blive = ds_alloc(h, (size_t)nb + 1, sizeof *s->blive);
 	s->bafter = ds_alloc(h, (size_t)nb + 1, sizeof *s->bafter);
-	if (!s->seq || !s->pos || !s->boff || !s->ooff || !s->first ||
+	if (!s->seq || !s->pos || !s->boff || !s->border || !s->ooff ||
+	    !s->first ||
 	    !s->last || !s->val || !s->gap || !s->gl0 || !s->al0 || !s->pmax ||
 	    !s->smax || !s->pcnt || !s->scnt || !s->bst || !s->wcnt ||
 	    !s->nst || !s->ord || !s->blive || !s->bafter)
 		return ds_fail(e, DS_ENOMEM, "out of memory");
+	/* buffers in rank order: the first move found does not depend on
+	 * the numbering */
+	{
+		hkey *k = ds_alloc(h, (size_t)nb + 1, sizeof *k);
+		if (!k)
+			return ds_fail(e, DS_ENOMEM, "out of memory");
+		for (int32_t b = 0; b < nb; b++)
+			k[b] = (hkey){(uint64_t)v->rank[g->buf_alloc[b]], b};
+		qsort(k, (size_t)nb, sizeof *k, hkey_cmp);
+		for (int32_t b = 0; b < nb; b++)
+			s->border[b] = k[b].x;
+		ds_free(h, k);
+	}
 	/* a buffer's operations: those after its ALLOC and before its
 	 * FREE in the augmented graph (its users and any tied by edges) */
 	int32_t st = 0;
@@ -1939,9 +1821,12 @@ static const gparams variants[] = {
 	{0, POL_NET, PR_NET, 24},
 	{1, POL_RISE, PR_NET, 24},
 	{0, POL_PEAK, PR_CREDIT, 24},
+	{0, POL_RANK, PR_NET, 24},
 };
 #define NVARIANTS ((int)(sizeof variants / sizeof variants[0]))
 #define MAX_ROUNDS 8
+/* At most this many other orders go to the next stage (ds_mpas_alts). */
+#define MAX_ALTS 8
 
 /* The best orders found, best first; ties keep the earlier one. */
 typedef struct pool {
@@ -1983,6 +1868,43 @@ static void pool_offer(pool *p, const ds_graph *g, const int32_t *cand)
 		p->k++;
 }
 
+/* Other good orders for the next stage: the nalt best by peak among the
+ * candidates, each different from the others (a duplicate is not kept);
+ * ties keep the earlier one.  Peaks equal or close give DLR very
+ * different traffic, which only placing them tells. */
+typedef struct alts {
+	int32_t *ord; /* [nalt * n] */
+	int64_t peak[MAX_ALTS];
+	bool valid[MAX_ALTS];
+	int k, nalt;
+} alts;
+
+static void alts_offer(alts *a, const ds_graph *g, const int32_t *cand)
+{
+	const size_t n = (size_t)g->n;
+	bool valid;
+	int64_t pk = order_peak(g, cand, &valid);
+	int i = a->k;
+	while (i > 0 && pool_better(pk, valid, a->peak[i - 1], a->valid[i - 1]))
+		i--;
+	if (i >= a->nalt)
+		return;
+	for (int j = 0; j < a->k; j++)
+		if (a->peak[j] == pk && !memcmp(a->ord + j * n, cand, n * 4))
+			return;
+	int last = a->k < a->nalt ? a->k : a->nalt - 1;
+	for (int j = last; j > i; j--) {
+		memcpy(a->ord + j * n, a->ord + (j - 1) * n, n * sizeof *cand);
+		a->peak[j] = a->peak[j - 1];
+		a->valid[j] = a->valid[j - 1];
+	}
+	memcpy(a->ord + i * n, cand, n * sizeof *cand);
+	a->peak[i] = pk;
+	a->valid[i] = valid;
+	if (a->k < a->nalt)
+		a->k++;
+}
+
 /* Reverses a[0..n). */
 static void reverse(int32_t *a, int32_t n)
 {
@@ -1993,8 +1915,9 @@ static void reverse(int32_t *a, int32_t n)
 	}
 }
 
-int ds_mpas(const ds_graph *g, const ds_mpas_opts *o, int32_t *order,
-	    ds_err *e)
+/* MPAS on one graph, in one piece. */
+static int mpas_one(const ds_graph *g, const ds_mpas_opts *o, int32_t *order,
+		    alts *A, ds_err *e)
 {
 	const ds_heap *h = g->heap;
 	const int32_t n = g->n;
@@ -2024,48 +1947,44 @@ int ds_mpas(const ds_graph *g, const ds_mpas_opts *o, int32_t *order,
 		rc = run_alloc(&R, h, n, g->pred_off[n], e);
 	if (rc == DS_OK && ls_applies(g))
 		rc = ls_init(&L, g, &w.fw, e);
-	/* the free-first order: cheap, and a safe fallback */
+	/* the free-first order, ties broken by the rank: cheap, a safe
+	 * fallback, and the program order where the rank recovers it */
 	if (rc == DS_OK)
-		rc = ds_order_free_first(g, cand, e);
-	if (rc == DS_OK)
+		rc = ds_order_free_first_ranked(g, w.rank, cand, e);
+	if (rc == DS_OK) {
 		pool_offer(&P, g, cand);
+		if (A)
+			alts_offer(A, g, cand);
+	}
 	/* greedy runs, every variant once per round, as many rounds as
-	 * the effort allows for the graph's size; once with ties broken by
-	 * Id (the lists as the graph has them, sorted by Id), once by the
-	 * structural rank, so that a renumbering cannot lose much */
+	 * the effort allows for the graph's size */
 	int64_t runs = GREEDY_WORK * effort / (n > 0 ? n : 1);
 	if (runs < 1)
 		runs = 1;
 	if (runs > NVARIANTS * MAX_ROUNDS)
 		runs = NVARIANTS * MAX_ROUNDS;
-	for (int scheme = 0; scheme < 2 && rc == DS_OK; scheme++) {
-		const int32_t *rk = scheme ? w.rank : w.idrank;
-		const int32_t *ps = scheme ? w.pred_s : g->pred;
-		const int32_t *ss = scheme ? w.succ_s : g->succ;
-		w.fw.rank = w.bw.rank = rk;
-		w.fw.pred = w.bw.succ = ps;
-		w.fw.succ = w.bw.pred = ss;
-		for (int64_t b = 0; b < (int64_t)NVARIANTS * g->nbuf; b++)
-			wgt[b] = 1;
-		for (int64_t k = 0; k < runs && rc == DS_OK; k++) {
-			int i = (int)(k % NVARIANTS);
-			const gparams *p = &variants[i];
-			int64_t *wv = wgt + (int64_t)i * g->nbuf;
-			for (int32_t x = 0; x < n; x++)
-				wstay[x] = w.stay[x] * (g->kind[x] == DS_OP
-								? 0
-								: wv[g->buf[x]]);
-			view vv = p->dir ? w.bw : w.fw;
-			vv.stay = wstay;
-			bool invalid;
-			rc = greedy(&R, &vv, p, cand, &invalid, e);
-			if (rc)
-				break;
-			if (p->dir)
-				reverse(cand, n);
-			pool_offer(&P, g, cand);
-			bump_peak(g, cand, wv, blive);
-		}
+	for (int64_t b = 0; rc == DS_OK && b < (int64_t)NVARIANTS * g->nbuf;
+	     b++)
+		wgt[b] = 1;
+	for (int64_t k = 0; k < runs && rc == DS_OK; k++) {
+		int i = (int)(k % NVARIANTS);
+		const gparams *p = &variants[i];
+		int64_t *wv = wgt + (int64_t)i * g->nbuf;
+		for (int32_t x = 0; x < n; x++)
+			wstay[x] = w.stay[x] *
+				   (g->kind[x] == DS_OP ? 0 : wv[g->buf[x]]);
+		view vv = p->dir ? w.bw : w.fw;
+		vv.stay = wstay;
+		bool invalid;
+		rc = greedy(&R, &vv, p, cand, &invalid, e);
+		if (rc)
+			break;
+		if (p->dir)
+			reverse(cand, n);
+		pool_offer(&P, g, cand);
+		if (A)
+			alts_offer(A, g, cand);
+		bump_peak(g, cand, wv, blive);
 	}
 	/* polish the best orders; the best result wins, ties keep the
 	 * earlier (unpolished) one */
@@ -2096,4 +2015,214 @@ int ds_mpas(const ds_graph *g, const ds_mpas_opts *o, int32_t *order,
 	ds_free(h, wstay);
 	ds_free(h, blive);
 	return rc;
+}
+
+/* ---- graphs holding several operators ---- */
+
+/* Weakly connected components (a buffer's ALLOC and FREE together even
+ * when nothing uses it): comp[x] in 0..*ncomp, numbered by their least
+ * node. */
+static void components_of(const ds_graph *g, int32_t *comp, int32_t *ncomp)
+{
+	const int32_t n = g->n;
+	for (int32_t x = 0; x < n; x++)
+		comp[x] = x;
+	for (int32_t x = 0; x < n; x++) {
+		int32_t lim = g->pred_off[x + 1] - g->pred_off[x];
+		for (int32_t j = 0; j <= lim; j++) {
+			int32_t a = x, b;
+			if (j < lim)
+				b = g->pred[g->pred_off[x] + j];
+			else if (g->kind[x] == DS_FREE)
+				b = g->buf_alloc[g->buf[x]];
+			else
+				continue;
+			while (comp[a] != a)
+				a = comp[a] = comp[comp[a]];
+			while (comp[b] != b)
+				b = comp[b] = comp[comp[b]];
+			if (a != b)
+				comp[a > b ? a : b] = a < b ? a : b;
+		}
+	}
+	/* roots are each component's least node: number them in order */
+	int32_t k = 0;
+	for (int32_t x = 0; x < n; x++)
+		comp[x] = comp[x] == x ? k++ : comp[comp[x]];
+	*ncomp = k;
+}
+
+/* The subgraph of the nodes list[0..k) (increasing Ids) as a graph of
+ * its own, node list[i] becoming node i, buffers and edges kept; eidx
+ * holds the indices of its edges in g's input order. */
+static int subgraph(const ds_graph *g, const int32_t *list, int32_t k,
+		    const int32_t *eidx, int64_t ne, int32_t *local,
+		    ds_graph **out, ds_err *e)
+{
+	const ds_heap *h = g->heap;
+	int64_t *bufs = NULL;
+	int32_t maxuse = 1;
+	for (int32_t i = 0; i < k; i++) {
+		int32_t x = list[i], u = g->use_off[x + 1] - g->use_off[x];
+		local[x] = i;
+		if (u > maxuse)
+			maxuse = u;
+	}
+	ds_builder *b = ds_builder_new(h, g->source);
+	bufs = ds_alloc(h, (size_t)maxuse, sizeof *bufs);
+	int rc = b && bufs ? DS_OK : ds_fail(e, DS_ENOMEM, "out of memory");
+	for (int32_t i = 0; i < k && rc == DS_OK; i++) {
+		int32_t x = list[i];
+		if (g->kind[x] != DS_OP) {
+			int32_t bf = g->buf[x];
+			rc = ds_builder_buffer(b, i, g->kind[x] == DS_FREE,
+					       g->buf_id[bf], g->buf_size[bf],
+					       ds_mem_names[g->buf_mem[bf]], e);
+			continue;
+		}
+		int32_t u = g->use_off[x + 1] - g->use_off[x];
+		for (int32_t j = 0; j < u; j++)
+			bufs[j] = g->buf_id[g->use[g->use_off[x] + j]];
+		rc = ds_builder_op(b, i, g->ops[g->op[x]], g->pipes[g->pipe[x]],
+				   g->cycles[x], bufs, u, e);
+	}
+	for (int64_t j = 0; j < ne && rc == DS_OK; j++)
+		rc = ds_builder_edge(b, local[g->esrc[eidx[j]]],
+				     local[g->edst[eidx[j]]], e);
+	if (rc == DS_OK)
+		rc = ds_builder_finish(b, &g->caps, out, e);
+	ds_builder_free(b);
+	ds_free(h, bufs);
+	return rc;
+}
+
+/* Drops the alternatives equal to order (or to an earlier one). */
+static int alts_distinct(const ds_graph *g, const int32_t *order, int32_t *alt,
+			 int k)
+{
+	const size_t n = (size_t)g->n;
+	int m = 0;
+	for (int i = 0; i < k; i++) {
+		const int32_t *x = alt + i * n;
+		bool dup = !memcmp(x, order, n * sizeof *x);
+		for (int j = 0; j < m && !dup; j++)
+			dup = !memcmp(x, alt + j * n, n * sizeof *x);
+		if (dup)
+			continue;
+		if (m != i)
+			memmove(alt + m * n, x, n * sizeof *x);
+		m++;
+	}
+	return m;
+}
+
+/* Operators that share nothing are scheduled one after the other, each
+ * on its own: every buffer of one is freed before the next starts, so
+ * the peak is the largest of theirs, whatever the numbering.  Each gets
+ * a share of the effort by its size. */
+int ds_mpas_alts(const ds_graph *g, const ds_mpas_opts *o, int32_t *order,
+		 int32_t *alt, int nalt, int *got, ds_err *e)
+{
+	const ds_heap *h = g->heap;
+	const int32_t n = g->n;
+	if (nalt > MAX_ALTS)
+		nalt = MAX_ALTS;
+	if (!alt || nalt < 0)
+		nalt = 0;
+	if (got)
+		*got = 0;
+	alts A = {.ord = NULL, .k = 0, .nalt = nalt};
+	int32_t ncomp = 0;
+	int32_t *comp = ds_alloc(h, (size_t)n + 1, sizeof *comp);
+	if (!comp)
+		return ds_fail(e, DS_ENOMEM, "out of memory");
+	components_of(g, comp, &ncomp);
+	if (ncomp <= 1) {
+		ds_free(h, comp);
+		A.ord = alt;
+		int rc = mpas_one(g, o, order, nalt ? &A : NULL, e);
+		if (rc == DS_OK && got)
+			*got = alts_distinct(g, order, alt, A.k);
+		return rc;
+	}
+	/* nodes and edges by component (counting sort, stable) */
+	int32_t *noff = ds_alloc(h, (size_t)ncomp + 1, sizeof *noff);
+	int32_t *nodes = ds_alloc(h, (size_t)n + 1, sizeof *nodes);
+	int64_t *eoff = ds_alloc(h, (size_t)ncomp + 1, sizeof *eoff);
+	int32_t *edges = ds_alloc(h, (size_t)g->nedge + 1, sizeof *edges);
+	int32_t *local = ds_alloc(h, (size_t)n + 1, sizeof *local);
+	int32_t *sub = ds_alloc(h, (size_t)n + 1, sizeof *sub);
+	A.ord = nalt ? ds_alloc(h, (size_t)nalt * n, sizeof *A.ord) : NULL;
+	int rc = noff && nodes && eoff && edges && local && sub &&
+			 (A.ord || !nalt)
+			 ? DS_OK
+			 : ds_fail(e, DS_ENOMEM, "out of memory");
+	if (rc == DS_OK) {
+		for (int32_t x = 0; x < n; x++)
+			noff[comp[x] + 1]++;
+		for (int64_t j = 0; j < g->nedge; j++)
+			eoff[comp[g->esrc[j]] + 1]++;
+		for (int32_t c = 0; c < ncomp; c++) {
+			noff[c + 1] += noff[c];
+			eoff[c + 1] += eoff[c];
+		}
+		for (int32_t x = 0; x < n; x++)
+			nodes[noff[comp[x]]++] = x;
+		for (int64_t j = 0; j < g->nedge; j++)
+			edges[eoff[comp[g->esrc[j]]]++] = (int32_t)j;
+		/* the fills moved each start to the next one's: back */
+		for (int32_t c = ncomp; c > 0; c--) {
+			noff[c] = noff[c - 1];
+			eoff[c] = eoff[c - 1];
+		}
+		noff[0] = 0;
+		eoff[0] = 0;
+	}
+	/* the effort is shared by size, so that the work stays what it is
+	 * for one graph of n nodes; alternative i runs each component's
+	 * alternative i (its best order when it has fewer) */
+	const int64_t effort = o && o->effort > 0 ? o->effort : DEFAULT_EFFORT;
+	int32_t len = 0;
+	int nk = 0;
+	for (int32_t c = 0; c < ncomp && rc == DS_OK; c++) {
+		ds_graph *sg = NULL;
+		int32_t k = noff[c + 1] - noff[c];
+		ds_mpas_opts oc = {effort * k / n + 1};
+		A.k = 0;
+		rc = subgraph(g, nodes + noff[c], k, edges + eoff[c],
+			      eoff[c + 1] - eoff[c], local, &sg, e);
+		if (rc == DS_OK)
+			rc = mpas_one(sg, &oc, sub, nalt ? &A : NULL, e);
+		for (int32_t i = 0; i < k && rc == DS_OK; i++)
+			order[len + i] = nodes[noff[c] + sub[i]];
+		for (int j = 0; j < nalt && rc == DS_OK; j++) {
+			const int32_t *from = j < A.k ? A.ord + (size_t)j * k
+						      : sub;
+			for (int32_t i = 0; i < k; i++)
+				alt[(size_t)j * n + len + i] =
+					nodes[noff[c] + from[i]];
+		}
+		if (A.k > nk)
+			nk = A.k;
+		len += k;
+		ds_graph_free(sg);
+	}
+	DS_ASSERT(rc != DS_OK || len == n);
+	if (rc == DS_OK && got)
+		*got = alts_distinct(g, order, alt, nk);
+	ds_free(h, comp);
+	ds_free(h, noff);
+	ds_free(h, nodes);
+	ds_free(h, eoff);
+	ds_free(h, edges);
+	ds_free(h, local);
+	ds_free(h, sub);
+	ds_free(h, A.ord);
+	return rc;
+}
+
+int ds_mpas(const ds_graph *g, const ds_mpas_opts *o, int32_t *order,
+	    ds_err *e)
+{
+	return ds_mpas_alts(g, o, order, NULL, 0, NULL, e);
 }

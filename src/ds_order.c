@@ -78,12 +78,20 @@ void ds_heapq_free(ds_heapq *q)
 
 /* ---- free-first ---- */
 
-static int64_t class_key(const ds_graph *g, int32_t v)
+/* FREE 0, operation 1, ALLOC 2; then the rank (or the Id). */
+static int64_t class_key(const ds_graph *g, const int32_t *rank, int32_t v)
 {
-	return g->kind[v] == DS_FREE ? 0 : g->kind[v] == DS_OP ? 1 : 2;
+	int64_t c = g->kind[v] == DS_FREE ? 0 : g->kind[v] == DS_OP ? 1 : 2;
+	return c * ((int64_t)g->n + 1) + (rank ? rank[v] : v);
 }
 
 int ds_order_free_first(const ds_graph *g, int32_t *order, ds_err *e)
+{
+	return ds_order_free_first_ranked(g, NULL, order, e);
+}
+
+int ds_order_free_first_ranked(const ds_graph *g, const int32_t *rank,
+			       int32_t *order, ds_err *e)
 {
 	const ds_heap *h = g->heap;
 	const int32_t n = g->n;
@@ -100,11 +108,10 @@ int ds_order_free_first(const ds_graph *g, int32_t *order, ds_err *e)
 		goto out;
 	}
 	int32_t len = 0, live[DS_NMEM] = {0};
-	/* key: FREE 0, operation 1, ALLOC 2; Id breaks ties */
 	for (int32_t v = 0; v < n; v++) {
 		indeg[v] = g->pred_off[v + 1] - g->pred_off[v];
 		if (indeg[v] == 0)
-			ds_heapq_push(&q, class_key(g, v), v);
+			ds_heapq_push(&q, class_key(g, rank, v), v);
 	}
 	while (len < n) {
 		int32_t v = -1;
@@ -113,7 +120,8 @@ int ds_order_free_first(const ds_graph *g, int32_t *order, ds_err *e)
 			if (g->kind[c] == DS_ALLOC) {
 				int m = g->buf_mem[g->buf[c]];
 				if (!ds_mem_stays(m) && live[m] > 0) {
-					ds_heapq_push(&held[m], 2, c);
+					ds_heapq_push(&held[m],
+						      class_key(g, rank, c), c);
 					continue;
 				}
 			}
@@ -126,7 +134,7 @@ int ds_order_free_first(const ds_graph *g, int32_t *order, ds_err *e)
 			int mb = -1;
 			for (int m = 0; m < DS_NMEM; m++)
 				if (held[m].n > 0 &&
-				    (mb < 0 || held[m].node[0] < held[mb].node[0]))
+				    (mb < 0 || held[m].key[0] < held[mb].key[0]))
 					mb = m;
 			DS_ASSERT(mb >= 0);
 			v = ds_heapq_pop(&held[mb]);
@@ -138,15 +146,17 @@ int ds_order_free_first(const ds_graph *g, int32_t *order, ds_err *e)
 				live[m] += g->kind[v] == DS_ALLOC ? 1 : -1;
 				/* its memory is free again: one held ALLOC
 				 * may run (gating changes only here) */
-				if (live[m] == 0 && held[m].n > 0)
-					ds_heapq_push(&q, 2,
-						      ds_heapq_pop(&held[m]));
+				if (live[m] == 0 && held[m].n > 0) {
+					int32_t c = ds_heapq_pop(&held[m]);
+					ds_heapq_push(&q, class_key(g, rank, c),
+						      c);
+				}
 			}
 		}
 		for (int32_t k = g->succ_off[v]; k < g->succ_off[v + 1]; k++) {
 			int32_t w = g->succ[k];
 			if (--indeg[w] == 0)
-				ds_heapq_push(&q, class_key(g, w), w);
+				ds_heapq_push(&q, class_key(g, rank, w), w);
 		}
 	}
 out:

@@ -48,8 +48,13 @@ void ds_heapq_free(ds_heapq *q);
 
 /* order[0..n) = 0..n-1 (the benchmark's "original" schedule). */
 int ds_order_id(const ds_graph *g, int32_t *order, ds_err *e);
-/* Kahn with FREE first and ALLOC last, L0 one-live gating. */
+/* Kahn with FREE first and ALLOC last, L0 one-live gating; Id breaks
+ * ties. */
 int ds_order_free_first(const ds_graph *g, int32_t *order, ds_err *e);
+/* The same with ties broken by rank[] (a permutation of 0..n-1), or by Id
+ * when rank is NULL. */
+int ds_order_free_first_ranked(const ds_graph *g, const int32_t *rank,
+			       int32_t *order, ds_err *e);
 
 /* The baselines' orders (ds_baseline.c): PyTorch Inductor's lpmf with its
  * BFS/DFS fallbacks, HEFT-style critical-path list, OpenVINO NPU's
@@ -57,6 +62,13 @@ int ds_order_free_first(const ds_graph *g, int32_t *order, ds_err *e);
 int ds_order_lpmf(const ds_graph *g, int32_t *order, ds_err *e);
 int ds_order_cp_list(const ds_graph *g, int32_t *order, ds_err *e);
 int ds_order_vpux(const ds_graph *g, int32_t *order, ds_err *e);
+
+/* ---- the structural rank (ds_rank.c) ---- */
+
+/* rank[0..n): a permutation of the nodes, a program order recovered from
+ * the graph's structure; the Ids decide only among nodes alike in every
+ * structural respect.  Passes break their exact ties by it. */
+int ds_structural_rank(const ds_graph *g, int32_t *rank, ds_err *e);
 
 /* ---- stage 1, MPAS (ds_mpas.c) ---- */
 
@@ -68,6 +80,11 @@ typedef struct ds_mpas_opts {
  * time, aiming at the least peak_vstay. */
 int ds_mpas(const ds_graph *g, const ds_mpas_opts *o, int32_t *order,
 	    ds_err *e);
+/* The same, and up to nalt other good orders (by peak, different from
+ * order and from each other) into alt[i * n ..], *got of them: the next
+ * stage may place each and keep the best. */
+int ds_mpas_alts(const ds_graph *g, const ds_mpas_opts *o, int32_t *order,
+		 int32_t *alt, int nalt, int *got, ds_err *e);
 
 /* ---- stage 2, DLR (ds_dlr.c) ---- */
 

@@ -2,12 +2,13 @@
  *
  * On every bundled graph: the order is topological and keeps one live
  * buffer per L0 memory (ds_replay with q1 on a plan without offsets or
- * spills), its peak_vstay reaches the acceptance figure, two runs give the
- * same order, and a copy of the graph with its node Ids renumbered at
- * random (fixed seed) gets about the same peak.  Small graphs check that
- * MPAS undoes a bad Id order and never deadlocks on L0 memories;
- * generated graphs widen the net; a failing heap checks every error
- * path. */
+ * spills), its peak_vstay reaches the figure, two runs give the same
+ * order, and copies of the graph with their node Ids (and BufIds)
+ * renumbered at random (several fixed seeds) get the same peak within
+ * 2 %.  A graph holding two bundled operators peaks at the larger of
+ * their peaks.  Small graphs check that MPAS undoes a bad Id order and
+ * never deadlocks on L0 memories; generated graphs widen the net; a
+ * failing heap checks every error path. */
 #include "test_util.h"
 
 #include "ds_stage.h"
@@ -52,37 +53,62 @@ static bool free_first_q1(const ds_graph *g)
 	return ok;
 }
 
-/* The same graph under a random renumbering of its node Ids. */
-static ds_graph *renumbered(const ds_graph *g, uint64_t seed)
+/* The same graph under a random renumbering of its node Ids (and, with
+ * new_bufids, of its BufIds). */
+static ds_graph *renumbered(const ds_graph *g, uint64_t seed, bool new_bufids)
 {
 	int32_t *perm = test_shuffled(g->n, &seed);
-	ds_graph *r = test_renumbered(g, perm, false, &seed);
+	ds_graph *r = test_renumbered(g, perm, new_bufids, &seed);
 	free(perm);
 	return r;
 }
 
+/* How far, in per mille, a renumbered copy's peak may stray from the
+ * original's: only the order among nodes alike in every structural
+ * respect may depend on the Ids. */
+#define RENUM_PERMILLE 20
+/* Renumbered copies checked per bundled graph. */
+#define RENUM_SEEDS 4
+
+/* peak_vstay of g's MPAS order against nseeds copies renumbered with
+ * seeds seed0, seed0 + 1, ... (every other one with new BufIds too);
+ * fails when one strays beyond RENUM_PERMILLE. */
+static void check_renumbered(const char *name, const ds_graph *g,
+			     int64_t peak, uint64_t seed0, int nseeds)
+{
+	for (int i = 0; i < nseeds; i++) {
+		ds_graph *r = renumbered(g, seed0 + (uint64_t)i, i & 1);
+		int32_t *c;
+		ds_figures fc;
+		run_mpas(r, 0, true, &c, &fc);
+		int64_t diff = fc.peak_vstay - peak;
+		if (diff < 0)
+			diff = -diff;
+		if (diff * 1000 > peak * RENUM_PERMILLE)
+			fail_msg("%s: copy renumbered with seed %llu peaks at "
+				 "%lld, the original at %lld",
+				 name, (unsigned long long)(seed0 + i),
+				 (long long)fc.peak_vstay, (long long)peak);
+		free(c);
+		ds_graph_free(r);
+	}
+}
+
 /* ---- the bundled graphs ---- */
 
-/* Acceptance figures (peak_vstay, referee --q1), and how far a renumbered
- * copy (seed 20251130) may stray from the original's peak, in per mille:
- * what MPAS reaches, rounded up, so that a regression fails.  The brief
- * asks for 20 (2 %) everywhere; where MPAS does not reach that yet the
- * measured gap is written down (see the MPAS report: candidates run with
- * Id and with structural tie-breaks, and the best order on the
- * FlashAttention graphs comes from the Id-ordered ones, which follow the
- * input's program order). */
+/* The peak_vstay MPAS must reach (referee --q1), at or below the
+ * published acceptance figures 6912 / 11631 / 4498 / 7586 / 9216 /
+ * 34816: what it reaches now, so that a regression fails. */
 static const struct {
 	const char *file;
 	int64_t figure;
-	int64_t known;	 /* what MPAS reaches when short of the figure */
-	int renum_permille;
 } expect[] = {
-	{"Conv_Case0.json", 6912, 0, 0},
-	{"Conv_Case1.json", 11631, 0, 49},
-	{"FlashAttention_Case0.json", 4498, 0, 28},
-	{"FlashAttention_Case1.json", 7586, 0, 353},
-	{"Matmul_Case0.json", 9216, 0, 0},
-	{"Matmul_Case1.json", 34816, 0, 0},
+	{"Conv_Case0.json", 6912},
+	{"Conv_Case1.json", 5360},
+	{"FlashAttention_Case0.json", 4248},
+	{"FlashAttention_Case1.json", 7586},
+	{"Matmul_Case0.json", 9216},
+	{"Matmul_Case1.json", 34816},
 };
 
 static void check_bundled(const char *name, const char *path, ds_graph *g,
@@ -95,54 +121,75 @@ static void check_bundled(const char *name, const char *path, ds_graph *g,
 	run_mpas(g, 0, true, &b, &fb);
 	if (memcmp(a, b, (size_t)g->n * sizeof *a))
 		fail_msg("%s: two runs give different orders", path);
-	/* the acceptance figure (a bundled graph not listed only
-	 * has to be valid) */
-	int64_t figure = INT64_MAX, known = 0;
-	int permille = 20;
+	/* the figure (a bundled graph not listed only has to be valid) */
 	for (size_t i = 0; i < sizeof expect / sizeof expect[0]; i++)
-		if (!strcmp(expect[i].file, name)) {
-			figure = expect[i].figure;
-			known = expect[i].known;
-			permille = expect[i].renum_permille;
-		}
-	if (fa.peak_vstay > figure) {
-		if (fa.peak_vstay > known)
+		if (!strcmp(expect[i].file, name) &&
+		    fa.peak_vstay > expect[i].figure)
 			fail_msg("%s: peak_vstay %lld above %lld", path,
 				 (long long)fa.peak_vstay,
-				 (long long)figure);
-		print_message("%s: peak_vstay %lld, short of the "
-			      "figure %lld (known gap)\n",
-			      name, (long long)fa.peak_vstay,
-			      (long long)figure);
-	}
-	/* a renumbered copy: about the same peak */
-	ds_graph *r = renumbered(g, 20251130);
-	int32_t *c;
-	ds_figures fc;
-	run_mpas(r, 0, true, &c, &fc);
-	int64_t diff = fc.peak_vstay - fa.peak_vstay;
-	if (diff < 0)
-		diff = -diff;
-	if (diff * 1000 > fa.peak_vstay * permille)
-		fail_msg("%s: renumbered copy peaks at %lld, the "
-			 "original at %lld",
-			 path, (long long)fc.peak_vstay,
-			 (long long)fa.peak_vstay);
-	if (diff * 1000 > fa.peak_vstay * 20)
-		print_message("%s: renumbered copy peaks at %lld, the "
-			      "original at %lld (known gap)\n",
-			      name, (long long)fc.peak_vstay,
-			      (long long)fa.peak_vstay);
+				 (long long)expect[i].figure);
+	check_renumbered(path, g, fa.peak_vstay, 20251130, RENUM_SEEDS);
 	free(a);
 	free(b);
-	free(c);
-	ds_graph_free(r);
 }
 
 static void bundled_graphs(void **state)
 {
 	(void)state;
 	assert_true(for_each_bundled(check_bundled, NULL) >= 6);
+}
+
+/* ---- several operators in one graph ---- */
+
+static ds_graph *load_bundled(const char *file)
+{
+	char path[4096];
+	snprintf(path, sizeof path, "%s/data/%s", DS_SOURCE_DIR, file);
+	ds_caps caps;
+	ds_caps_default(&caps);
+	ds_graph *g = NULL;
+	ds_err e;
+	if (ds_load_graph(ds_heap_std(), path, &caps, &g, &e))
+		fail_msg("%s", e.msg);
+	return g;
+}
+
+/* Two operators that share nothing, in one graph: one can run after the
+ * other, so the peak is the larger of theirs (not their sum), and a
+ * renumbering changes nothing. */
+static void several_operators(void **state)
+{
+	(void)state;
+	static const char *const pairs[][2] = {
+		{"FlashAttention_Case1.json", "Matmul_Case0.json"},
+		{"Conv_Case0.json", "FlashAttention_Case0.json"},
+	};
+	for (size_t i = 0; i < sizeof pairs / sizeof pairs[0]; i++) {
+		ds_graph *a = load_bundled(pairs[i][0]);
+		ds_graph *b = load_bundled(pairs[i][1]);
+		ds_graph *u = test_union(a, b);
+		int32_t *oa, *ob, *ou;
+		ds_figures fa, fb, fu;
+		run_mpas(a, 0, true, &oa, &fa);
+		run_mpas(b, 0, true, &ob, &fb);
+		run_mpas(u, 0, true, &ou, &fu);
+		int64_t max = fa.peak_vstay > fb.peak_vstay ? fa.peak_vstay
+							    : fb.peak_vstay;
+		if (fu.peak_vstay > max)
+			fail_msg("%s + %s: peak_vstay %lld, theirs %lld and "
+				 "%lld",
+				 pairs[i][0], pairs[i][1],
+				 (long long)fu.peak_vstay,
+				 (long long)fa.peak_vstay,
+				 (long long)fb.peak_vstay);
+		check_renumbered("union", u, fu.peak_vstay, 7, 2);
+		free(oa);
+		free(ob);
+		free(ou);
+		ds_graph_free(a);
+		ds_graph_free(b);
+		ds_graph_free(u);
+	}
 }
 
 /* ---- small graphs ---- */
@@ -337,6 +384,15 @@ static void options(void **state)
 
 /* ---- generated graphs ---- */
 
+/* Valid, the same within 2 % under a renumbering, and, for the kinds
+ * with the structure of a real operator (tiled matmul, attention,
+ * convolution), never more than 2 % above the free-first order of the
+ * generator's own Ids.  The random kind is left out of that comparison:
+ * its Ids are the generator's sequence, whose window bounds every
+ * value's lifetime, and a random DAG has no loop structure from which
+ * MPAS could recover it (on these seeds MPAS is up to 2.7 times above
+ * it, once below; about what the former Id-tied runs reached on a
+ * renumbered copy). */
 static void generated_graphs(void **state)
 {
 	(void)state;
@@ -355,14 +411,15 @@ static void generated_graphs(void **state)
 			int32_t *o;
 			ds_figures f;
 			run_mpas(g, 0, free_first_q1(g), &o, &f);
-			/* never worse than free-first, a candidate */
+			check_renumbered("generated", g, f.peak_vstay, seed, 1);
 			int32_t *ff = malloc((size_t)g->n * sizeof *ff);
 			assert_non_null(ff);
 			assert_int_equal(ds_order_free_first(g, ff, &e), DS_OK);
 			ds_plan p = {g->n, ff, NULL, 0, NULL};
 			ds_figures f2;
 			assert_int_equal(ds_replay(g, &p, NULL, &f2, &e), DS_OK);
-			if (free_first_q1(g) && f.peak_vstay > f2.peak_vstay)
+			if (kinds[k] != DS_GEN_RANDOM && free_first_q1(g) &&
+			    f.peak_vstay * 1000 > f2.peak_vstay * 1020)
 				fail_msg("kind %d seed %d: %lld above "
 					 "free-first %lld",
 					 kinds[k], (int)seed,
@@ -421,6 +478,7 @@ int main(void)
 		cmocka_unit_test(generated_graphs),
 		cmocka_unit_test(out_of_memory),
 		cmocka_unit_test(bundled_graphs),
+		cmocka_unit_test(several_operators),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

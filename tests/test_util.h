@@ -233,6 +233,52 @@ static inline ds_graph *test_renumbered(const ds_graph *g,
 	return out;
 }
 
+/* The disjoint union of a and b, as one graph holding both operators:
+ * a's nodes keep their Ids, b's follow them, b's BufIds are moved past
+ * a's largest. */
+static inline ds_graph *test_union(const ds_graph *a, const ds_graph *b)
+{
+	ds_err e;
+	ds_builder *bd = ds_builder_new(ds_heap_std(), "union");
+	assert_non_null(bd);
+	int64_t boff = a->nbuf ? a->buf_id[a->nbuf - 1] + 1 : 0;
+	int64_t bufs[64];
+	for (int part = 0; part < 2; part++) {
+		const ds_graph *g = part ? b : a;
+		int64_t id0 = part ? a->n : 0, bid0 = part ? boff : 0;
+		for (int32_t v = 0; v < g->n; v++) {
+			int rc;
+			if (g->kind[v] != DS_OP) {
+				int32_t x = g->buf[v];
+				rc = ds_builder_buffer(
+					bd, id0 + v, g->kind[v] == DS_FREE,
+					bid0 + g->buf_id[x], g->buf_size[x],
+					ds_mem_names[g->buf_mem[x]], &e);
+			} else {
+				int32_t nb = g->use_off[v + 1] - g->use_off[v];
+				assert_true(nb <= 64);
+				for (int32_t k = 0; k < nb; k++)
+					bufs[k] = bid0 +
+						  g->buf_id[g->use[g->use_off[v] + k]];
+				rc = ds_builder_op(bd, id0 + v, g->ops[g->op[v]],
+						   g->pipes[g->pipe[v]],
+						   g->cycles[v], bufs, nb, &e);
+			}
+			if (rc)
+				fail_msg("union: %s", e.msg);
+		}
+		for (int64_t k = 0; k < g->nedge; k++)
+			if (ds_builder_edge(bd, id0 + g->esrc[k],
+					    id0 + g->edst[k], &e))
+				fail_msg("union: %s", e.msg);
+	}
+	ds_graph *out = NULL;
+	if (ds_builder_finish(bd, &a->caps, &out, &e))
+		fail_msg("union: %s", e.msg);
+	ds_builder_free(bd);
+	return out;
+}
+
 /* ---- the bundled graphs ---- */
 
 static inline int bundled_filter(const struct dirent *de)

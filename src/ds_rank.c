@@ -1,0 +1,691 @@
+/* ds_rank.c: a structural rank of the nodes, a program order recovered
+ * without the Ids.
+ *
+ * Requires: a valid graph (ds_builder_finish).  Guarantees: rank[] is a
+ * permutation of 0..n-1 that depends on the graph's structure (what the
+ * nodes are, their edges, the order of each operation's buffers) and on
+ * the node Ids only in the order among nodes alike in all of it.  The
+ * passes break their exact ties by it, so that a renumbering changes
+ * nothing else.
+ *
+ * Method.  The rank is meant to be a program order, the order a compiler
+ * would emit the graph in, recovered without the Ids:
+ *
+ * - a hash of what each node is, its depth and height, the operand
+ *   positions of its buffers and its neighbourhood, refined (Weisfeiler-
+ *   Lehman) until the number of classes stops growing, separates nodes
+ *   that differ; what is left alike are mostly true symmetries (the
+ *   tiles of a loop);
+ * - input operations are pulled: loads (preceded by ALLOCs only), and
+ *   operations that only combine inputs and feed a single operation (an
+ *   L1 to L0 move, a product accumulating into the next one).  A program
+ *   issues them just before their consumer, not when they could first
+ *   run, and so does the rank: each walked operation is preceded by the
+ *   pulled operations it needs that are not placed yet, chain by chain;
+ * - the other operations follow a walk (Kahn's algorithm): the most
+ *   recently enabled first, so one tile is finished before the next
+ *   starts; then the one most recently reached through a buffer shared
+ *   with walked work; among work as old as the start the longest path
+ *   ahead first, among younger work the shortest (a reduction whose
+ *   small result ends soon runs before the long branch); then the more
+ *   buffers shared with the walk so far (a tiled loop keeps the
+ *   direction it took); then the hash.  In a loop nest whose iterations
+ *   carry state (the running maximum and sum of an attention kernel),
+ *   the first steps of every state chain have the longest paths ahead,
+ *   so the walk advances all chains a step at a time, which holds the
+ *   chains' state and one step's operands rather than every step's
+ *   operands;
+ * - an ALLOC ranks just before its first operation, a FREE just after
+ *   its last.
+ *
+ * Cost, N nodes, E constraint edges: O((N + E) log N) per round of
+ * hashing (until the classes stop growing, at most CANON_ROUNDS), plus
+ * the walk's re-ageing, O(T log N) for T at most TOUCH_MAX per buffer per
+ * walked operation.  Memory O(N + E + T). */
+#include "ds_stage.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Rounds of neighbourhood hashing, at most. */
+#define CANON_ROUNDS 64
+
+static uint64_t mix64(uint64_t z)
+{
+	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+	z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+	return z ^ (z >> 31);
+}
+
+static uint64_t str_hash(const char *s)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+	for (; *s; s++)
+		h = (h ^ (uint8_t)*s) * 0x100000001b3ull;
+	return h;
+}
+
+typedef struct hkey {
+	uint64_t h;
+	int32_t x;
+} hkey;
+
+static int hkey_cmp(const void *a, const void *b)
+{
+	const hkey *p = a, *q = b;
+	if (p->h != q->h)
+		return p->h < q->h ? -1 : 1;
+	return (p->x > q->x) - (p->x < q->x);
+}
+
+/* A node's place in the rank before the final sort: its walk position,
+ * how far before its consumer a pulled operation goes, ALLOC / operation
+ * / FREE, then the hash rank. */
+typedef struct pkey {
+	int64_t pos;
+	int32_t sub;
+	int32_t cls;
+	int32_t h;
+	int32_t x;
+} pkey;
+
+/* Before in (pos, sub) alone. */
+static bool pkey_before(const pkey *p, const pkey *q)
+{
+	return p->pos != q->pos ? p->pos < q->pos : p->sub < q->sub;
+}
+
+static int pkey_cmp(const void *a, const void *b)
+{
+	const pkey *p = a, *q = b;
+	if (pkey_before(p, q))
+		return -1;
+	if (pkey_before(q, p))
+		return 1;
+	if (p->cls != q->cls)
+		return p->cls < q->cls ? -1 : 1;
+	return (p->h > q->h) - (p->h < q->h);
+}
+
+/* Number of distinct values in hs[0..n), with k[0..n] as scratch. */
+static int32_t count_classes(const uint64_t *hs, int32_t n, hkey *k)
+{
+	int32_t c = 0;
+	for (int32_t x = 0; x < n; x++)
+		k[x] = (hkey){hs[x], x};
+	qsort(k, (size_t)n, sizeof *k, hkey_cmp);
+	for (int32_t i = 0; i < n; i++)
+		c += i == 0 || k[i].h != k[i - 1].h;
+	return c;
+}
+
+/* The operands of x in their order: for an operation, its buffers
+ * (their ALLOCs) by position in its list; for an ALLOC or FREE, the
+ * operations using its buffer and where in their lists.  The order of
+ * an operation's buffers is part of what it computes (which input of a
+ * subtraction is the older value), so it may tell nodes apart. */
+static uint64_t operands(const ds_graph *g, const uint64_t *hs, int32_t x)
+{
+	uint64_t c = 0;
+	if (g->kind[x] == DS_OP) {
+		for (int32_t j = g->use_off[x]; j < g->use_off[x + 1]; j++)
+			c += mix64(hs[g->buf_alloc[g->use[j]]] +
+				   (uint64_t)(j - g->use_off[x]) * 16 + 5);
+		return c;
+	}
+	int32_t b = g->buf[x];
+	for (int32_t j = g->user_off[b]; j < g->user_off[b + 1]; j++) {
+		int32_t u = g->user[j];
+		for (int32_t i = g->use_off[u]; i < g->use_off[u + 1]; i++)
+			if (g->use[i] == b)
+				c += mix64(hs[u] + (uint64_t)(i - g->use_off[u]) *
+							   16 + 7);
+	}
+	return c;
+}
+
+/* The structural hash of every node into hs[]: the node, its depth and
+ * height, its neighbourhood.  ht[] gets the height in operations; h2,
+ * dp and k are scratch. */
+static void hash_nodes(const ds_graph *g, uint64_t *hs, uint64_t *h2,
+		       int32_t *dp, int32_t *ht, hkey *k)
+{
+	const int32_t n = g->n;
+	for (int32_t x = 0; x < n; x++) {
+		uint64_t z = mix64(g->kind[x] + 1) ^ str_hash(g->ops[g->op[x]]);
+		if (g->pipe[x] >= 0)
+			z ^= mix64(str_hash(g->pipes[g->pipe[x]]));
+		z = mix64(z + (uint64_t)g->cycles[x]);
+		if (g->kind[x] != DS_OP)
+			z = mix64(z + (uint64_t)g->buf_size[g->buf[x]] * 8 +
+				  g->buf_mem[g->buf[x]]);
+		hs[x] = z;
+	}
+	/* the longest paths from a root and to a leaf, in operations,
+	 * place a node in the whole graph */
+	memset(dp, 0, (size_t)n * sizeof *dp);
+	memset(ht, 0, (size_t)n * sizeof *ht);
+	for (int32_t i = 0; i < n; i++) {
+		int32_t x = g->topo[i], y = g->topo[n - 1 - i];
+		for (int32_t j = g->pred_off[x]; j < g->pred_off[x + 1]; j++) {
+			int32_t p = g->pred[j];
+			int32_t d = dp[p] + (g->kind[p] == DS_OP);
+			if (d > dp[x])
+				dp[x] = d;
+		}
+		for (int32_t j = g->succ_off[y]; j < g->succ_off[y + 1]; j++) {
+			int32_t s = g->succ[j];
+			int32_t d = ht[s] + (g->kind[s] == DS_OP);
+			if (d > ht[y])
+				ht[y] = d;
+		}
+	}
+	for (int32_t x = 0; x < n; x++)
+		hs[x] = mix64(hs[x] + mix64((uint64_t)dp[x] << 32 | (uint32_t)ht[x]));
+	/* sums of mixed hashes: independent of the lists' order; until the
+	 * number of classes stops growing (each round refines the last) */
+	int32_t classes = count_classes(hs, n, k);
+	for (int round = 0; round < CANON_ROUNDS; round++) {
+		for (int32_t x = 0; x < n; x++) {
+			uint64_t a = 0, b = 0;
+			for (int32_t j = g->pred_off[x]; j < g->pred_off[x + 1];
+			     j++)
+				a += mix64(hs[g->pred[j]] + 1);
+			for (int32_t j = g->succ_off[x]; j < g->succ_off[x + 1];
+			     j++)
+				b += mix64(hs[g->succ[j]] + 2);
+			h2[x] = mix64(hs[x] ^ mix64(a) ^ (mix64(b) * 3) ^
+				      (mix64(operands(g, hs, x)) * 5));
+		}
+		memcpy(hs, h2, (size_t)n * sizeof *hs);
+		int32_t c = count_classes(hs, n, k);
+		if (c == classes)
+			break;
+		classes = c;
+	}
+}
+
+/* hr[0..n): the nodes by hash, nodes alike in it by Id.  k is
+ * scratch. */
+static void hash_rank(const uint64_t *hs, int32_t n, hkey *k, int32_t *hr)
+{
+	for (int32_t x = 0; x < n; x++)
+		k[x] = (hkey){hs[x], x};
+	qsort(k, (size_t)n, sizeof *k, hkey_cmp);
+	for (int32_t i = 0; i < n; i++)
+		hr[k[i].x] = i;
+}
+
+/* Pulled operations (see above) into pull[], along the topological
+ * order. */
+static void pulled(const ds_graph *g, uint8_t *pull)
+{
+	for (int32_t i = 0; i < g->n; i++) {
+		int32_t x = g->topo[i], nops = 0, osucc = 0;
+		bool inputs = true;
+		pull[x] = 0;
+		if (g->kind[x] != DS_OP)
+			continue;
+		for (int32_t j = g->pred_off[x]; j < g->pred_off[x + 1]; j++) {
+			int32_t p = g->pred[j];
+			if (g->kind[p] == DS_OP) {
+				nops++;
+				inputs = inputs && pull[p];
+			}
+		}
+		for (int32_t j = g->succ_off[x]; j < g->succ_off[x + 1]; j++)
+			osucc += g->kind[g->succ[j]] == DS_OP;
+		pull[x] = nops == 0 || (inputs && osucc == 1);
+	}
+}
+
+/* ---- the walk ---- */
+
+/* A ready operation in the walk: the younger first, then the more
+ * recently reached through a shared buffer, then the longer path ahead
+ * for work as old as the start and the shorter for the rest, then more
+ * inputs shared with the walk so far, then the hash rank. */
+typedef struct went {
+	int64_t age, tage;
+	int32_t ht, cnt, hr, x;
+} went;
+
+static bool went_before(const went *a, const went *b)
+{
+	if (a->age != b->age)
+		return a->age > b->age;
+	if (a->tage != b->tage)
+		return a->tage > b->tage;
+	if (a->ht != b->ht)
+		return a->age > 0 ? a->ht < b->ht : a->ht > b->ht;
+	if (a->cnt != b->cnt)
+		return a->cnt > b->cnt;
+	return a->hr < b->hr;
+}
+
+typedef struct wheap {
+	went *e;
+	int64_t n, cap;
+} wheap;
+
+static int wheap_push(const ds_heap *h, wheap *q, went v, ds_err *err)
+{
+	if (ds_reserve(h, (void **)&q->e, &q->cap, q->n + 1, sizeof *q->e,
+		       err))
+		return DS_ENOMEM;
+	int64_t i = q->n++;
+	while (i > 0 && went_before(&v, &q->e[(i - 1) / 2])) {
+		q->e[i] = q->e[(i - 1) / 2];
+		i = (i - 1) / 2;
+	}
+	q->e[i] = v;
+	return DS_OK;
+}
+
+static went wheap_pop(wheap *q)
+{
+	went top = q->e[0], v = q->e[--q->n];
+	int64_t i = 0;
+	for (;;) {
+		int64_t c = 2 * i + 1;
+		if (c >= q->n)
+			break;
+		if (c + 1 < q->n && went_before(&q->e[c + 1], &q->e[c]))
+			c++;
+		if (!went_before(&q->e[c], &v))
+			break;
+		q->e[i] = q->e[c];
+		i = c;
+	}
+	q->e[i] = v;
+	return top;
+}
+
+/* A buffer that more than TOUCH_MAX walked operations read re-ages none
+ * of them: a buffer everything reads says little about what to do next,
+ * and scanning its readers at every step would cost O(N) each. */
+#define TOUCH_MAX 64
+
+/* The walk state: which buffers each walked operation touches (its own
+ * and its pulled inputs'), and the reverse. */
+typedef struct walk {
+	int64_t *hoff, *boff; /* CSR offsets of the two below */
+	int32_t *hbuf;	      /* per walked operation, its buffers */
+	int32_t *bop;	      /* per buffer, the walked operations */
+	int32_t *mark, *cnt, *list;
+	int64_t *age; /* when a walked operation became ready */
+	wheap q;
+} walk;
+
+static void walk_free(const ds_heap *h, walk *w)
+{
+	ds_free(h, w->hoff);
+	ds_free(h, w->hbuf);
+	ds_free(h, w->boff);
+	ds_free(h, w->bop);
+	ds_free(h, w->mark);
+	ds_free(h, w->cnt);
+	ds_free(h, w->list);
+	ds_free(h, w->age);
+	ds_free(h, w->q.e);
+}
+
+/* The buffers of walked operation x and of the pulled operations it
+ * pulls (found depth first, marked st); into out when out is set.
+ * Returns how many. */
+static int32_t head_bufs(const ds_graph *g, const uint8_t *pull, int32_t x,
+			 int32_t st, int32_t *nmark, int32_t *bmark,
+			 int32_t *stk, int32_t *out)
+{
+	int32_t sp = 0, nb = 0;
+	nmark[x] = st;
+	stk[sp++] = x;
+	while (sp > 0) {
+		int32_t y = stk[--sp];
+		for (int32_t j = g->use_off[y]; j < g->use_off[y + 1]; j++) {
+			int32_t b = g->use[j];
+			if (bmark[b] == st)
+				continue;
+			bmark[b] = st;
+			if (out)
+				out[nb] = b;
+			nb++;
+		}
+		for (int32_t j = g->pred_off[y]; j < g->pred_off[y + 1]; j++) {
+			int32_t p = g->pred[j];
+			if (g->kind[p] != DS_OP || !pull[p] || nmark[p] == st)
+				continue;
+			nmark[p] = st;
+			stk[sp++] = p;
+		}
+	}
+	return nb;
+}
+
+static int walk_init(const ds_graph *g, const uint8_t *pull, walk *w,
+		     int32_t *stk, ds_err *e)
+{
+	const ds_heap *h = g->heap;
+	const int32_t n = g->n, nb = g->nbuf;
+	memset(w, 0, sizeof *w);
+	w->hoff = ds_alloc(h, (size_t)n + 1, sizeof *w->hoff);
+	w->boff = ds_alloc(h, (size_t)nb + 2, sizeof *w->boff);
+	w->mark = ds_alloc(h, (size_t)n + 1, sizeof *w->mark);
+	w->cnt = ds_alloc(h, (size_t)n + 1, sizeof *w->cnt);
+	w->list = ds_alloc(h, (size_t)n + 1, sizeof *w->list);
+	w->age = ds_alloc(h, (size_t)n + 1, sizeof *w->age);
+	int32_t *bmark = ds_alloc(h, (size_t)nb + 1, sizeof *bmark);
+	if (!w->hoff || !w->boff || !w->mark || !w->cnt || !w->list ||
+	    !w->age || !bmark) {
+		ds_free(h, bmark);
+		return ds_fail(e, DS_ENOMEM, "out of memory");
+	}
+	int32_t st = 0;
+	int64_t tot = 0;
+	for (int pass = 0; pass < 2; pass++) {
+		tot = 0;
+		for (int32_t x = 0; x < n; x++) {
+			w->hoff[x] = tot;
+			if (g->kind[x] != DS_OP || pull[x])
+				continue;
+			tot += head_bufs(g, pull, x, ++st, w->mark, bmark, stk,
+					 pass ? w->hbuf + tot : NULL);
+		}
+		w->hoff[n] = tot;
+		if (!pass) {
+			w->hbuf = ds_alloc(h, (size_t)tot + 1, sizeof *w->hbuf);
+			w->bop = ds_alloc(h, (size_t)tot + 1, sizeof *w->bop);
+			if (!w->hbuf || !w->bop) {
+				ds_free(h, bmark);
+				return ds_fail(e, DS_ENOMEM, "out of memory");
+			}
+		}
+	}
+	ds_free(h, bmark);
+	/* the reverse, each buffer's operations in increasing x (the
+	 * order does not matter: all of them are counted) */
+	for (int64_t i = 0; i < tot; i++)
+		w->boff[w->hbuf[i] + 2]++;
+	for (int32_t b = 0; b < nb; b++)
+		w->boff[b + 2] += w->boff[b + 1];
+	for (int32_t x = 0; x < n; x++)
+		for (int64_t i = w->hoff[x]; i < w->hoff[x + 1]; i++)
+			w->bop[w->boff[w->hbuf[i] + 1]++] = x;
+	memset(w->mark, 0, (size_t)n * sizeof *w->mark);
+	return DS_OK;
+}
+
+/* Walks the graph (see the rank's comment) into pos[]: for a walked
+ * operation its place among them (from 1), for other nodes the number
+ * of walked operations before them. */
+static int walk_run(const ds_graph *g, const uint8_t *pull, const int32_t *ht,
+		    const int32_t *hr, walk *w, int32_t *indeg, int32_t *stk,
+		    int64_t *pos, ds_err *e)
+{
+	const ds_heap *h = g->heap;
+	const int32_t n = g->n;
+	int32_t sp = 0;
+	int64_t stamp = 0;
+	int rc = DS_OK;
+	w->q.n = 0;
+	memset(w->mark, 0, (size_t)n * sizeof *w->mark);
+	memset(w->cnt, 0, (size_t)n * sizeof *w->cnt);
+	/* buffer nodes and pulled operations go at once (stack), walked
+	 * operations through the heap */
+	for (int32_t x = 0; x < n; x++) {
+		pos[x] = -1;
+		indeg[x] = g->pred_off[x + 1] - g->pred_off[x];
+		if (indeg[x] != 0)
+			continue;
+		if (g->kind[x] != DS_OP || pull[x])
+			stk[sp++] = x;
+		else
+			rc = wheap_push(h, &w->q,
+					(went){0, 0, ht[x], 0, hr[x], x}, e);
+		if (rc)
+			return rc;
+	}
+	for (;;) {
+		int32_t x;
+		if (sp > 0) {
+			x = stk[--sp];
+		} else if (w->q.n > 0) {
+			went v = wheap_pop(&w->q);
+			x = v.x;
+			if (pos[x] >= 0)
+				continue; /* a stale entry */
+			stamp++;
+		} else {
+			break;
+		}
+		pos[x] = stamp;
+		for (int32_t j = g->succ_off[x]; j < g->succ_off[x + 1]; j++) {
+			int32_t y = g->succ[j];
+			if (--indeg[y] != 0)
+				continue;
+			if (g->kind[y] != DS_OP || pull[y])
+				stk[sp++] = y;
+			else if (wheap_push(h, &w->q,
+					    (went){stamp, stamp, ht[y], 0, hr[y], y},
+					    e))
+				return DS_ENOMEM;
+			else
+				w->age[y] = stamp;
+		}
+		if (g->kind[x] != DS_OP || pull[x])
+			continue;
+		/* the walked operations that wait for nothing and share its
+		 * buffers are as young as it now, the more shared the
+		 * better */
+		int32_t nl = 0;
+		for (int64_t i = w->hoff[x]; i < w->hoff[x + 1]; i++) {
+			int32_t b = w->hbuf[i];
+			int64_t b0 = w->boff[b], b1 = w->boff[b + 1];
+			if (b1 - b0 > TOUCH_MAX)
+				continue;
+			for (int64_t j = b0; j < b1; j++) {
+				int32_t y = w->bop[j];
+				if (pos[y] >= 0 || indeg[y] != 0)
+					continue;
+				if (w->mark[y] != x + 1) {
+					w->mark[y] = x + 1;
+					w->list[nl++] = y;
+				}
+				w->cnt[y]++;
+			}
+		}
+		for (int32_t i = 0; i < nl; i++) {
+			int32_t y = w->list[i];
+			if (wheap_push(h, &w->q,
+				       (went){w->age[y], stamp, ht[y], w->cnt[y],
+					      hr[y], y},
+				       e))
+				return DS_ENOMEM;
+		}
+	}
+	return DS_OK;
+}
+
+/* Sorts each list of a CSR by rank, with k[off[n]] as scratch: one sort
+ * of all entries keyed by (list, rank), O(E log E). */
+static void sort_by_rank(const int32_t *off, int32_t *adj, int32_t n,
+			 const int32_t *rank, hkey *k)
+{
+	int64_t ne = off[n];
+	for (int32_t x = 0; x < n; x++)
+		for (int32_t i = off[x]; i < off[x + 1]; i++)
+			k[i] = (hkey){(uint64_t)x << 32 | (uint32_t)rank[adj[i]],
+				      adj[i]};
+	qsort(k, (size_t)ne, sizeof *k, hkey_cmp);
+	for (int64_t i = 0; i < ne; i++)
+		adj[i] = k[i].x;
+}
+
+/* The structural rank's working state: the hashes, depths and heights,
+ * the pulled operations, the walk's tables, scratch. */
+typedef struct canon {
+	uint64_t *hs, *h2;
+	hkey *k, *k2;	 /* k2: [E + 1] */
+	int32_t *psort; /* pred lists sorted by the hash rank */
+	pkey *pk;
+	int32_t *indeg, *ht, *hr, *stk;
+	int32_t *dp; /* depth in operations */
+	uint8_t *pull;
+	walk W;
+} canon;
+
+static void canon_free(const ds_heap *h, canon *c)
+{
+	ds_free(h, c->hs);
+	ds_free(h, c->h2);
+	ds_free(h, c->k);
+	ds_free(h, c->k2);
+	ds_free(h, c->psort);
+	ds_free(h, c->pk);
+	ds_free(h, c->indeg);
+	ds_free(h, c->ht);
+	ds_free(h, c->hr);
+	ds_free(h, c->stk);
+	ds_free(h, c->dp);
+	ds_free(h, c->pull);
+	walk_free(h, &c->W);
+	memset(c, 0, sizeof *c);
+}
+
+static int canon_init(const ds_graph *g, canon *c, ds_err *e)
+{
+	const ds_heap *h = g->heap;
+	const int32_t n = g->n;
+	memset(c, 0, sizeof *c);
+	c->hs = ds_alloc(h, (size_t)n + 1, sizeof *c->hs);
+	c->h2 = ds_alloc(h, (size_t)n + 1, sizeof *c->h2);
+	c->k = ds_alloc(h, (size_t)n + 1, sizeof *c->k);
+	c->k2 = ds_alloc(h, (size_t)g->pred_off[n] + 1, sizeof *c->k2);
+	c->psort = ds_alloc(h, (size_t)g->pred_off[n] + 1, sizeof *c->psort);
+	c->pk = ds_alloc(h, (size_t)n + 1, sizeof *c->pk);
+	c->indeg = ds_alloc(h, (size_t)n + 1, sizeof *c->indeg);
+	c->ht = ds_alloc(h, (size_t)n + 1, sizeof *c->ht);
+	c->hr = ds_alloc(h, (size_t)n + 1, sizeof *c->hr);
+	c->stk = ds_alloc(h, (size_t)n + 1, sizeof *c->stk);
+	c->dp = ds_alloc(h, (size_t)n + 1, sizeof *c->dp);
+	c->pull = ds_alloc(h, (size_t)n + 1, sizeof *c->pull);
+	if (!c->hs || !c->h2 || !c->k || !c->k2 || !c->psort || !c->pk ||
+	    !c->indeg || !c->ht || !c->hr || !c->stk || !c->dp || !c->pull)
+		return ds_fail(e, DS_ENOMEM, "out of memory");
+	hash_nodes(g, c->hs, c->h2, c->dp, c->ht, c->k);
+	pulled(g, c->pull);
+	return walk_init(g, c->pull, &c->W, c->stk, e);
+}
+
+/* rank[0..n): a permutation of 0..n-1 as described above.
+ * O((N + E) log N), plus the walk's re-ageing: O(T log N) for T the
+ * (operation, shared buffer) pairs, at most TOUCH_MAX per buffer per
+ * walked operation. */
+static int canon_rank(const ds_graph *g, canon *c, int32_t *rank,
+		      ds_err *e)
+{
+	const int32_t n = g->n;
+	int32_t *hr = c->hr;
+	pkey *pk = c->pk;
+	const uint8_t *pull = c->pull;
+	int64_t *pos = (int64_t *)c->h2;
+	hash_rank(c->hs, n, c->k, hr);
+	int rc = walk_run(g, pull, c->ht, hr, &c->W, c->indeg, c->stk, pos, e);
+	if (rc)
+		return rc;
+	/* operations: walked ones at their position; pulled ones just
+	 * before the first walked operation that needs them, depth first,
+	 * so that two products feeding one operation do not interleave
+	 * their moves */
+	int32_t *byp = c->W.list, *idx = c->W.cnt, *emit = c->stk;
+	int32_t *placed = c->W.mark, nw = 0;
+	int32_t *ps = c->psort;
+	/* preds deepest first (a chain of products accumulating into one
+	 * buffer is followed back before the moves of its last step), then
+	 * by hash rank; placed[] holds that order for the sort, then the
+	 * flags */
+	for (int32_t x = 0; x < n; x++)
+		c->k[x] = (hkey){(uint64_t)(n - c->dp[x]) << 32 | (uint32_t)hr[x],
+				 x};
+	qsort(c->k, (size_t)n, sizeof *c->k, hkey_cmp);
+	for (int32_t i = 0; i < n; i++)
+		placed[c->k[i].x] = i;
+	memcpy(ps, g->pred, (size_t)g->pred_off[n] * sizeof *ps);
+	sort_by_rank(g->pred_off, ps, n, placed, c->k2);
+	for (int32_t x = 0; x < n; x++) {
+		pk[x] = (pkey){pos[x], 0, 1, hr[x], x};
+		bool walked = g->kind[x] == DS_OP && !pull[x];
+		placed[x] = !(g->kind[x] == DS_OP && pull[x]);
+		if (walked) {
+			DS_ASSERT(pos[x] >= 1 && pos[x] <= n);
+			byp[pos[x] - 1] = x;
+			nw++;
+		}
+	}
+	for (int32_t i = 0; i < nw; i++) {
+		int32_t hd = byp[i], sp = 0, ne = 0;
+		int32_t *st = c->indeg; /* zero after the walk; scratch */
+		st[sp] = hd;
+		idx[sp++] = g->pred_off[hd];
+		while (sp > 0) {
+			int32_t y = st[sp - 1], p = -1;
+			while (idx[sp - 1] < g->pred_off[y + 1]) {
+				int32_t q = ps[idx[sp - 1]++];
+				if (!placed[q]) {
+					p = q;
+					break;
+				}
+			}
+			if (p >= 0) {
+				placed[p] = 1;
+				st[sp] = p;
+				idx[sp++] = g->pred_off[p];
+				continue;
+			}
+			sp--;
+			if (y != hd)
+				emit[ne++] = y;
+		}
+		for (int32_t t = 0; t < ne; t++) {
+			pk[emit[t]].pos = pos[hd];
+			pk[emit[t]].sub = t - ne;
+		}
+	}
+	memset(c->indeg, 0, (size_t)n * sizeof *c->indeg);
+	/* an ALLOC just before its first operation, a FREE just after its
+	 * last */
+	for (int32_t x = 0; x < n; x++) {
+		if (g->kind[x] == DS_OP)
+			continue;
+		bool alloc = g->kind[x] == DS_ALLOC, any = false;
+		const int32_t *adj = alloc ? g->succ : g->pred;
+		int32_t a0 = alloc ? g->succ_off[x] : g->pred_off[x];
+		int32_t a1 = alloc ? g->succ_off[x + 1] : g->pred_off[x + 1];
+		pk[x].cls = alloc ? 0 : 2;
+		for (int32_t j = a0; j < a1; j++) {
+			const pkey *q = &pk[adj[j]];
+			if (g->kind[adj[j]] != DS_OP)
+				continue;
+			if (!any || (alloc ? pkey_before(q, &pk[x])
+					   : pkey_before(&pk[x], q))) {
+				pk[x].pos = q->pos;
+				pk[x].sub = q->sub;
+			}
+			any = true;
+		}
+	}
+	qsort(pk, (size_t)n, sizeof *pk, pkey_cmp);
+	for (int32_t i = 0; i < n; i++)
+		rank[pk[i].x] = i;
+	return DS_OK;
+}
+
+int ds_structural_rank(const ds_graph *g, int32_t *rank, ds_err *e)
+{
+	canon c;
+	int rc = canon_init(g, &c, e);
+	if (rc == DS_OK)
+		rc = canon_rank(g, &c, rank, e);
+	canon_free(g->heap, &c);
+	return rc;
+}
