@@ -25,9 +25,12 @@
  *    operations) are the long-lived work; a step-level simulation picks
  *    which run side by side and which follows which so that the data they
  *    read is reused before it leaves;
- *  - the chain order of the reuse pilot: a greedy over the chains with a
+ *  - the chain orders of the reuse pilot: a greedy over the chains with a
  *    lookahead that completes each choice and measures the reloads of the
- *    complete order exactly (nested with effort);
+ *    complete order exactly; the nested pilot, which judges the pilot's
+ *    first choices by whole pilots; and a local search over the best
+ *    order met, with the same exact measure (each of these placed, the
+ *    model's gain not always being the placement's);
  *  - a memory-aware list scheduler that follows the best order so far but
  *    skips ahead when the next work would force an eviction that other
  *    work would not, first with an LRU model of residency, then (effort
@@ -35,8 +38,9 @@
  *
  * Cost: the stage-1 orders and the chain order are O((N + E) log N) plus
  * O(C W S I) for C chains of S steps reading I buffers, W = CH_WINDOW
- * chains considered at each start; the pilot is held to a budget of work
- * units (see there); a scheduler run is
+ * chains considered at each start; the pilot, the nested pilot and the
+ * local search are each held to a budget of work units that effort
+ * scales (see there); a scheduler run is
  * O(N * G * K) with G candidate goals per step and K the closure bound
  * (both constants); each placement is O(N * R log R) typically, R the
  * resident buffers of a memory; each replay O(N + E). */
@@ -478,18 +482,19 @@ typedef struct chopts {
  * least.  That sees what no rule of thumb does, for instance whether a
  * taller band of work around stationary inputs pays for itself later.  It
  * runs once per way of breaking the greedy's last ties (PL_VARIANTS), the
- * cheapest order winning; with effort, a nested pilot also judges the first
- * choices of that order by whole pilots.  It is used only where the
+ * cheapest order winning; then a nested pilot judges the first choices of
+ * that order by whole pilots, within a budget of its own (a choice that
+ * pays only with later choices shows there).  It is used only where the
  * simulation's order, placed, costs what the model says (the chains
  * describe the traffic), and stops when its greedy starts well behind
  * that order.
  *
  * Cost: a greedy run is O(C (C I + T I U) + A (U + R)) for C chains with
  * I distinct inputs, T = PL_TOP ranked candidates, U chains per input, A
- * accesses and R resident inputs; an evaluation O(A R); the pilot makes up
- * to PL_K runs per start, the nested one a pilot per choice, all within a
- * budget of work units that effort scales, after which the best order met
- * so far stands. */
+ * accesses and R resident inputs; an evaluation O(A R), less when cut
+ * short at a bound; the pilot makes up to PL_K runs per start, the nested
+ * one a pilot per choice, each within a budget of work units that effort
+ * scales, after which the best order met so far stands. */
 
 enum { PL_K = 3, PL_TOP = 16, PL_SLOTS = 4, PL_VARIANTS = 4 };
 
@@ -1063,14 +1068,16 @@ static int pl_pilot(pilot *p, const int32_t *fixed, int32_t nfix, int keep,
 /* ---- the improvement ----
  *
  * A local search over the start order with pl_eval as the objective,
- * from the best order the pilot or the simulation found: moves of a block
- * of up to PL_BLOCK consecutive chains to another place, swaps of two
- * chains, reversals of a segment, scanned in that fixed order by place;
+ * from the cheapest order the pilots or the simulation found.  At each
+ * place i in turn: a block of up to PL_BLOCK chains from i moved up to
+ * PL_REACH places either way, chain i swapped with one up to PL_REACH
+ * after it, the segment from i to a place up to PL_REACH after reversed;
  * the first move that lowers the cost is kept and the scan goes on from
  * there; passes repeat until one finds nothing or the budget is spent.
- * Reaches orders whose gain shows only after several changes that the
- * pilot's one-step lookahead cannot see.  Each trial is an evaluation cut
- * short at the incumbent's cost: O(A log A) at most. */
+ * The pilot's greedy completions miss such small rearrangements of the
+ * bands they build (a chain or a pair started a little earlier or later).
+ * O(C PL_BLOCK PL_REACH) trials per pass, each an evaluation cut short at
+ * the incumbent's cost; the budget counts the evaluations' work. */
 
 enum { PL_BLOCK = 3, PL_REACH = 8 };
 
@@ -2510,7 +2517,8 @@ static const lsp sched_params = {6, 3, 8, 16};
 /* Work units (inputs and users visited) of the reuse pilot per unit of
  * effort: a pass over a few hundred chains at the default. */
 static const int64_t pilot_work = 40000000;
-/* Work units of the improvement per unit of effort. */
+/* Work units (accesses and resident inputs visited by evaluations) of the
+ * improvement per unit of effort. */
 static const int64_t improve_work = 20000000;
 /* Work units of the nested pilot per unit of effort. */
 static const int64_t nest_work = 80000000;
