@@ -1167,10 +1167,10 @@ static int pl_order(chsim *c, const chopts *o, int32_t *out,
 {
 	const int64_t budget = o->pilot;
 	const ds_graph *g = c->g;
-	*o->nalt = 0;
 	const ds_heap *h = g->heap;
 	const int32_t nch = c->nch, nb = g->nbuf;
 	const int32_t nsteps = c->soff[nch], nacc = c->ioff[nsteps];
+	*o->nalt = 0;
 	pilot p;
 	memset(&p, 0, sizeof p);
 	p.c = c;
@@ -1337,10 +1337,9 @@ static int pl_order(chsim *c, const chopts *o, int32_t *out,
 	/* the pilot's order, kept as a candidate of its own: the steps
 	 * after it may lower the model's cost where the placement does not
 	 * follow */
-	int32_t nalt = 0;
+	int32_t nalt = piloted ? 1 : 0;
 	if (piloted)
 		memcpy(o->alt, p.ord[best], (size_t)nch * sizeof *o->alt);
-	nalt = piloted;
 	int64_t pval = val;
 	/* nested: the pilot's own choices, each completed by a whole pilot
 	 * (a choice that pays only with later choices shows there), from the
@@ -1366,7 +1365,6 @@ static int pl_order(chsim *c, const chopts *o, int32_t *out,
 			}
 		}
 	}
-
 	if (piloted && val < pval) {
 		memcpy(o->alt + (size_t)nalt * (size_t)nb, p.ord[best],
 		       (size_t)nch * sizeof *o->alt);
