@@ -25,9 +25,12 @@
  *    operations) are the long-lived work; a step-level simulation picks
  *    which run side by side and which follows which so that the data they
  *    read is reused before it leaves;
- *  - the chain order of the reuse pilot: a greedy over the chains with a
+ *  - the chain orders of the reuse pilot: a greedy over the chains with a
  *    lookahead that completes each choice and measures the reloads of the
- *    complete order exactly (nested with effort);
+ *    complete order exactly; the nested pilot, which judges the pilot's
+ *    first choices by whole pilots; and a local search over the best
+ *    order met, with the same exact measure (each of these placed, the
+ *    model's gain not always being the placement's);
  *  - a memory-aware list scheduler that follows the best order so far but
  *    skips ahead when the next work would force an eviction that other
  *    work would not, first with an LRU model of residency, then (effort
@@ -35,8 +38,9 @@
  *
  * Cost: the stage-1 orders and the chain order are O((N + E) log N) plus
  * O(C W S I) for C chains of S steps reading I buffers, W = CH_WINDOW
- * chains considered at each start; the pilot is held to a budget of work
- * units (see there); a scheduler run is
+ * chains considered at each start; the pilot, the nested pilot and the
+ * local search are each held to a budget of work units that effort
+ * scales (see there); a scheduler run is
  * O(N * G * K) with G candidate goals per step and K the closure bound
  * (both constants); each placement is O(N * R log R) typically, R the
  * resident buffers of a memory; each replay O(N + E). */
@@ -376,7 +380,7 @@ static int32_t ch_pick(chsim *c, int32_t *cand, int64_t *cost, int64_t *mru,
 	const ds_graph *g = c->g;
 	if (n == 0)
 		return -1;
-	int32_t top[CH_TOP], nt = 0;
+	int32_t top[CH_TOP] = {0}, nt = 0;
 	for (int32_t i = 0; i < n; i++) {
 		/* insert i into top[] (sorted), keeping the variety rule */
 		int32_t same = 0;
@@ -444,9 +448,16 @@ typedef struct chopts {
 			 inputs use (a smaller share makes the chains keep
 			 less data around, a larger one more) */
 	int64_t pilot; /* > 0: the pilot chooses, within this budget */
-	bool nested;   /* pilot: judge its own first choices by pilots */
+	int64_t nest;  /* pilot: the budget to judge its own first choices
+			  by whole pilots (0: none) */
 	const int32_t *ref; /* pilot: the simulation's chain order */
 	int64_t ref_ddr;    /* pilot: extra_ddr of its placement */
+	int64_t improve;    /* the improvement's budget (work units) */
+	int32_t *alt;	    /* pilot: room for two chain orders (nbuf
+			       apart), the pilot's and the nested one's,
+			       when the one chosen is not theirs */
+	int32_t *nalt;	    /* pilot: how many it holds */
+	const int32_t *force; /* simulation: this chain order (no pilot) */
 	int32_t *ref_out;   /* simulation: its chain order (may be NULL) */
 } chopts;
 
@@ -471,18 +482,19 @@ typedef struct chopts {
  * least.  That sees what no rule of thumb does, for instance whether a
  * taller band of work around stationary inputs pays for itself later.  It
  * runs once per way of breaking the greedy's last ties (PL_VARIANTS), the
- * cheapest order winning; with effort, a nested pilot also judges the first
- * choices of that order by whole pilots.  It is used only where the
+ * cheapest order winning; then a nested pilot judges the first choices of
+ * that order by whole pilots, within a budget of its own (a choice that
+ * pays only with later choices shows there).  It is used only where the
  * simulation's order, placed, costs what the model says (the chains
  * describe the traffic), and stops when its greedy starts well behind
  * that order.
  *
  * Cost: a greedy run is O(C (C I + T I U) + A (U + R)) for C chains with
  * I distinct inputs, T = PL_TOP ranked candidates, U chains per input, A
- * accesses and R resident inputs; an evaluation O(A R); the pilot makes up
- * to PL_K runs per start, the nested one a pilot per choice, all within a
- * budget of work units that effort scales, after which the best order met
- * so far stands. */
+ * accesses and R resident inputs; an evaluation O(A R), less when cut
+ * short at a bound; the pilot makes up to PL_K runs per start, the nested
+ * one a pilot per choice, each within a budget of work units that effort
+ * scales, after which the best order met so far stands. */
 
 enum { PL_K = 3, PL_TOP = 16, PL_SLOTS = 4, PL_VARIANTS = 4 };
 
@@ -503,6 +515,8 @@ typedef struct pilot {
 	uint8_t *res, *seen;
 	int32_t *rl[DS_NMEM], nrl[DS_NMEM]; /* resident buffers */
 	int32_t *live, *lnext;
+	int32_t *rpos;	/* per buffer: its place in rl[] */
+	int32_t *ins, nins; /* the distinct inputs */
 	/* the greedy */
 	int64_t *miss;	/* per chain: input bytes neither resident nor claimed */
 	uint8_t *started;
@@ -579,10 +593,24 @@ static void pl_drop(pilot *p, int m, int32_t b)
 	p->res[b] = 0;
 }
 
+/* Removes b from the evaluation's resident list of m, in O(1). */
+static void pl_out(pilot *p, int m, int32_t b)
+{
+	int32_t i = p->rpos[b], last = p->rl[m][--p->nrl[m]];
+	DS_ASSERT(p->rl[m][i] == b);
+	p->rl[m][i] = last;
+	p->rpos[last] = i;
+	p->res[b] = 0;
+	p->used[m] -= p->c->g->buf_size[b];
+}
+
 /* Traffic of the reloads when the chains start in order[]: every input
  * read again after leaving costs its traffic; the victims are the
- * resident inputs used furthest ahead (data used no more goes at once). */
-static int64_t pl_eval(pilot *p, const int32_t *order)
+ * resident inputs used furthest ahead (data used no more goes at once;
+ * next uses are access indices, so no two resident inputs tie).  Stops
+ * once the cost reaches bound (the traffic only grows), returning what
+ * it has. */
+static int64_t pl_eval(pilot *p, const int32_t *order, int64_t bound)
 {
 	chsim *c = p->c;
 	const ds_graph *g = c->g;
@@ -593,7 +621,8 @@ static int64_t pl_eval(pilot *p, const int32_t *order)
 			p->acc[na] = p->siv[k];
 			p->accs[na++] = s;
 		}
-	for (int32_t b = 0; b < g->nbuf; b++) {
+	for (int32_t i = 0; i < p->nins; i++) {
+		int32_t b = p->ins[i];
 		p->nu[b] = INT32_MAX;
 		p->res[b] = p->seen[b] = 0;
 	}
@@ -610,6 +639,7 @@ static int64_t pl_eval(pilot *p, const int32_t *order)
 	for (int32_t i = 0; i < na; i++) {
 		int32_t x = p->acc[i];
 		int m = g->buf_mem[x];
+		int32_t *rl = p->rl[m];
 		if (i == 0 || p->accs[i] != p->accs[i - 1]) {
 			p->st++;
 			for (int32_t j = i; j < na && p->accs[j] == p->accs[i];
@@ -619,34 +649,30 @@ static int64_t pl_eval(pilot *p, const int32_t *order)
 		if (!p->res[x]) {
 			if (p->seen[x])
 				cost += traffic(g, x);
+			if (cost >= bound)
+				return cost;
 			p->seen[x] = 1;
 			while (p->used[m] + g->buf_size[x] > pl_cap(p, m)) {
 				int32_t v = -1;
 				for (int32_t j = 0; j < p->nrl[m]; j++) {
-					int32_t y = p->rl[m][j];
-					if (p->stamp[y] == p->st)
-						continue;
-					if (v < 0 || p->nu[y] > p->nu[v] ||
-					    (p->nu[y] == p->nu[v] &&
-					     c->pos1[g->buf_alloc[y]] <
-						     c->pos1[g->buf_alloc[v]]))
+					int32_t y = rl[j];
+					if (p->stamp[y] != p->st &&
+					    (v < 0 || p->nu[y] > p->nu[v]))
 						v = y;
 				}
 				p->work += p->nrl[m];
 				if (v < 0)
 					break;
-				pl_drop(p, m, v);
-				p->used[m] -= g->buf_size[v];
+				pl_out(p, m, v);
 			}
 			p->res[x] = 1;
-			p->rl[m][p->nrl[m]++] = x;
+			p->rpos[x] = p->nrl[m];
+			rl[p->nrl[m]++] = x;
 			p->used[m] += g->buf_size[x];
 		}
 		p->nu[x] = p->nxt[i];
-		if (p->nu[x] == INT32_MAX) {
-			pl_drop(p, m, x);
-			p->used[m] -= g->buf_size[x];
-		}
+		if (p->nu[x] == INT32_MAX)
+			pl_out(p, m, x);
 	}
 	return cost;
 }
@@ -983,6 +1009,8 @@ static void pl_free(const ds_heap *h, pilot *p)
 		ds_free(h, a[i]);
 	for (int m = 0; m < DS_NMEM; m++)
 		ds_free(h, p->rl[m]);
+	ds_free(h, p->rpos);
+	ds_free(h, p->ins);
 	for (int i = 0; i < PL_SLOTS; i++) {
 		ds_free(h, p->ord[i]);
 		ds_free(h, p->rk[i]);
@@ -1014,7 +1042,7 @@ static int pl_pilot(pilot *p, const int32_t *fixed, int32_t nfix, int keep,
 	const int32_t nch = p->c->nch;
 	int inc = pl_slot(keep, -1, -1);
 	rg_run(p, fixed, nfix, nfix, p->ord[inc], p->rk[inc], p->nrk[inc]);
-	int64_t incv = pl_eval(p, p->ord[inc]);
+	int64_t incv = pl_eval(p, p->ord[inc], INT64_MAX);
 	for (int32_t at = nfix; at < nch && incv <= giveup && p->work < budget;
 	     at++) {
 		int32_t r[PL_K], nr = p->nrk[inc][at];
@@ -1026,7 +1054,7 @@ static int pl_pilot(pilot *p, const int32_t *fixed, int32_t nfix, int keep,
 			p->pre[at] = r[i];
 			rg_run(p, p->pre, at + 1, at + 1, p->ord[s], p->rk[s],
 			       p->nrk[s]);
-			int64_t cost = pl_eval(p, p->ord[s]);
+			int64_t cost = pl_eval(p, p->ord[s], INT64_MAX);
 			if (cost < incv) {
 				incv = cost;
 				inc = s;
@@ -1035,6 +1063,101 @@ static int pl_pilot(pilot *p, const int32_t *fixed, int32_t nfix, int keep,
 	}
 	*val = incv;
 	return inc;
+}
+
+/* ---- the improvement ----
+ *
+ * A local search over the start order with pl_eval as the objective,
+ * from the cheapest order the pilots or the simulation found.  At each
+ * place i in turn: a block of up to PL_BLOCK chains from i moved up to
+ * PL_REACH places either way, chain i swapped with one up to PL_REACH
+ * after it, the segment from i to a place up to PL_REACH after reversed;
+ * the first move that lowers the cost is kept and the scan goes on from
+ * there; passes repeat until one finds nothing or the budget is spent.
+ * The pilot's greedy completions miss such small rearrangements of the
+ * bands they build (a chain or a pair started a little earlier or later).
+ * O(C PL_BLOCK PL_REACH) trials per pass, each an evaluation cut short at
+ * the incumbent's cost; the budget counts the evaluations' work. */
+
+enum { PL_BLOCK = 3, PL_REACH = 8 };
+
+/* tr[] = ord[] with its block [i, i + len) moved to start at j. */
+static void pl_move(const int32_t *ord, int32_t n, int32_t i, int32_t len,
+		    int32_t j, int32_t *tr)
+{
+	int32_t t = 0;
+	for (int32_t k = 0; k < n; k++) {
+		if (t == j)
+			for (int32_t b = 0; b < len; b++)
+				tr[t++] = ord[i + b];
+		if (k < i || k >= i + len)
+			tr[t++] = ord[k];
+	}
+	if (t == j)
+		for (int32_t b = 0; b < len; b++)
+			tr[t++] = ord[i + b];
+	DS_ASSERT(t == n);
+}
+
+/* Keeps tr[] in ord[] when it costs less than *val. */
+static bool pl_keep(pilot *p, int32_t *ord, const int32_t *tr, int64_t *val)
+{
+	int64_t v = pl_eval(p, tr, *val);
+	if (v >= *val)
+		return false;
+	memcpy(ord, tr, (size_t)p->c->nch * sizeof *ord);
+	*val = v;
+	return true;
+}
+
+/* One pass of local moves over ord[] (costing *val): each block of up to
+ * PL_BLOCK chains moved up to PL_REACH places either way, each pair of
+ * chains up to PL_REACH apart swapped, each segment that long reversed,
+ * in that order by place, keeping the first move that lowers the cost
+ * each time.  Returns whether any did. */
+static bool pl_pass(pilot *p, int32_t *ord, int64_t *val, int64_t budget)
+{
+	const int32_t n = p->c->nch;
+	int32_t *tr = p->pre;
+	bool any = false;
+	for (int32_t i = 0; i < n && p->work < budget; i++) {
+		for (int32_t len = 1; len <= PL_BLOCK && i + len <= n; len++)
+			for (int32_t d = -PL_REACH; d <= PL_REACH; d++) {
+				int32_t j = i + d;
+				if (d == 0 || j < 0 || j + len > n ||
+				    p->work >= budget)
+					continue;
+				pl_move(ord, n, i, len, j, tr);
+				any |= pl_keep(p, ord, tr, val);
+			}
+		for (int32_t j = i + 1; j <= i + PL_REACH && j < n &&
+					p->work < budget;
+		     j++) {
+			memcpy(tr, ord, (size_t)n * sizeof *tr);
+			tr[i] = ord[j];
+			tr[j] = ord[i];
+			any |= pl_keep(p, ord, tr, val);
+		}
+		for (int32_t j = i + 2; j <= i + PL_REACH && j < n &&
+					p->work < budget;
+		     j++) {
+			memcpy(tr, ord, (size_t)n * sizeof *tr);
+			for (int32_t k = i; k <= j; k++)
+				tr[k] = ord[i + j - k];
+			any |= pl_keep(p, ord, tr, val);
+		}
+	}
+	return any;
+}
+
+/* Improves ord[] (costing val) by local passes until none helps or
+ * p->work reaches budget; returns its cost. */
+static int64_t pl_improve(pilot *p, int32_t *ord, int64_t val,
+			  int64_t budget)
+{
+	while (p->work < budget && pl_pass(p, ord, &val, budget))
+		;
+	return val;
 }
 
 /* The pilot's chain start order into out[0..nch), within budget work
@@ -1047,6 +1170,7 @@ static int pl_order(chsim *c, const chopts *o, int32_t *out,
 	const ds_heap *h = g->heap;
 	const int32_t nch = c->nch, nb = g->nbuf;
 	const int32_t nsteps = c->soff[nch], nacc = c->ioff[nsteps];
+	*o->nalt = 0;
 	pilot p;
 	memset(&p, 0, sizeof p);
 	p.c = c;
@@ -1094,6 +1218,9 @@ static int pl_order(chsim *c, const chopts *o, int32_t *out,
 	     p.seen && p.live && p.lnext && p.miss && p.started && p.claim &&
 	     p.left && p.last && p.red && p.redst && p.touch && p.cand &&
 	     p.cmru && p.cben;
+	p.rpos = ds_alloc(h, (size_t)nb, sizeof *p.rpos);
+	p.ins = ds_alloc(h, (size_t)nb, sizeof *p.ins);
+	ok = ok && p.rpos && p.ins;
 	for (int m = 0; ok && m < DS_NMEM; m++) {
 		p.rl[m] = ds_alloc(h, (size_t)nb, sizeof *p.rl[m]);
 		ok = p.rl[m] != NULL;
@@ -1147,8 +1274,11 @@ static int pl_order(chsim *c, const chopts *o, int32_t *out,
 		p.cioff[ch + 1] = n;
 		p.first[ch] = c->pos1[c->sv[c->soff[ch]]];
 	}
-	for (int32_t b = 0; b < nb; b++)
+	for (int32_t b = 0; b < nb; b++) {
+		if (p.uoff[b + 1] > 0)
+			p.ins[p.nins++] = b;
 		p.uoff[b + 1] += p.uoff[b];
+	}
 	for (int32_t b = 0; b < nb; b++)
 		p.left[b] = p.uoff[b];
 	for (int32_t ch = 0; ch < nch; ch++)
@@ -1169,7 +1299,7 @@ static int pl_order(chsim *c, const chopts *o, int32_t *out,
 	/* the model counts only the reloads of the chains' inputs: where
 	 * the simulation's order placed costs other than the model says,
 	 * the chains do not describe the work, and the pilot is not used */
-	int64_t val = 0, refv = pl_eval(&p, o->ref);
+	int64_t val = 0, refv = pl_eval(&p, o->ref, INT64_MAX);
 	int64_t tol = o->ref_ddr / 8;
 	*useful = refv >= o->ref_ddr - tol && refv <= o->ref_ddr + tol;
 	/* a greedy run cannot be cut short: with too many chains for the
@@ -1184,15 +1314,14 @@ static int pl_order(chsim *c, const chopts *o, int32_t *out,
 	double tie = (double)PL_TOP * (double)imax * (double)umax;
 	double run = (double)nch * ((double)p.cioff[nch] + tie) +
 		     (double)nacc * (double)umax;
-	if (run * 8 > (double)budget)
-		*useful = false;
+	bool piloted = *useful && run * 8 <= (double)budget;
 	if (!*useful)
 		goto out;
 	/* the pilot refines the greedy: when the greedy is well behind the
 	 * simulation's order, there is no catching up, and no trying */
 	int best = -1;
 	int bvar = 0;
-	for (int v = 0; v < PL_VARIANTS; v++) {
+	for (int v = 0; piloted && v < PL_VARIANTS; v++) {
 		int64_t vv;
 		p.variant = v;
 		int sl = pl_pilot(&p, NULL, 0, best, refv + refv / 8, budget,
@@ -1204,13 +1333,19 @@ static int pl_order(chsim *c, const chopts *o, int32_t *out,
 		}
 	}
 	p.variant = bvar;
-	*useful = val <= refv + refv / 8;
-	if (!*useful)
-		goto out;
+	piloted = piloted && val <= refv + refv / 8;
+	/* the pilot's order, kept as a candidate of its own: the steps
+	 * after it may lower the model's cost where the placement does not
+	 * follow */
+	int32_t nalt = piloted ? 1 : 0;
+	if (piloted)
+		memcpy(o->alt, p.ord[best], (size_t)nch * sizeof *o->alt);
+	int64_t pval = val;
 	/* nested: the pilot's own choices, each completed by a whole pilot
 	 * (a choice that pays only with later choices shows there), from the
-	 * first start on while the budget lasts */
-	for (int32_t at = 0; o->nested && at < nch && p.work < budget; at++) {
+	 * first start on while its budget lasts */
+	const int64_t nbudget = p.work + o->nest;
+	for (int32_t at = 0; piloted && at < nch && p.work < nbudget; at++) {
 		/* the incumbent's choices here, afresh */
 		int f = pl_slot(best, -1, -1);
 		rg_run(&p, p.ord[best], nch, at, p.ord[f], p.rk[f], p.nrk[f]);
@@ -1219,18 +1354,39 @@ static int pl_order(chsim *c, const chopts *o, int32_t *out,
 		memcpy(r, p.rk[best] + (size_t)at * PL_K,
 		       (size_t)nr * sizeof *r);
 		memcpy(p.pre2, p.ord[best], (size_t)at * sizeof *p.pre2);
-		for (int32_t i = 1; i < nr && p.work < budget; i++) {
+		for (int32_t i = 1; i < nr && p.work < nbudget; i++) {
 			int64_t v;
 			p.pre2[at] = r[i];
 			int sl = pl_pilot(&p, p.pre2, at + 1, best, INT64_MAX,
-					  budget, &v);
+					  nbudget, &v);
 			if (v < val) {
 				val = v;
 				best = sl;
 			}
 		}
 	}
-	memcpy(out, p.ord[best], (size_t)nch * sizeof *out);
+	if (piloted && val < pval) {
+		memcpy(o->alt + (size_t)nalt * (size_t)nb, p.ord[best],
+		       (size_t)nch * sizeof *o->alt);
+		nalt++;
+	}
+	/* the improvement, from the better of the pilot's order and the
+	 * simulation's */
+	bool from_pilot = piloted && val < refv;
+	int64_t v0 = from_pilot ? val : refv;
+	memcpy(out, from_pilot ? p.ord[best] : o->ref,
+	       (size_t)nch * sizeof *out);
+	int64_t v1 = pl_improve(&p, out, v0, p.work + o->improve);
+	/* out: the cheapest order; alt: the earlier ones that differ */
+	if (v1 < v0) {
+		*o->nalt = nalt;
+	} else if (nalt > 0) {
+		memcpy(out, o->alt + (size_t)(nalt - 1) * (size_t)nb,
+		       (size_t)nch * sizeof *out);
+		*o->nalt = nalt - 1;
+	} else {
+		*useful = false;
+	}
 out:
 	pl_free(h, &p);
 	ds_free(h, takers);
@@ -1398,13 +1554,15 @@ static int order_chains(const ds_graph *g, const int32_t *order,
 		key[v] = pos1[v];
 	for (int32_t v = 0; v < n; v++)
 		mark[v] = 0; /* now: taken along by an executed step */
-	/* the pilot chooses the order of the chains, or the simulation
-	 * below does as it goes */
-	if (o->pilot > 0) {
+	/* the pilot chooses the order of the chains (or it is given), or
+	 * the simulation below does as it goes */
+	if (o->pilot > 0 || o->force) {
 		forced = ds_alloc(h, (size_t)c.nch, sizeof *forced);
 		if (!forced)
 			goto oom;
-		if ((rc = pl_order(&c, o, forced, any, e)) || !*any)
+		if (o->force)
+			memcpy(forced, o->force, (size_t)c.nch * sizeof *forced);
+		else if ((rc = pl_order(&c, o, forced, any, e)) || !*any)
 			goto out;
 	}
 	/* the simulation */
@@ -2357,6 +2515,11 @@ static const lsp sched_params = {6, 3, 8, 16};
 /* Work units (inputs and users visited) of the reuse pilot per unit of
  * effort: a pass over a few hundred chains at the default. */
 static const int64_t pilot_work = 40000000;
+/* Work units (accesses and resident inputs visited by evaluations) of the
+ * improvement per unit of effort. */
+static const int64_t improve_work = 20000000;
+/* Work units of the nested pilot per unit of effort. */
+static const int64_t nest_work = 80000000;
 
 int ds_dlr(const ds_graph *g, const int32_t *order, const ds_dlr_opts *o,
 	   ds_plan *out, ds_err *e)
@@ -2372,9 +2535,11 @@ int ds_dlr(const ds_graph *g, const int32_t *order, const ds_dlr_opts *o,
 	int32_t *anchor = ds_alloc(h, (size_t)g->n, sizeof *anchor);
 	int32_t *posr = ds_alloc(h, (size_t)g->n, sizeof *posr);
 	int32_t *chref = ds_alloc(h, (size_t)g->nbuf + 1, sizeof *chref);
+	/* the pilot's alternative chain orders (chains are buffers) */
+	int32_t *chalt = ds_alloc(h, 2 * (size_t)g->nbuf + 1, sizeof *chalt);
 	best b;
 	memset(&b, 0, sizeof b);
-	if (!pos1 || !ord || !anchor || !posr || !chref) {
+	if (!pos1 || !ord || !anchor || !posr || !chref || !chalt) {
 		rc = ds_fail(e, DS_ENOMEM, "out of memory");
 		goto out;
 	}
@@ -2394,8 +2559,8 @@ int ds_dlr(const ds_graph *g, const int32_t *order, const ds_dlr_opts *o,
 	int64_t ref_ddr = 0;
 	for (size_t k = 0; k < nshares; k++) {
 		bool chains;
-		chopts co = {shares[k], 0, false, NULL, 0,
-			     k == 0 ? chref : NULL};
+		chopts co = {shares[k], 0,    0,    NULL, 0, 0,
+			     NULL,	NULL, NULL, k == 0 ? chref : NULL};
 		if ((rc = order_chains(g, order, pos1, &co, ord, &chains, e)) ||
 		    (chains && (rc = try_order(g, ord, &b, e))))
 			goto out;
@@ -2405,16 +2570,30 @@ int ds_dlr(const ds_graph *g, const int32_t *order, const ds_dlr_opts *o,
 		if (!chains)
 			break;
 	}
-	/* the chain order the pilot finds; with effort, also the one the
-	 * nested pilot finds */
-	for (int nested = 0; have_chains && nested < (effort > 1 ? 2 : 1);
-	     nested++) {
+	/* the chain order the pilot finds, the nested pilot and the
+	 * improvement refining it, each placed (the model's gain is not
+	 * always the placement's); with effort, also with budgets that much
+	 * larger (the default's orders are among the candidates still) */
+	for (int64_t lvl = 1; have_chains && lvl <= effort;
+	     lvl = lvl < effort ? effort : lvl + 1) {
 		bool chains;
-		chopts co = {1.0, pilot_work * effort, nested, chref, ref_ddr,
+		int32_t nalt = 0;
+		chopts co = {1.0,     pilot_work * lvl, nest_work * lvl,
+			     chref,   ref_ddr,	      improve_work * lvl,
+			     chalt,   &nalt,	      NULL,
 			     NULL};
 		if ((rc = order_chains(g, order, pos1, &co, ord, &chains, e)) ||
 		    (chains && (rc = try_order(g, ord, &b, e))))
 			goto out;
+		for (int32_t k = 0; chains && k < nalt; k++) {
+			chopts fo = {1.0,  0,	 0, NULL, 0, 0, NULL, NULL,
+				     chalt + (size_t)k * (size_t)g->nbuf,
+				     NULL};
+			if ((rc = order_chains(g, order, pos1, &fo, ord, &chains,
+					       e)) ||
+			    (rc = try_order(g, ord, &b, e)))
+				goto out;
+		}
 	}
 	/* the scheduler follows the best order so far where it has no reason
 	 * to differ; then, each round, it also takes that plan's next uses
@@ -2439,5 +2618,6 @@ out:
 	ds_free(h, anchor);
 	ds_free(h, posr);
 	ds_free(h, chref);
+	ds_free(h, chalt);
 	return rc;
 }
