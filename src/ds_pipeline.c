@@ -88,7 +88,7 @@ static int run_baseline(const ds_graph *g, const ds_run_opts *o,
  * placing them tells.  The starts are bounded by size, DLR_START_WORK
  * nodes placed in all (times the DLR effort), so large graphs get one. */
 #define DLR_STARTS 8
-#define DLR_START_WORK 60000
+#define DLR_START_WORK 40000
 
 static int dlr_starts(const ds_graph *g, const ds_run_opts *o)
 {

@@ -291,6 +291,14 @@ static inline int bundled_filter(const struct dirent *de)
  * name order (the folder may gain graphs: nothing is named here), each
  * loaded with the default capacities and freed after fn returns.  Returns
  * how many graphs there were. */
+/* The sanitizer pass of CI sets DS_TEST_QUICK=1: the slow tests then do a
+ * part of their work (the first pass did all of it). */
+static inline bool test_quick(void)
+{
+	const char *q = getenv("DS_TEST_QUICK");
+	return q && *q && strcmp(q, "0") != 0;
+}
+
 typedef void (*bundled_fn)(const char *name, const char *path, ds_graph *g,
 			   void *ud);
 static inline int for_each_bundled(bundled_fn fn, void *ud)
