@@ -1986,6 +1986,18 @@ static int mpas_one(const ds_graph *g, const ds_mpas_opts *o, int32_t *order,
 			alts_offer(A, g, cand);
 		bump_peak(g, cand, wv, blive);
 	}
+	/* the band orders, either way: the program order of a graph
+	 * without loops whose operations use recent values (there the
+	 * rank sees no structure to recover, and the greedy's local view
+	 * strays) */
+	for (int rev = 0; rev < 2 && rc == DS_OK; rev++) {
+		rc = ds_band_order(g, w.rank, rev, cand, e);
+		if (rc)
+			break;
+		pool_offer(&P, g, cand);
+		if (A)
+			alts_offer(A, g, cand);
+	}
 	/* polish the best orders; the best result wins, ties keep the
 	 * earlier (unpolished) one */
 	if (rc == DS_OK) {
