@@ -39,7 +39,11 @@
  * closely as the one-live rule allows.  Those recover the loop order of
  * the program, a global choice the greedy's local view cannot see (which
  * of two loops of an attention kernel goes inside decides whether the
- * queries or the keys and values stay resident).
+ * queries or the keys and values stay resident).  A graph without loop
+ * structure (values used within a window of recent ones, as in the
+ * generator's random DAGs) has no loop order to recover; there the band
+ * orders (ds_band_order(), along the graph's long axis, either way) are
+ * the program order, and they are candidates too.
  *
  * The best orders then go through a local search that moves blocks of
  * operations across the peak (with lifetime compaction: ALLOCs sunk to
@@ -62,7 +66,8 @@
  * nor on the generator's at 100k nodes.  There are
  * GREEDY_WORK * effort / N runs (at least one, at most NVARIANTS *
  * MAX_ROUNDS), so small graphs get more.  The structural rank: see
- * ds_rank.c (O((N + E) log N) per round of hashing).  Splitting into
+ * ds_rank.c (O((N + E) log N) per round of hashing; the two band
+ * orders O((N + E) log(N + E))).  Splitting into
  * operators: O(N + E) and a copy of the graph.  The
  * local search, on the two best orders, does at most effort move
  * evaluations of O(W) each (W the window, 256 operations); finding the

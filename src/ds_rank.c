@@ -38,10 +38,30 @@
  * - an ALLOC ranks just before its first operation, a FREE just after
  *   its last.
  *
+ * The band order (ds_band_order()) is another program order, for graphs
+ * without loop structure (the generator's random DAGs: each value is
+ * made and used within a window of recent values, so the rank's walk
+ * has nothing to follow).  There every edge joins nodes close in the
+ * program, so the program is the graph's long axis: a breadth-first
+ * sweep over the edges taken both ways from the component's least-ranked
+ * node finds one end u, a sweep from u the other end v, and a node's
+ * position is d(u) - d(v) (the "double sweep" of bandwidth reduction),
+ * or the reverse (both are tried: which end comes first is not known).
+ * The operations in that order pull their ancestors not placed yet
+ * (depth first, predecessors in band order), a FREE goes right after
+ * its last predecessor.  Operations sharing L0 buffers (an L0 group: a
+ * chain of products and the moves filling its operands) go as one: first
+ * what the group needs from outside, then its operations, each after
+ * its predecessors in the group, deepest first, so its L0 buffers follow
+ * each other and the one-live rule holds whenever the groups need
+ * nothing of each other.
+ *
  * Cost, N nodes, E constraint edges: O((N + E) log N) per round of
  * hashing (until the classes stop growing, at most CANON_ROUNDS), plus
  * the walk's re-ageing, O(T log N) for T at most TOUCH_MAX per buffer per
- * walked operation.  Memory O(N + E + T). */
+ * walked operation.  Memory O(N + E + T).  The band order: O(N + E) for
+ * the sweeps and the pull, O((N + E) log(N + E)) for the sorts; memory
+ * O(N + E). */
 #include "ds_stage.h"
 
 #include <stdlib.h>
@@ -1045,8 +1065,14 @@ int ds_band_order(const ds_graph *g, const int32_t *rank, bool rev,
 			band_push(&b, x, false);
 			band_run(&b);
 			DS_ASSERT(!b.abort);
+			b.abort = false;
 		}
+	/* a give-up always ends at a GROUP frame (else the graph had a
+	 * cycle), so every node is out; the topological order all the
+	 * same should that ever fail */
 	DS_ASSERT(b.len == n);
+	if (b.len != n)
+		memcpy(out, g->topo, (size_t)n * sizeof *out);
 out:
 	ds_free(h, du);
 	ds_free(h, dv);
