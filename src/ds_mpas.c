@@ -1830,6 +1830,8 @@ static const gparams variants[] = {
 };
 #define NVARIANTS ((int)(sizeof variants / sizeof variants[0]))
 #define MAX_ROUNDS 8
+/* Smoothing rounds of the third band order (ds_band_order()). */
+#define BAND_SMOOTH 10
 /* At most this many other orders go to the next stage (ds_mpas_alts). */
 #define MAX_ALTS 8
 
@@ -1995,10 +1997,26 @@ static int mpas_one(const ds_graph *g, const ds_mpas_opts *o, int32_t *order,
 	 * without loops whose operations use recent values (there the
 	 * rank sees no structure to recover, and the greedy's local view
 	 * strays) */
-	for (int rev = 0; rev < 2 && rc == DS_OK; rev++) {
-		rc = ds_band_order(g, w.rank, rev, cand, e);
+	int64_t bpeak[2] = {0, 0};
+	bool bvalid[2] = {false, false};
+	int64_t best = P.k > 0 ? P.peak[0] : INT64_MAX;
+	bool best_valid = P.k > 0 && P.valid[0];
+	for (int rev = 0; rev < 3 && rc == DS_OK; rev++) {
+		/* the third, the better way smoothed, only where a band
+		 * order beats every other candidate: where the long axis is
+		 * the program */
+		bool smooth = rev == 2;
+		int way = smooth && pool_better(bpeak[1], bvalid[1], bpeak[0],
+						bvalid[0]);
+		if (smooth && !pool_better(bpeak[way], bvalid[way], best,
+					   best_valid))
+			break;
+		rc = ds_band_order(g, w.rank, smooth ? way : rev,
+				   smooth ? BAND_SMOOTH : 0, cand, e);
 		if (rc)
 			break;
+		if (!smooth)
+			bpeak[rev] = order_peak(g, cand, &bvalid[rev]);
 		pool_offer(&P, g, cand);
 		if (A)
 			alts_offer(A, g, cand);

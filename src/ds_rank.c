@@ -715,7 +715,8 @@ int ds_structural_rank(const ds_graph *g, int32_t *rank, ds_err *e)
 /* A node's place in the band order: its component, its position along
  * the component's long axis, then the rank. */
 typedef struct bkey {
-	int32_t comp, pos, rank, x;
+	int64_t pos;
+	int32_t comp, rank, x;
 } bkey;
 
 static int bkey_cmp(const void *a, const void *b)
@@ -784,9 +785,9 @@ typedef struct bframe {
 
 typedef struct band {
 	const ds_graph *g;
-	const int32_t *ps;	   /* predecessor lists: the group's first */
+	int32_t *ps;		   /* predecessor lists: the group's first */
 	const int32_t *grp;	   /* group root per node, -1: none */
-	const int32_t *moff, *mem; /* members per group root, band order */
+	int32_t *moff, *mem;	   /* members per group root, band order */
 	uint8_t *state;		   /* 0 new, 1 on a NODE frame, 2 out */
 	uint8_t *started;	   /* per group root */
 	int32_t *left;		   /* predecessors not out yet */
@@ -931,6 +932,64 @@ static void band_run(band *b)
 	}
 }
 
+/* One band order by pos[]: the predecessor lists sorted (the group's
+ * first, deepest first, then the others by place), the members of each
+ * group and then every node by place, and the pull. */
+static void band_once(band *b, const int32_t *rank, const int32_t *comp,
+		      const int64_t *pos, const int32_t *dep, bkey *k)
+{
+	const ds_graph *g = b->g;
+	const int32_t n = g->n;
+	const int64_t ne = g->pred_off[n];
+	const int32_t *grp = b->grp;
+	int32_t *ps = b->ps, *moff = b->moff, *mem = b->mem;
+	for (int32_t x = 0; x < n; x++)
+		for (int32_t j = g->pred_off[x]; j < g->pred_off[x + 1]; j++) {
+			int32_t p = g->pred[j];
+			bool same = grp[x] >= 0 && grp[p] == grp[x];
+			k[j] = (bkey){same ? INT64_MIN / 2 - dep[p] : pos[p], x,
+				      rank[p], p};
+		}
+	qsort(k, (size_t)ne, sizeof *k, bkey_cmp);
+	for (int64_t j = 0; j < ne; j++)
+		ps[j] = k[j].x;
+	for (int32_t x = 0; x < n; x++) {
+		k[x] = (bkey){pos[x], comp[x], rank[x], x};
+		b->left[x] = g->pred_off[x + 1] - g->pred_off[x];
+		b->state[x] = b->started[x] = 0;
+		moff[x] = 0;
+	}
+	moff[n] = moff[n + 1] = 0;
+	qsort(k, (size_t)n, sizeof *k, bkey_cmp);
+	for (int32_t x = 0; x < n; x++)
+		if (grp[x] >= 0)
+			moff[grp[x] + 1]++;
+	for (int32_t x = 0; x < n; x++)
+		moff[x + 1] += moff[x];
+	for (int32_t i = 0; i < n; i++) {
+		int32_t x = k[i].x;
+		if (grp[x] >= 0)
+			mem[moff[grp[x]]++] = x;
+	}
+	for (int32_t x = n; x > 0; x--)
+		moff[x] = moff[x - 1];
+	moff[0] = 0;
+	/* the operations in band order pull their ancestors; then what no
+	 * operation needed */
+	b->len = 0;
+	for (int pass = 0; pass < 2; pass++)
+		for (int32_t i = 0; i < n; i++) {
+			int32_t x = k[i].x;
+			if (b->state[x] == 2 ||
+			    (!pass && g->kind[x] != DS_OP))
+				continue;
+			band_push(b, x, false);
+			band_run(b);
+			DS_ASSERT(!b->abort);
+			b->abort = false;
+		}
+}
+
 static int32_t uf_find(int32_t *par, int32_t x)
 {
 	while (par[x] != x) {
@@ -941,7 +1000,7 @@ static int32_t uf_find(int32_t *par, int32_t x)
 }
 
 int ds_band_order(const ds_graph *g, const int32_t *rank, bool rev,
-		  int32_t *out, ds_err *e)
+		  int smooth, int32_t *out, ds_err *e)
 {
 	const ds_heap *h = g->heap;
 	const int32_t n = g->n;
@@ -960,9 +1019,10 @@ int ds_band_order(const ds_graph *g, const int32_t *rank, bool rev,
 	uint8_t *started = ds_alloc(h, (size_t)n + 1, sizeof *started);
 	bframe *st = ds_alloc(h, 3 * (size_t)n + 3, sizeof *st);
 	bkey *k = ds_alloc(h, (size_t)(ne > n ? ne : n) + 1, sizeof *k);
+	int64_t *pos = ds_alloc(h, (size_t)n + 1, sizeof *pos);
 	int rc = DS_OK;
 	if (!du || !dv || !comp || !mark || !queue || !left || !grp ||
-	    !moff || !mem || !ps || !state || !started || !st || !k) {
+	    !moff || !mem || !ps || !state || !started || !st || !k || !pos) {
 		rc = ds_fail(e, DS_ENOMEM, "out of memory");
 		goto out;
 	}
@@ -1019,60 +1079,39 @@ int ds_band_order(const ds_graph *g, const int32_t *rank, bool rev,
 		}
 		dv[x] = d + 1;
 	}
-	/* each predecessor list sorted: the group's first, deepest first,
-	 * then the others in band order */
 	for (int32_t x = 0; x < n; x++)
-		for (int32_t j = g->pred_off[x]; j < g->pred_off[x + 1]; j++) {
-			int32_t p = g->pred[j];
-			bool same = grp[x] >= 0 && grp[p] == grp[x];
-			k[j] = (bkey){x, same ? -2 * n - 2 - dv[p] : du[p],
-				      rank[p], p};
-		}
-	qsort(k, (size_t)ne, sizeof *k, bkey_cmp);
-	for (int64_t j = 0; j < ne; j++)
-		ps[j] = k[j].x;
-	/* the nodes in band order; the members of each group so */
-	for (int32_t x = 0; x < n; x++) {
-		k[x] = (bkey){comp[x], du[x], rank[x], x};
-		left[x] = g->pred_off[x + 1] - g->pred_off[x];
-		state[x] = started[x] = 0;
-		moff[x] = 0;
-	}
-	moff[n] = moff[n + 1] = 0;
-	qsort(k, (size_t)n, sizeof *k, bkey_cmp);
-	for (int32_t x = 0; x < n; x++)
-		if (grp[x] >= 0)
-			moff[grp[x] + 1]++;
-	for (int32_t x = 0; x < n; x++)
-		moff[x + 1] += moff[x];
-	for (int32_t i = 0; i < n; i++) {
-		int32_t x = k[i].x;
-		if (grp[x] >= 0)
-			mem[moff[grp[x]]++] = x;
-	}
-	for (int32_t x = n; x > 0; x--)
-		moff[x] = moff[x - 1];
-	moff[0] = 0;
-	/* the operations in band order pull their ancestors; then what no
-	 * operation needed */
+		pos[x] = du[x];
 	band b = {g, ps, grp, moff, mem, state, started, left, queue, st,
 		  0, false, out, 0};
-	for (int pass = 0; pass < 2; pass++)
-		for (int32_t i = 0; i < n; i++) {
-			int32_t x = k[i].x;
-			if (state[x] == 2 || (!pass && g->kind[x] != DS_OP))
-				continue;
-			band_push(&b, x, false);
-			band_run(&b);
-			DS_ASSERT(!b.abort);
-			b.abort = false;
+	for (int round = 0; round <= smooth; round++) {
+		if (round > 0) {
+			/* each node to the mean place of itself and its
+			 * neighbours in the last order (in 1/1024) */
+			for (int32_t i = 0; i < n; i++)
+				mark[out[i]] = i;
+			for (int32_t x = 0; x < n; x++) {
+				int64_t sum = mark[x], cnt = 1;
+				for (int dir = 0; dir < 2; dir++) {
+					const int32_t *off =
+						dir ? g->succ_off : g->pred_off;
+					const int32_t *adj = dir ? g->succ : g->pred;
+					for (int32_t j = off[x]; j < off[x + 1];
+					     j++, cnt++)
+						sum += mark[adj[j]];
+				}
+				pos[x] = sum * 1024 / cnt;
+			}
 		}
-	/* a give-up always ends at a GROUP frame (else the graph had a
-	 * cycle), so every node is out; the topological order all the
-	 * same should that ever fail */
-	DS_ASSERT(b.len == n);
-	if (b.len != n)
-		memcpy(out, g->topo, (size_t)n * sizeof *out);
+		band_once(&b, rank, comp, pos, dv, k);
+		/* a give-up always ends at a GROUP frame (else the graph
+		 * had a cycle), so every node is out; the topological
+		 * order all the same should that ever fail */
+		DS_ASSERT(b.len == n);
+		if (b.len != n) {
+			memcpy(out, g->topo, (size_t)n * sizeof *out);
+			break;
+		}
+	}
 out:
 	ds_free(h, du);
 	ds_free(h, dv);
@@ -1088,5 +1127,6 @@ out:
 	ds_free(h, started);
 	ds_free(h, st);
 	ds_free(h, k);
+	ds_free(h, pos);
 	return rc;
 }
