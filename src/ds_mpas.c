@@ -43,7 +43,8 @@
  * structure (values used within a window of recent ones, as in the
  * generator's random DAGs) has no loop order to recover; there the band
  * orders (ds_band_order(), along the graph's long axis, either way) are
- * the program order, and they are candidates too.
+ * the program order, and they are candidates too (the better one also
+ * smoothed where it beats every other candidate).
  *
  * The best orders then go through a local search that moves blocks of
  * operations across the peak (with lifetime compaction: ALLOCs sunk to

@@ -47,7 +47,11 @@
  * node finds one end u, a sweep from u the other end v, and a node's
  * position is d(u) - d(v) (the "double sweep" of bandwidth reduction),
  * or the reverse (both are tried: which end comes first is not known).
- * The operations in that order pull their ancestors not placed yet
+ * A distance is coarse (a wide window puts a hundred nodes at each), so
+ * the caller may ask for rounds of smoothing: each node moves to the mean
+ * place of itself and its neighbours in the last order, which is then
+ * pulled again.  The operations in that order pull their ancestors not
+ * placed yet
  * (depth first, predecessors in band order), a FREE goes right after
  * its last predecessor.  Operations sharing L0 buffers (an L0 group: a
  * chain of products and the moves filling its operands) go as one: first
@@ -60,8 +64,8 @@
  * hashing (until the classes stop growing, at most CANON_ROUNDS), plus
  * the walk's re-ageing, O(T log N) for T at most TOUCH_MAX per buffer per
  * walked operation.  Memory O(N + E + T).  The band order: O(N + E) for
- * the sweeps and the pull, O((N + E) log(N + E)) for the sorts; memory
- * O(N + E). */
+ * the sweeps and each pull, O((N + E) log(N + E)) for the sorts of each
+ * pull (one, plus one per round of smoothing); memory O(N + E). */
 #include "ds_stage.h"
 
 #include <stdlib.h>
@@ -785,7 +789,7 @@ typedef struct bframe {
 
 typedef struct band {
 	const ds_graph *g;
-	int32_t *ps;		   /* predecessor lists: the group's first */
+	int32_t *ps;		   /* predecessors: the group's first */
 	const int32_t *ss;	   /* successor lists by rank */
 	const int32_t *grp;	   /* group root per node, -1: none */
 	int32_t *moff, *mem;	   /* members per group root, band order */
@@ -874,7 +878,8 @@ static void band_run(band *b)
 				b->sp--;
 				continue;
 			}
-			int32_t p = f->i < g->pred_off[x + 1] ? b->ps[f->i] : -1;
+			int32_t p = f->i < g->pred_off[x + 1] ? b->ps[f->i]
+							       : -1;
 			if (p >= 0 && b->grp[p] == b->grp[x]) {
 				f->i++;
 				if (b->state[p] != 2)
@@ -1105,7 +1110,8 @@ int ds_band_order(const ds_graph *g, const int32_t *rank, bool rev,
 				for (int dir = 0; dir < 2; dir++) {
 					const int32_t *off =
 						dir ? g->succ_off : g->pred_off;
-					const int32_t *adj = dir ? g->succ : g->pred;
+					const int32_t *adj =
+						dir ? g->succ : g->pred;
 					for (int32_t j = off[x]; j < off[x + 1];
 					     j++, cnt++)
 						sum += mark[adj[j]];

@@ -423,7 +423,8 @@ static void generated_graphs(void **state)
 			ds_figures f2;
 			assert_int_equal(ds_replay(g, &p, NULL, &f2, &e), DS_OK);
 			if (kinds[k] == DS_GEN_RANDOM &&
-			    f.peak_vstay * 1000 > f2.peak_vstay * RANDOM_PERMILLE)
+			    f.peak_vstay * 1000 >
+				    f2.peak_vstay * RANDOM_PERMILLE)
 				fail_msg("random seed %d: %lld above "
 					 "free-first %lld",
 					 (int)seed, (long long)f.peak_vstay,
