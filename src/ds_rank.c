@@ -790,7 +790,7 @@ typedef struct bframe {
 typedef struct band {
 	const ds_graph *g;
 	int32_t *ps;		   /* predecessors: the group's first */
-	const int32_t *ss;	   /* successor lists by rank */
+	const int32_t *rank;
 	const int32_t *grp;	   /* group root per node, -1: none */
 	int32_t *moff, *mem;	   /* members per group root, band order */
 	uint8_t *state;		   /* 0 new, 1 on a NODE frame, 2 out */
@@ -810,15 +810,25 @@ static void band_emit(band *b, int32_t x)
 	b->work[wr++] = x;
 	b->state[x] = 2;
 	while (wl < wr) {
-		int32_t z = b->work[wl++];
+		int32_t z = b->work[wl++], w0 = wr;
 		b->out[b->len++] = z;
 		for (int32_t k = g->succ_off[z]; k < g->succ_off[z + 1]; k++) {
-			int32_t s = b->ss[k];
+			int32_t s = g->succ[k];
 			if (--b->left[s] == 0 && !b->state[s] &&
 			    g->kind[s] == DS_FREE) {
 				b->state[s] = 2;
 				b->work[wr++] = s;
 			}
+		}
+		/* the FREEs z completes by rank, not in the Ids' order of
+		 * the succ list (as many as z's buffers: an insertion
+		 * sort) */
+		for (int32_t i = w0 + 1; i < wr; i++) {
+			int32_t t = b->work[i], j = i;
+			for (; j > w0 && b->rank[b->work[j - 1]] > b->rank[t];
+			     j--)
+				b->work[j] = b->work[j - 1];
+			b->work[j] = t;
 		}
 	}
 }
@@ -1026,11 +1036,9 @@ int ds_band_order(const ds_graph *g, const int32_t *rank, bool rev,
 	bframe *st = ds_alloc(h, 3 * (size_t)n + 3, sizeof *st);
 	bkey *k = ds_alloc(h, (size_t)(ne > n ? ne : n) + 1, sizeof *k);
 	int64_t *pos = ds_alloc(h, (size_t)n + 1, sizeof *pos);
-	int32_t *ss = ds_alloc(h, (size_t)ne + 1, sizeof *ss);
 	int rc = DS_OK;
 	if (!du || !dv || !comp || !mark || !queue || !left || !grp ||
-	    !moff || !mem || !ps || !state || !started || !st || !k || !pos ||
-	    !ss) {
+	    !moff || !mem || !ps || !state || !started || !st || !k || !pos) {
 		rc = ds_fail(e, DS_ENOMEM, "out of memory");
 		goto out;
 	}
@@ -1089,15 +1097,7 @@ int ds_band_order(const ds_graph *g, const int32_t *rank, bool rev,
 	}
 	for (int32_t x = 0; x < n; x++)
 		pos[x] = du[x];
-	/* successor lists by rank: the FREEs an emission completes go
-	 * out in an order of the structure, not of the Ids */
-	for (int32_t x = 0; x < n; x++)
-		for (int32_t j = g->succ_off[x]; j < g->succ_off[x + 1]; j++)
-			k[j] = (bkey){rank[g->succ[j]], x, 0, g->succ[j]};
-	qsort(k, (size_t)ne, sizeof *k, bkey_cmp);
-	for (int64_t j = 0; j < ne; j++)
-		ss[j] = k[j].x;
-	band b = {g, ps, ss, grp, moff, mem, state, started, left, queue, st,
+	band b = {g, ps, rank, grp, moff, mem, state, started, left, queue, st,
 		  0, false, out, 0};
 	for (int round = 0; round <= smooth; round++) {
 		if (round > 0) {
@@ -1145,6 +1145,5 @@ out:
 	ds_free(h, st);
 	ds_free(h, k);
 	ds_free(h, pos);
-	ds_free(h, ss);
 	return rc;
 }
