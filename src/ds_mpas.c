@@ -39,7 +39,12 @@
  * closely as the one-live rule allows.  Those recover the loop order of
  * the program, a global choice the greedy's local view cannot see (which
  * of two loops of an attention kernel goes inside decides whether the
- * queries or the keys and values stay resident).
+ * queries or the keys and values stay resident).  A graph without loop
+ * structure (values used within a window of recent ones, as in the
+ * generator's random DAGs) has no loop order to recover; there the band
+ * orders (ds_band_order(), along the graph's long axis, either way) are
+ * the program order, and they are candidates too (the better one also
+ * smoothed where it beats every other candidate).
  *
  * The best orders then go through a local search that moves blocks of
  * operations across the peak (with lifetime compaction: ALLOCs sunk to
@@ -62,7 +67,8 @@
  * nor on the generator's at 100k nodes.  There are
  * GREEDY_WORK * effort / N runs (at least one, at most NVARIANTS *
  * MAX_ROUNDS), so small graphs get more.  The structural rank: see
- * ds_rank.c (O((N + E) log N) per round of hashing).  Splitting into
+ * ds_rank.c (O((N + E) log N) per round of hashing; the two band
+ * orders O((N + E) log(N + E))).  Splitting into
  * operators: O(N + E) and a copy of the graph.  The
  * local search, on the two best orders, does at most effort move
  * evaluations of O(W) each (W the window, 256 operations); finding the
@@ -1825,6 +1831,8 @@ static const gparams variants[] = {
 };
 #define NVARIANTS ((int)(sizeof variants / sizeof variants[0]))
 #define MAX_ROUNDS 8
+/* Smoothing rounds of the third band order (ds_band_order()). */
+#define BAND_SMOOTH 10
 /* At most this many other orders go to the next stage (ds_mpas_alts). */
 #define MAX_ALTS 8
 
@@ -1985,6 +1993,34 @@ static int mpas_one(const ds_graph *g, const ds_mpas_opts *o, int32_t *order,
 		if (A)
 			alts_offer(A, g, cand);
 		bump_peak(g, cand, wv, blive);
+	}
+	/* the band orders, either way: the program order of a graph
+	 * without loops whose operations use recent values (there the
+	 * rank sees no structure to recover, and the greedy's local view
+	 * strays) */
+	int64_t bpeak[2] = {0, 0};
+	bool bvalid[2] = {false, false};
+	int64_t best = P.k > 0 ? P.peak[0] : INT64_MAX;
+	bool best_valid = P.k > 0 && P.valid[0];
+	for (int rev = 0; rev < 3 && rc == DS_OK; rev++) {
+		/* the third, the better way smoothed, only where a band
+		 * order beats every other candidate: where the long axis is
+		 * the program */
+		bool smooth = rev == 2;
+		int way = smooth && pool_better(bpeak[1], bvalid[1], bpeak[0],
+						bvalid[0]);
+		if (smooth && !pool_better(bpeak[way], bvalid[way], best,
+					   best_valid))
+			break;
+		rc = ds_band_order(g, w.rank, smooth ? way : rev,
+				   smooth ? BAND_SMOOTH : 0, cand, e);
+		if (rc)
+			break;
+		if (!smooth)
+			bpeak[rev] = order_peak(g, cand, &bvalid[rev]);
+		pool_offer(&P, g, cand);
+		if (A)
+			alts_offer(A, g, cand);
 	}
 	/* polish the best orders; the best result wins, ties keep the
 	 * earlier (unpolished) one */

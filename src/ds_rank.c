@@ -38,10 +38,34 @@
  * - an ALLOC ranks just before its first operation, a FREE just after
  *   its last.
  *
+ * The band order (ds_band_order()) is another program order, for graphs
+ * without loop structure (the generator's random DAGs: each value is
+ * made and used within a window of recent values, so the rank's walk
+ * has nothing to follow).  There every edge joins nodes close in the
+ * program, so the program is the graph's long axis: a breadth-first
+ * sweep over the edges taken both ways from the component's least-ranked
+ * node finds one end u, a sweep from u the other end v, and a node's
+ * position is d(u) - d(v) (the "double sweep" of bandwidth reduction),
+ * or the reverse (both are tried: which end comes first is not known).
+ * A distance is coarse (a wide window puts a hundred nodes at each), so
+ * the caller may ask for rounds of smoothing: each node moves to the mean
+ * place of itself and its neighbours in the last order, which is then
+ * pulled again.  The operations in that order pull their ancestors not
+ * placed yet
+ * (depth first, predecessors in band order), a FREE goes right after
+ * its last predecessor.  Operations sharing L0 buffers (an L0 group: a
+ * chain of products and the moves filling its operands) go as one: first
+ * what the group needs from outside, then its operations, each after
+ * its predecessors in the group, deepest first, so its L0 buffers follow
+ * each other and the one-live rule holds whenever the groups need
+ * nothing of each other.
+ *
  * Cost, N nodes, E constraint edges: O((N + E) log N) per round of
  * hashing (until the classes stop growing, at most CANON_ROUNDS), plus
  * the walk's re-ageing, O(T log N) for T at most TOUCH_MAX per buffer per
- * walked operation.  Memory O(N + E + T). */
+ * walked operation.  Memory O(N + E + T).  The band order: O(N + E) for
+ * the sweeps and each pull, O((N + E) log(N + E)) for the sorts of each
+ * pull (one, plus one per round of smoothing); memory O(N + E). */
 #include "ds_stage.h"
 
 #include <stdlib.h>
@@ -687,5 +711,439 @@ int ds_structural_rank(const ds_graph *g, int32_t *rank, ds_err *e)
 	if (rc == DS_OK)
 		rc = canon_rank(g, &c, rank, e);
 	canon_free(g->heap, &c);
+	return rc;
+}
+
+/* ---- the band order ---- */
+
+/* A node's place in the band order: its component, its position along
+ * the component's long axis, then the rank. */
+typedef struct bkey {
+	int64_t pos;
+	int32_t comp, rank, x;
+} bkey;
+
+static int bkey_cmp(const void *a, const void *b)
+{
+	const bkey *p = a, *q = b;
+	if (p->comp != q->comp)
+		return p->comp < q->comp ? -1 : 1;
+	if (p->pos != q->pos)
+		return p->pos < q->pos ? -1 : 1;
+	return (p->rank > q->rank) - (p->rank < q->rank);
+}
+
+/* Breadth-first search from s over the constraint edges taken both
+ * ways: dist[] for the nodes reached (the queue, which holds them in
+ * the order reached, *len of them); returns the farthest node, the
+ * least rank among those as far. */
+static int32_t band_bfs(const ds_graph *g, const int32_t *rank, int32_t s,
+			int32_t *dist, int32_t *mark, int32_t stamp,
+			int32_t *queue, int32_t *len)
+{
+	int32_t head = 0, tail = 0, far = s;
+	queue[tail++] = s;
+	mark[s] = stamp;
+	dist[s] = 0;
+	while (head < tail) {
+		int32_t x = queue[head++];
+		if (dist[x] > dist[far] ||
+		    (dist[x] == dist[far] && rank[x] < rank[far]))
+			far = x;
+		for (int dir = 0; dir < 2; dir++) {
+			const int32_t *off = dir ? g->succ_off : g->pred_off;
+			const int32_t *adj = dir ? g->succ : g->pred;
+			for (int32_t k = off[x]; k < off[x + 1]; k++) {
+				int32_t y = adj[k];
+				if (mark[y] == stamp)
+					continue;
+				mark[y] = stamp;
+				dist[y] = dist[x] + 1;
+				queue[tail++] = y;
+			}
+		}
+	}
+	*len = tail;
+	return far;
+}
+
+/* The pull: a machine of explicit frames (the graphs are deep).  A NODE
+ * frame emits its node after its predecessors; a GROUP frame runs an L0
+ * group (operations that share L0 buffers) at once: first what it needs
+ * from outside, then its operations, each after its predecessors inside
+ * the group, deepest first (the chain holding an L0 buffer before the
+ * move that fills the next one), so the group's L0 buffers follow each
+ * other; GNODE is one such step.  A NODE that meets one of its own
+ * pullers (the group's needs lead back into the order being pulled)
+ * gives up up to the nearest GROUP, which goes on; the operations are
+ * pulled again later as plain nodes. */
+enum { F_NODE, F_GNODE, F_GROUP };
+
+typedef struct bframe {
+	int32_t x;   /* node, or group (its root) */
+	int32_t i;   /* next predecessor, or member */
+	int8_t type;
+	int8_t phase; /* GROUP: 0 outside needs, 1 sinks, 2 the rest */
+	int8_t wait;  /* GNODE: its node's NODE frame is pushed */
+} bframe;
+
+typedef struct band {
+	const ds_graph *g;
+	int32_t *ps;		   /* predecessors: the group's first */
+	const int32_t *rank;
+	const int32_t *grp;	   /* group root per node, -1: none */
+	int32_t *moff, *mem;	   /* members per group root, band order */
+	uint8_t *state;		   /* 0 new, 1 on a NODE frame, 2 out */
+	uint8_t *started;	   /* per group root */
+	int32_t *left;		   /* predecessors not out yet */
+	int32_t *work;		   /* FREEs to emit */
+	bframe *st;
+	int32_t sp;
+	bool abort;
+	int32_t *out, len;
+} band;
+
+static void band_emit(band *b, int32_t x)
+{
+	const ds_graph *g = b->g;
+	int32_t wl = 0, wr = 0;
+	b->work[wr++] = x;
+	b->state[x] = 2;
+	while (wl < wr) {
+		int32_t z = b->work[wl++], w0 = wr;
+		b->out[b->len++] = z;
+		for (int32_t k = g->succ_off[z]; k < g->succ_off[z + 1]; k++) {
+			int32_t s = g->succ[k];
+			if (--b->left[s] == 0 && !b->state[s] &&
+			    g->kind[s] == DS_FREE) {
+				b->state[s] = 2;
+				b->work[wr++] = s;
+			}
+		}
+		/* the FREEs z completes by rank, not in the Ids' order of
+		 * the succ list (as many as z's buffers: an insertion
+		 * sort) */
+		for (int32_t i = w0 + 1; i < wr; i++) {
+			int32_t t = b->work[i], j = i;
+			for (; j > w0 && b->rank[b->work[j - 1]] > b->rank[t];
+			     j--)
+				b->work[j] = b->work[j - 1];
+			b->work[j] = t;
+		}
+	}
+}
+
+/* Pushes what pulls x: its group, or x itself; false when x can only
+ * wait (on a frame below). */
+static bool band_push(band *b, int32_t x, bool plain)
+{
+	int32_t r = b->grp[x];
+	if (!plain && r >= 0 && !b->started[r]) {
+		b->started[r] = 1;
+		b->st[b->sp++] = (bframe){r, b->moff[r], F_GROUP, 0, 0};
+		return true;
+	}
+	if (b->state[x])
+		return false;
+	b->state[x] = 1;
+	b->st[b->sp++] = (bframe){x, b->g->pred_off[x], F_NODE, 0, 0};
+	return true;
+}
+
+static void band_run(band *b)
+{
+	const ds_graph *g = b->g;
+	while (b->sp > 0) {
+		bframe *f = &b->st[b->sp - 1];
+		if (b->abort && f->type != F_GROUP) {
+			if (f->type == F_NODE)
+				b->state[f->x] = 0;
+			b->sp--;
+			continue;
+		}
+		if (b->abort) {
+			/* a GROUP: the member in hand waits */
+			b->abort = false;
+			if (f->phase == 0)
+				f->i++;
+			continue;
+		}
+		if (f->type == F_NODE) {
+			int32_t x = f->x;
+			if (f->i == g->pred_off[x + 1]) {
+				b->sp--;
+				band_emit(b, x);
+				continue;
+			}
+			int32_t p = b->ps[f->i];
+			if (b->state[p] == 2)
+				f->i++;
+			else if (!band_push(b, p, false))
+				b->abort = true; /* p is a puller of x */
+			continue;
+		}
+		if (f->type == F_GNODE) {
+			int32_t x = f->x;
+			if (f->wait || b->state[x] == 2) {
+				b->sp--;
+				continue;
+			}
+			int32_t p = f->i < g->pred_off[x + 1] ? b->ps[f->i]
+							       : -1;
+			if (p >= 0 && b->grp[p] == b->grp[x]) {
+				f->i++;
+				if (b->state[p] != 2)
+					b->st[b->sp++] = (bframe){
+						p, g->pred_off[p], F_GNODE, 0,
+						0};
+				continue;
+			}
+			f->wait = 1;
+			if (!band_push(b, x, true))
+				b->abort = true;
+			continue;
+		}
+		/* a GROUP */
+		int32_t r = f->x, end = b->moff[r + 1];
+		if (f->i == end) {
+			if (f->phase == 2) {
+				b->sp--;
+				continue;
+			}
+			f->phase++;
+			f->i = b->moff[r];
+			continue;
+		}
+		int32_t y = b->mem[f->i];
+		if (f->phase == 0) {
+			/* what the group needs from outside, member by
+			 * member; the ALLOCs wait for their users */
+			int32_t k = g->pred_off[y], end_p = g->pred_off[y + 1];
+			for (; k < end_p; k++) {
+				int32_t p = b->ps[k];
+				if (b->grp[p] != r && b->state[p] != 2 &&
+				    g->kind[p] != DS_ALLOC)
+					break;
+			}
+			/* a need already being pulled below is not one the
+			 * group can meet first: the member waits */
+			if (k == end_p || !band_push(b, b->ps[k], false))
+				f->i++;
+			continue;
+		}
+		f->i++;
+		if (b->state[y] == 2)
+			continue;
+		if (f->phase == 1) {
+			bool sink = true;
+			for (int32_t k = g->succ_off[y];
+			     k < g->succ_off[y + 1] && sink; k++)
+				sink = b->grp[g->succ[k]] != r;
+			if (sink)
+				b->st[b->sp++] = (bframe){y, g->pred_off[y],
+							  F_GNODE, 0, 0};
+		} else {
+			band_push(b, y, true);
+		}
+	}
+}
+
+/* One band order by pos[]: the predecessor lists sorted (the group's
+ * first, deepest first, then the others by place), the members of each
+ * group and then every node by place, and the pull. */
+static void band_once(band *b, const int32_t *rank, const int32_t *comp,
+		      const int64_t *pos, const int32_t *dep, bkey *k)
+{
+	const ds_graph *g = b->g;
+	const int32_t n = g->n;
+	const int64_t ne = g->pred_off[n];
+	const int32_t *grp = b->grp;
+	int32_t *ps = b->ps, *moff = b->moff, *mem = b->mem;
+	for (int32_t x = 0; x < n; x++)
+		for (int32_t j = g->pred_off[x]; j < g->pred_off[x + 1]; j++) {
+			int32_t p = g->pred[j];
+			bool same = grp[x] >= 0 && grp[p] == grp[x];
+			k[j] = (bkey){same ? INT64_MIN / 2 - dep[p] : pos[p], x,
+				      rank[p], p};
+		}
+	qsort(k, (size_t)ne, sizeof *k, bkey_cmp);
+	for (int64_t j = 0; j < ne; j++)
+		ps[j] = k[j].x;
+	for (int32_t x = 0; x < n; x++) {
+		k[x] = (bkey){pos[x], comp[x], rank[x], x};
+		b->left[x] = g->pred_off[x + 1] - g->pred_off[x];
+		b->state[x] = b->started[x] = 0;
+		moff[x] = 0;
+	}
+	moff[n] = moff[n + 1] = 0;
+	qsort(k, (size_t)n, sizeof *k, bkey_cmp);
+	for (int32_t x = 0; x < n; x++)
+		if (grp[x] >= 0)
+			moff[grp[x] + 1]++;
+	for (int32_t x = 0; x < n; x++)
+		moff[x + 1] += moff[x];
+	for (int32_t i = 0; i < n; i++) {
+		int32_t x = k[i].x;
+		if (grp[x] >= 0)
+			mem[moff[grp[x]]++] = x;
+	}
+	for (int32_t x = n; x > 0; x--)
+		moff[x] = moff[x - 1];
+	moff[0] = 0;
+	/* the operations in band order pull their ancestors; then what no
+	 * operation needed */
+	b->len = 0;
+	for (int pass = 0; pass < 2; pass++)
+		for (int32_t i = 0; i < n; i++) {
+			int32_t x = k[i].x;
+			if (b->state[x] == 2 ||
+			    (!pass && g->kind[x] != DS_OP))
+				continue;
+			band_push(b, x, false);
+			band_run(b);
+			DS_ASSERT(!b->abort);
+			b->abort = false;
+		}
+}
+
+static int32_t uf_find(int32_t *par, int32_t x)
+{
+	while (par[x] != x) {
+		par[x] = par[par[x]];
+		x = par[x];
+	}
+	return x;
+}
+
+int ds_band_order(const ds_graph *g, const int32_t *rank, bool rev,
+		  int smooth, int32_t *out, ds_err *e)
+{
+	const ds_heap *h = g->heap;
+	const int32_t n = g->n;
+	const int64_t ne = g->pred_off[n];
+	int32_t *du = ds_alloc(h, (size_t)n + 1, sizeof *du);
+	int32_t *dv = ds_alloc(h, (size_t)n + 1, sizeof *dv);
+	int32_t *comp = ds_alloc(h, (size_t)n + 1, sizeof *comp);
+	int32_t *mark = ds_alloc(h, (size_t)n + 1, sizeof *mark);
+	int32_t *queue = ds_alloc(h, (size_t)n + 1, sizeof *queue);
+	int32_t *left = ds_alloc(h, (size_t)n + 1, sizeof *left);
+	int32_t *grp = ds_alloc(h, (size_t)n + 1, sizeof *grp);
+	int32_t *moff = ds_alloc(h, (size_t)n + 2, sizeof *moff);
+	int32_t *mem = ds_alloc(h, (size_t)n + 1, sizeof *mem);
+	int32_t *ps = ds_alloc(h, (size_t)ne + 1, sizeof *ps);
+	uint8_t *state = ds_alloc(h, (size_t)n + 1, sizeof *state);
+	uint8_t *started = ds_alloc(h, (size_t)n + 1, sizeof *started);
+	bframe *st = ds_alloc(h, 3 * (size_t)n + 3, sizeof *st);
+	bkey *k = ds_alloc(h, (size_t)(ne > n ? ne : n) + 1, sizeof *k);
+	int64_t *pos = ds_alloc(h, (size_t)n + 1, sizeof *pos);
+	int rc = DS_OK;
+	if (!du || !dv || !comp || !mark || !queue || !left || !grp ||
+	    !moff || !mem || !ps || !state || !started || !st || !k || !pos) {
+		rc = ds_fail(e, DS_ENOMEM, "out of memory");
+		goto out;
+	}
+	/* per component, the long axis: a sweep from its least-ranked
+	 * node finds one end u, a sweep from u the other end v; a node's
+	 * position (in du from then on) is how much nearer u than v it
+	 * is, the components numbered by their least rank */
+	for (int32_t x = 0; x < n; x++) {
+		left[rank[x]] = x; /* the nodes by rank, as scratch */
+		mark[x] = -1;
+	}
+	int32_t ncomp = 0, stamp = 0;
+	for (int32_t i = 0; i < n; i++) {
+		int32_t s = left[i], len;
+		if (mark[s] >= 0)
+			continue;
+		int32_t u = band_bfs(g, rank, s, du, mark, stamp++, queue,
+				     &len);
+		u = band_bfs(g, rank, u, du, mark, stamp++, queue, &len);
+		band_bfs(g, rank, u, dv, mark, stamp++, queue, &len);
+		for (int32_t j = 0; j < len; j++) {
+			int32_t x = queue[j];
+			comp[x] = ncomp;
+			du[x] = rev ? dv[x] - du[x] : du[x] - dv[x];
+		}
+		ncomp++;
+	}
+	/* the L0 groups: operations sharing L0 buffers (union-find in
+	 * mark, then the root per member in grp, -1 for the others) */
+	for (int32_t x = 0; x < n; x++) {
+		mark[x] = x;
+		grp[x] = -1;
+	}
+	for (int32_t b = 0; b < g->nbuf; b++) {
+		if (ds_mem_stays(g->buf_mem[b]))
+			continue;
+		for (int32_t j = g->user_off[b]; j < g->user_off[b + 1]; j++) {
+			int32_t u = uf_find(mark, g->user[j]);
+			int32_t v = uf_find(mark, g->user[g->user_off[b]]);
+			mark[u] = v;
+			grp[g->user[j]] = 0;
+		}
+	}
+	for (int32_t x = 0; x < n; x++)
+		if (grp[x] == 0)
+			grp[x] = uf_find(mark, x);
+	/* depth inside the group (in dv from now on) */
+	for (int32_t i = 0; i < n; i++) {
+		int32_t x = g->topo[i], d = 0;
+		for (int32_t j = g->pred_off[x]; j < g->pred_off[x + 1]; j++) {
+			int32_t p = g->pred[j];
+			if (grp[x] >= 0 && grp[p] == grp[x] && dv[p] > d)
+				d = dv[p];
+		}
+		dv[x] = d + 1;
+	}
+	for (int32_t x = 0; x < n; x++)
+		pos[x] = du[x];
+	band b = {g, ps, rank, grp, moff, mem, state, started, left, queue, st,
+		  0, false, out, 0};
+	for (int round = 0; round <= smooth; round++) {
+		if (round > 0) {
+			/* each node to the mean place of itself and its
+			 * neighbours in the last order (in 1/1024) */
+			for (int32_t i = 0; i < n; i++)
+				mark[out[i]] = i;
+			for (int32_t x = 0; x < n; x++) {
+				int64_t sum = mark[x], cnt = 1;
+				for (int dir = 0; dir < 2; dir++) {
+					const int32_t *off =
+						dir ? g->succ_off : g->pred_off;
+					const int32_t *adj =
+						dir ? g->succ : g->pred;
+					for (int32_t j = off[x]; j < off[x + 1];
+					     j++, cnt++)
+						sum += mark[adj[j]];
+				}
+				pos[x] = sum * 1024 / cnt;
+			}
+		}
+		band_once(&b, rank, comp, pos, dv, k);
+		/* a give-up always ends at a GROUP frame (else the graph
+		 * had a cycle), so every node is out; the topological
+		 * order all the same should that ever fail */
+		DS_ASSERT(b.len == n);
+		if (b.len != n) {
+			memcpy(out, g->topo, (size_t)n * sizeof *out);
+			break;
+		}
+	}
+out:
+	ds_free(h, du);
+	ds_free(h, dv);
+	ds_free(h, comp);
+	ds_free(h, mark);
+	ds_free(h, queue);
+	ds_free(h, left);
+	ds_free(h, grp);
+	ds_free(h, moff);
+	ds_free(h, mem);
+	ds_free(h, ps);
+	ds_free(h, state);
+	ds_free(h, started);
+	ds_free(h, st);
+	ds_free(h, k);
+	ds_free(h, pos);
 	return rc;
 }

@@ -70,6 +70,17 @@ int ds_order_vpux(const ds_graph *g, int32_t *order, ds_err *e);
  * structural respect.  Passes break their exact ties by it. */
 int ds_structural_rank(const ds_graph *g, int32_t *rank, ds_err *e);
 
+/* order[0..n): the band order, a program order for graphs without loop
+ * structure whose operations use recent values (a window): operations by
+ * their position along the long axis of their component (breadth-first
+ * sweeps; rev: from the other end; then smooth rounds, each placing a
+ * node at the mean place of its neighbours), each after its ancestors, the
+ * operations sharing L0 buffers together; rank breaks the ties.  A
+ * topological order; the one-live rule holds when the L0 groups need
+ * nothing of each other. */
+int ds_band_order(const ds_graph *g, const int32_t *rank, bool rev,
+		  int smooth, int32_t *order, ds_err *e);
+
 /* ---- stage 1, MPAS (ds_mpas.c) ---- */
 
 typedef struct ds_mpas_opts {

@@ -7,7 +7,8 @@
  * renumbered at random (several fixed seeds) get the same peak within
  * 2 %.  A graph holding two bundled operators peaks at the larger of
  * their peaks.  Small graphs check that MPAS undoes a bad Id order and
- * never deadlocks on L0 memories; generated graphs widen the net; a
+ * never deadlocks on L0 memories; generated graphs widen the net (a
+ * random DAG stays near the generator's own order, renumbered or not); a
  * failing heap checks every error path. */
 #include "test_util.h"
 
@@ -385,15 +386,18 @@ static void options(void **state)
 
 /* ---- generated graphs ---- */
 
-/* Valid, the same within 2 % under a renumbering, and, for the kinds
- * with the structure of a real operator (tiled matmul, attention,
- * convolution), never more than 2 % above the free-first order of the
- * generator's own Ids.  The random kind is left out of that comparison:
- * its Ids are the generator's sequence, whose window bounds every
- * value's lifetime, and a random DAG has no loop structure from which
- * MPAS could recover it (on these seeds MPAS is up to 2.7 times above
- * it, once below; about what the former Id-tied runs reached on a
- * renumbered copy). */
+/* How far, in per mille, MPAS may be above the free-first order of the
+ * generator's Ids on a random DAG.  Those Ids are the generator's
+ * sequence, whose window bounds every value's lifetime: a lucky program
+ * order that MPAS recovers from the structure alone (the band order).
+ * Measured: at most 1.05 times on the seeds below, 1.12 times at 10,000
+ * nodes (seed 1), the same on renumbered copies. */
+#define RANDOM_PERMILLE 1200
+
+/* Valid, the same within 2 % under a renumbering, and never more than
+ * 2 % above the free-first order of the generator's own Ids for the
+ * kinds with the structure of a real operator (tiled matmul, attention,
+ * convolution), RANDOM_PERMILLE for the random kind. */
 static void generated_graphs(void **state)
 {
 	(void)state;
@@ -419,6 +423,13 @@ static void generated_graphs(void **state)
 			ds_plan p = {g->n, ff, NULL, 0, NULL};
 			ds_figures f2;
 			assert_int_equal(ds_replay(g, &p, NULL, &f2, &e), DS_OK);
+			if (kinds[k] == DS_GEN_RANDOM &&
+			    f.peak_vstay * 1000 >
+				    f2.peak_vstay * RANDOM_PERMILLE)
+				fail_msg("random seed %d: %lld above "
+					 "free-first %lld",
+					 (int)seed, (long long)f.peak_vstay,
+					 (long long)f2.peak_vstay);
 			if (kinds[k] != DS_GEN_RANDOM && free_first_q1(g) &&
 			    f.peak_vstay * 1000 > f2.peak_vstay * 1020)
 				fail_msg("kind %d seed %d: %lld above "
@@ -430,6 +441,42 @@ static void generated_graphs(void **state)
 			free(o);
 			ds_graph_free(g);
 		}
+}
+
+/* A random DAG of 10,000 nodes: MPAS within RANDOM_PERMILLE of the
+ * free-first order of the generator's Ids, a renumbered copy too (where
+ * the Id order peaks about 47 times higher). */
+static void large_random_graph(void **state)
+{
+	(void)state;
+	ds_caps caps;
+	ds_caps_default(&caps);
+	ds_graph *g = NULL;
+	ds_err e;
+	if (ds_generate(ds_heap_std(), DS_GEN_RANDOM, 10000, 1, &caps, &g, &e))
+		fail_msg("generate: %s", e.msg);
+	int32_t *ff = malloc((size_t)g->n * sizeof *ff);
+	assert_non_null(ff);
+	assert_int_equal(ds_order_free_first(g, ff, &e), DS_OK);
+	ds_plan p = {g->n, ff, NULL, 0, NULL};
+	ds_figures f0;
+	assert_int_equal(ds_replay(g, &p, NULL, &f0, &e), DS_OK);
+	for (int i = 0; i < 2; i++) {
+		ds_graph *r = i ? renumbered(g, 20251130, true) : g;
+		int32_t *o;
+		ds_figures f;
+		run_mpas(r, 0, true, &o, &f);
+		if (f.peak_vstay * 1000 > f0.peak_vstay * RANDOM_PERMILLE)
+			fail_msg("random 10k%s: %lld above free-first %lld",
+				 i ? " renumbered" : "",
+				 (long long)f.peak_vstay,
+				 (long long)f0.peak_vstay);
+		free(o);
+		if (i)
+			ds_graph_free(r);
+	}
+	free(ff);
+	ds_graph_free(g);
 }
 
 /* ---- out of memory: every allocation may fail ---- */
@@ -477,6 +524,7 @@ int main(void)
 		cmocka_unit_test(unusual_edges),
 		cmocka_unit_test(options),
 		cmocka_unit_test(generated_graphs),
+		cmocka_unit_test(large_random_graph),
 		cmocka_unit_test(out_of_memory),
 		cmocka_unit_test(bundled_graphs),
 		cmocka_unit_test(several_operators),
