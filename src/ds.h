@@ -66,6 +66,14 @@ ds_heap ds_heap_faulty(ds_faulty *state);
 int ds_reserve(const ds_heap *h, void **p, int64_t *cap, int64_t need,
 	       size_t elem, ds_err *e);
 
+/* A key and a node or buffer index: ds_hkey_cmp (for qsort) orders by key,
+ * then index, so that sorting by a key is deterministic. */
+typedef struct ds_hkey {
+	uint64_t h;
+	int32_t x;
+} ds_hkey;
+int ds_hkey_cmp(const void *a, const void *b);
+
 /* ---- memories ---- */
 
 enum ds_mem { DS_L1, DS_UB, DS_L0A, DS_L0B, DS_L0C, DS_NMEM };

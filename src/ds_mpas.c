@@ -1192,33 +1192,20 @@ static void levels(const view *v, const int32_t *topo, bool rev,
 
 /* ---- lists in rank order ---- */
 
-typedef struct hkey {
-	uint64_t h;
-	int32_t x;
-} hkey;
-
-static int hkey_cmp(const void *a, const void *b)
-{
-	const hkey *p = a, *q = b;
-	if (p->h != q->h)
-		return p->h < q->h ? -1 : 1;
-	return (p->x > q->x) - (p->x < q->x);
-}
-
 /* Sorts each list of a CSR by rank: one sort of all entries keyed by
  * (list, rank), O(E log E) whatever the degrees. */
 static int sort_lists(const ds_heap *h, const int32_t *off, int32_t *adj,
 		      int32_t n, const int32_t *rank, ds_err *e)
 {
 	int64_t ne = off[n];
-	hkey *k = ds_alloc(h, (size_t)ne + 1, sizeof *k);
+	ds_hkey *k = ds_alloc(h, (size_t)ne + 1, sizeof *k);
 	if (!k)
 		return ds_fail(e, DS_ENOMEM, "out of memory");
 	for (int32_t x = 0; x < n; x++)
 		for (int32_t i = off[x]; i < off[x + 1]; i++)
-			k[i] = (hkey){(uint64_t)x << 32 | (uint32_t)rank[adj[i]],
+			k[i] = (ds_hkey){(uint64_t)x << 32 | (uint32_t)rank[adj[i]],
 				      adj[i]};
-	qsort(k, (size_t)ne, sizeof *k, hkey_cmp);
+	qsort(k, (size_t)ne, sizeof *k, ds_hkey_cmp);
 	for (int64_t i = 0; i < ne; i++)
 		adj[i] = k[i].x;
 	ds_free(h, k);
@@ -1705,12 +1692,12 @@ static int ls_init(ls *s, const ds_graph *g, const view *v, ds_err *e)
 	/* buffers in rank order: the first move found does not depend on
 	 * the numbering */
 	{
-		hkey *k = ds_alloc(h, (size_t)nb + 1, sizeof *k);
+		ds_hkey *k = ds_alloc(h, (size_t)nb + 1, sizeof *k);
 		if (!k)
 			return ds_fail(e, DS_ENOMEM, "out of memory");
 		for (int32_t b = 0; b < nb; b++)
-			k[b] = (hkey){(uint64_t)v->rank[g->buf_alloc[b]], b};
-		qsort(k, (size_t)nb, sizeof *k, hkey_cmp);
+			k[b] = (ds_hkey){(uint64_t)v->rank[g->buf_alloc[b]], b};
+		qsort(k, (size_t)nb, sizeof *k, ds_hkey_cmp);
 		for (int32_t b = 0; b < nb; b++)
 			s->border[b] = k[b].x;
 		ds_free(h, k);

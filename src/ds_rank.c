@@ -89,19 +89,6 @@ static uint64_t str_hash(const char *s)
 	return h;
 }
 
-typedef struct hkey {
-	uint64_t h;
-	int32_t x;
-} hkey;
-
-static int hkey_cmp(const void *a, const void *b)
-{
-	const hkey *p = a, *q = b;
-	if (p->h != q->h)
-		return p->h < q->h ? -1 : 1;
-	return (p->x > q->x) - (p->x < q->x);
-}
-
 /* A node's place in the rank before the final sort: its walk position,
  * how far before its consumer a pulled operation goes, ALLOC / operation
  * / FREE, then the hash rank. */
@@ -132,12 +119,12 @@ static int pkey_cmp(const void *a, const void *b)
 }
 
 /* Number of distinct values in hs[0..n), with k[0..n] as scratch. */
-static int32_t count_classes(const uint64_t *hs, int32_t n, hkey *k)
+static int32_t count_classes(const uint64_t *hs, int32_t n, ds_hkey *k)
 {
 	int32_t c = 0;
 	for (int32_t x = 0; x < n; x++)
-		k[x] = (hkey){hs[x], x};
-	qsort(k, (size_t)n, sizeof *k, hkey_cmp);
+		k[x] = (ds_hkey){hs[x], x};
+	qsort(k, (size_t)n, sizeof *k, ds_hkey_cmp);
 	for (int32_t i = 0; i < n; i++)
 		c += i == 0 || k[i].h != k[i - 1].h;
 	return c;
@@ -172,7 +159,7 @@ static uint64_t operands(const ds_graph *g, const uint64_t *hs, int32_t x)
  * height, its neighbourhood.  ht[] gets the height in operations; h2,
  * dp and k are scratch. */
 static void hash_nodes(const ds_graph *g, uint64_t *hs, uint64_t *h2,
-		       int32_t *dp, int32_t *ht, hkey *k)
+		       int32_t *dp, int32_t *ht, ds_hkey *k)
 {
 	const int32_t n = g->n;
 	for (int32_t x = 0; x < n; x++) {
@@ -231,11 +218,11 @@ static void hash_nodes(const ds_graph *g, uint64_t *hs, uint64_t *h2,
 
 /* hr[0..n): the nodes by hash, nodes alike in it by Id.  k is
  * scratch. */
-static void hash_rank(const uint64_t *hs, int32_t n, hkey *k, int32_t *hr)
+static void hash_rank(const uint64_t *hs, int32_t n, ds_hkey *k, int32_t *hr)
 {
 	for (int32_t x = 0; x < n; x++)
-		k[x] = (hkey){hs[x], x};
-	qsort(k, (size_t)n, sizeof *k, hkey_cmp);
+		k[x] = (ds_hkey){hs[x], x};
+	qsort(k, (size_t)n, sizeof *k, ds_hkey_cmp);
 	for (int32_t i = 0; i < n; i++)
 		hr[k[i].x] = i;
 }
@@ -533,14 +520,14 @@ static int walk_run(const ds_graph *g, const uint8_t *pull, const int32_t *ht,
 /* Sorts each list of a CSR by rank, with k[off[n]] as scratch: one sort
  * of all entries keyed by (list, rank), O(E log E). */
 static void sort_by_rank(const int32_t *off, int32_t *adj, int32_t n,
-			 const int32_t *rank, hkey *k)
+			 const int32_t *rank, ds_hkey *k)
 {
 	int64_t ne = off[n];
 	for (int32_t x = 0; x < n; x++)
 		for (int32_t i = off[x]; i < off[x + 1]; i++)
-			k[i] = (hkey){(uint64_t)x << 32 | (uint32_t)rank[adj[i]],
+			k[i] = (ds_hkey){(uint64_t)x << 32 | (uint32_t)rank[adj[i]],
 				      adj[i]};
-	qsort(k, (size_t)ne, sizeof *k, hkey_cmp);
+	qsort(k, (size_t)ne, sizeof *k, ds_hkey_cmp);
 	for (int64_t i = 0; i < ne; i++)
 		adj[i] = k[i].x;
 }
@@ -549,7 +536,7 @@ static void sort_by_rank(const int32_t *off, int32_t *adj, int32_t n,
  * the pulled operations, the walk's tables, scratch. */
 typedef struct canon {
 	uint64_t *hs, *h2;
-	hkey *k, *k2;	 /* k2: [E + 1] */
+	ds_hkey *k, *k2;	 /* k2: [E + 1] */
 	int32_t *psort; /* pred lists sorted by the hash rank */
 	pkey *pk;
 	int32_t *indeg, *ht, *hr, *stk;
@@ -629,9 +616,9 @@ static int canon_rank(const ds_graph *g, canon *c, int32_t *rank,
 	 * by hash rank; placed[] holds that order for the sort, then the
 	 * flags */
 	for (int32_t x = 0; x < n; x++)
-		c->k[x] = (hkey){(uint64_t)(n - c->dp[x]) << 32 | (uint32_t)hr[x],
+		c->k[x] = (ds_hkey){(uint64_t)(n - c->dp[x]) << 32 | (uint32_t)hr[x],
 				 x};
-	qsort(c->k, (size_t)n, sizeof *c->k, hkey_cmp);
+	qsort(c->k, (size_t)n, sizeof *c->k, ds_hkey_cmp);
 	for (int32_t i = 0; i < n; i++)
 		placed[c->k[i].x] = i;
 	memcpy(ps, g->pred, (size_t)g->pred_off[n] * sizeof *ps);

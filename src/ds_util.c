@@ -371,3 +371,11 @@ void ds_text_free(ds_text *t)
 	ds_free(t->heap, t->s);
 	memset(t, 0, sizeof *t);
 }
+
+int ds_hkey_cmp(const void *a, const void *b)
+{
+	const ds_hkey *p = a, *q = b;
+	if (p->h != q->h)
+		return p->h < q->h ? -1 : 1;
+	return (p->x > q->x) - (p->x < q->x);
+}
