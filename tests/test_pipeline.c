@@ -9,7 +9,8 @@
  * it, this test replays the final one again).  A renumbered copy of each
  * graph gets the same peak and about the same traffic (5%, or 1 KB).  Where dan is
  * still short of a figure, the test holds it to what it reaches and says
- * so.  With DS_TEST_QUICK (CI's sanitizer pass) only the graphs under 10,000
+ * so.  Every allocation failure of the pipeline is reported, and leaks
+ * nothing.  With DS_TEST_QUICK (CI's sanitizer pass) only the graphs under 10,000
  * nodes run. */
 #include "test_util.h"
 
@@ -140,9 +141,60 @@ static void bundled_graphs(void **state)
 	assert_true(for_each_bundled(check_bundled, NULL) >= 1);
 }
 
+/* Every allocation of the whole pipeline may fail (a graph of two
+ * generated operators, so MPAS's alternative orders are pieced together
+ * per operator and DLR runs from several): each failure comes back as
+ * DS_ENOMEM and leaks nothing. */
+static void out_of_memory(void **state)
+{
+	(void)state;
+	ds_faulty st = {0, 0, 0};
+	ds_heap fh = ds_heap_faulty(&st);
+	ds_caps caps;
+	ds_caps_default(&caps);
+	ds_graph *a = NULL, *b = NULL;
+	ds_err e;
+	assert_int_equal(ds_generate(ds_heap_std(), DS_GEN_MATMUL, 60, 5,
+				     &caps, &a, &e),
+			 DS_OK);
+	assert_int_equal(ds_generate(ds_heap_std(), DS_GEN_ATTENTION, 60, 5,
+				     &caps, &b, &e),
+			 DS_OK);
+	/* built on the standard heap; the pipeline allocates on g->heap */
+	ds_graph *g = test_union(a, b);
+	const ds_heap *std_heap = g->heap;
+	g->heap = &fh;
+	ds_run_opts o;
+	ds_run_opts_default(&o);
+	long live = st.live, runs = 0;
+	int rc = DS_ENOMEM;
+	for (long k = 1; rc == DS_ENOMEM; k++, runs++) {
+		ds_plan p;
+		ds_figures f;
+		st.fail_at = st.calls + k;
+		rc = ds_run(g, &o, &p, &f, &e);
+		st.fail_at = 0;
+		if (rc == DS_ENOMEM) {
+			assert_int_equal(e.code, DS_ENOMEM);
+		} else {
+			assert_int_equal(rc, DS_OK);
+			ds_plan_free(g->heap, &p);
+		}
+		assert_int_equal(st.live, live);
+	}
+	print_message("%ld allocation failures, each reported\n", runs - 1);
+	assert_true(runs > 100);
+	g->heap = std_heap;
+	ds_graph_free(g);
+	ds_graph_free(a);
+	ds_graph_free(b);
+	assert_int_equal(st.live, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(out_of_memory),
 		cmocka_unit_test(bundled_graphs),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
