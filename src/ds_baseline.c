@@ -18,86 +18,6 @@
 
 #include <string.h>
 
-/* Shared Kahn driver: pick(ctx, ready...) is replaced by a key per node;
- * the smallest (key, Id) ready node runs next.  With gate set, an L0 ALLOC
- * waits while its memory holds a live buffer, unless nothing else can
- * run. */
-typedef int64_t (*key_fn)(const ds_graph *g, void *ctx, int32_t v);
-
-static int kahn(const ds_graph *g, key_fn key, void *ctx, bool gate,
-		int32_t *order, ds_err *e)
-{
-	const ds_heap *h = g->heap;
-	const int32_t n = g->n;
-	int32_t *indeg = ds_alloc(h, (size_t)n, sizeof *indeg);
-	ds_heapq q, held[DS_NMEM]; /* gated L0 ALLOCs, per memory */
-	memset(held, 0, sizeof held);
-	int rc = ds_heapq_init(&q, h, n);
-	for (int m = 0; m < DS_NMEM && rc == DS_OK; m++)
-		if (!ds_mem_stays(m))
-			rc = ds_heapq_init(&held[m], h, n);
-	if (!indeg || rc) {
-		rc = ds_fail(e, DS_ENOMEM, "out of memory");
-		goto out;
-	}
-	int32_t live[DS_NMEM] = {0};
-	for (int32_t v = 0; v < n; v++) {
-		indeg[v] = g->pred_off[v + 1] - g->pred_off[v];
-		if (!indeg[v])
-			ds_heapq_push(&q, key(g, ctx, v), v);
-	}
-	for (int32_t len = 0; len < n; len++) {
-		int32_t v = -1;
-		while (q.n > 0) {
-			int64_t ck = q.key[0];
-			int32_t c = ds_heapq_pop(&q);
-			int m = g->kind[c] == DS_ALLOC ? g->buf_mem[g->buf[c]]
-						       : DS_L1;
-			if (gate && !ds_mem_stays(m) && live[m] > 0) {
-				ds_heapq_push(&held[m], ck, c);
-				continue;
-			}
-			v = c;
-			break;
-		}
-		if (v < 0) {
-			/* only gated ALLOCs: run one rather than deadlock */
-			int mb = -1;
-			for (int m = 0; m < DS_NMEM; m++)
-				if (held[m].n > 0 &&
-				    (mb < 0 || held[m].key[0] < held[mb].key[0] ||
-				     (held[m].key[0] == held[mb].key[0] &&
-				      held[m].node[0] < held[mb].node[0])))
-					mb = m;
-			v = ds_heapq_pop(&held[mb]);
-		}
-		order[len] = v;
-		if (g->kind[v] != DS_OP) {
-			int m = g->buf_mem[g->buf[v]];
-			if (!ds_mem_stays(m)) {
-				live[m] += g->kind[v] == DS_ALLOC ? 1 : -1;
-				/* gating changes only here: the best held
-				 * ALLOC of m competes again */
-				if (live[m] == 0 && held[m].n > 0) {
-					int64_t ck = held[m].key[0];
-					int32_t c = ds_heapq_pop(&held[m]);
-					ds_heapq_push(&q, ck, c);
-				}
-			}
-		}
-		for (int32_t k = g->succ_off[v]; k < g->succ_off[v + 1]; k++) {
-			int32_t w = g->succ[k];
-			if (--indeg[w] == 0)
-				ds_heapq_push(&q, key(g, ctx, w), w);
-		}
-	}
-out:
-	ds_free(h, indeg);
-	ds_heapq_free(&q);
-	for (int m = 0; m < DS_NMEM; m++)
-		ds_heapq_free(&held[m]);
-	return rc;
-}
 
 /* peak_vstay of an order (graph nodes only). */
 static int64_t order_peak(const ds_graph *g, const int32_t *order)
@@ -159,12 +79,12 @@ int ds_order_lpmf(const ds_graph *g, int32_t *order, ds_err *e)
 	int32_t *alt = ds_alloc(h, (size_t)g->n, sizeof *alt);
 	if (!alt)
 		return ds_fail(e, DS_ENOMEM, "out of memory");
-	int rc = kahn(g, key_lpmf, NULL, true, order, e);
+	int rc = ds_order_kahn(g, key_lpmf, NULL, true, order, e);
 	int64_t best = rc ? 0 : order_peak(g, order);
-	key_fn fallbacks[2] = {key_bfs, key_dfs};
+	ds_key_fn fallbacks[2] = {key_bfs, key_dfs};
 	for (int k = 0; k < 2 && rc == DS_OK; k++) {
 		int64_t tick = 0;
-		rc = kahn(g, fallbacks[k], &tick, true, alt, e);
+		rc = ds_order_kahn(g, fallbacks[k], &tick, true, alt, e);
 		int64_t p = rc ? 0 : order_peak(g, alt);
 		if (rc == DS_OK && p < best) {
 			best = p;
@@ -203,7 +123,7 @@ int ds_order_cp_list(const ds_graph *g, int32_t *order, ds_err *e)
 	if (!rank)
 		return ds_fail(e, DS_ENOMEM, "out of memory");
 	upward_rank(g, rank);
-	int rc = kahn(g, key_rank, rank, false, order, e);
+	int rc = ds_order_kahn(g, key_rank, rank, false, order, e);
 	ds_free(g->heap, rank);
 	return rc;
 }
@@ -237,7 +157,7 @@ int ds_order_vpux(const ds_graph *g, int32_t *order, ds_err *e)
 		      g->npipes};
 	if (!c.round)
 		return ds_fail(e, DS_ENOMEM, "out of memory");
-	int rc = kahn(g, key_vpux, &c, true, order, e);
+	int rc = ds_order_kahn(g, key_vpux, &c, true, order, e);
 	ds_free(g->heap, c.round);
 	return rc;
 }

@@ -1,4 +1,5 @@
-/* ds_order.c: simple orders: node-Id order and the free-first Kahn order.
+/* ds_order.c: simple orders: node-Id order, Kahn's algorithm with a key
+ * (the free-first order and the baselines' orders use it).
  *
  * Requires: a valid graph.  Guarantees: a topological order of all n nodes.
  * The free-first order also keeps at most one live buffer in each L0 memory
@@ -76,11 +77,92 @@ void ds_heapq_free(ds_heapq *q)
 	memset(q, 0, sizeof *q);
 }
 
+/* ---- Kahn with a key ---- */
+
+/* A node's key is computed once, when it becomes ready (a stateful key,
+ * such as a counter, keeps the value it had then, also while the node is
+ * held back by the gate). */
+int ds_order_kahn(const ds_graph *g, ds_key_fn key, void *ctx, bool gate,
+		  int32_t *order, ds_err *e)
+{
+	const ds_heap *h = g->heap;
+	const int32_t n = g->n;
+	int32_t *indeg = ds_alloc(h, (size_t)n, sizeof *indeg);
+	ds_heapq q, held[DS_NMEM]; /* gated L0 ALLOCs, per memory */
+	memset(held, 0, sizeof held);
+	int rc = ds_heapq_init(&q, h, n);
+	for (int m = 0; m < DS_NMEM && rc == DS_OK; m++)
+		if (!ds_mem_stays(m))
+			rc = ds_heapq_init(&held[m], h, n);
+	if (!indeg || rc) {
+		rc = ds_fail(e, DS_ENOMEM, "out of memory");
+		goto out;
+	}
+	int32_t live[DS_NMEM] = {0};
+	for (int32_t v = 0; v < n; v++) {
+		indeg[v] = g->pred_off[v + 1] - g->pred_off[v];
+		if (!indeg[v])
+			ds_heapq_push(&q, key(g, ctx, v), v);
+	}
+	for (int32_t len = 0; len < n; len++) {
+		int32_t v = -1;
+		while (q.n > 0) {
+			int64_t ck = q.key[0];
+			int32_t c = ds_heapq_pop(&q);
+			int m = g->kind[c] == DS_ALLOC ? g->buf_mem[g->buf[c]]
+						       : DS_L1;
+			if (gate && !ds_mem_stays(m) && live[m] > 0) {
+				ds_heapq_push(&held[m], ck, c);
+				continue;
+			}
+			v = c;
+			break;
+		}
+		if (v < 0) {
+			/* only gated ALLOCs: run one rather than deadlock */
+			int mb = -1;
+			for (int m = 0; m < DS_NMEM; m++)
+				if (held[m].n > 0 &&
+				    (mb < 0 || held[m].key[0] < held[mb].key[0] ||
+				     (held[m].key[0] == held[mb].key[0] &&
+				      held[m].node[0] < held[mb].node[0])))
+					mb = m;
+			v = ds_heapq_pop(&held[mb]);
+		}
+		order[len] = v;
+		if (g->kind[v] != DS_OP) {
+			int m = g->buf_mem[g->buf[v]];
+			if (!ds_mem_stays(m)) {
+				live[m] += g->kind[v] == DS_ALLOC ? 1 : -1;
+				/* gating changes only here: the best held
+				 * ALLOC of m competes again */
+				if (live[m] == 0 && held[m].n > 0) {
+					int64_t ck = held[m].key[0];
+					int32_t c = ds_heapq_pop(&held[m]);
+					ds_heapq_push(&q, ck, c);
+				}
+			}
+		}
+		for (int32_t k = g->succ_off[v]; k < g->succ_off[v + 1]; k++) {
+			int32_t w = g->succ[k];
+			if (--indeg[w] == 0)
+				ds_heapq_push(&q, key(g, ctx, w), w);
+		}
+	}
+out:
+	ds_free(h, indeg);
+	ds_heapq_free(&q);
+	for (int m = 0; m < DS_NMEM; m++)
+		ds_heapq_free(&held[m]);
+	return rc;
+}
+
 /* ---- free-first ---- */
 
-/* FREE 0, operation 1, ALLOC 2; then the rank (or the Id). */
-static int64_t class_key(const ds_graph *g, const int32_t *rank, int32_t v)
+/* FREE 0, operation 1, ALLOC 2; then the rank (ctx, or the Id). */
+static int64_t class_key(const ds_graph *g, void *ctx, int32_t v)
 {
+	const int32_t *rank = ctx;
 	int64_t c = g->kind[v] == DS_FREE ? 0 : g->kind[v] == DS_OP ? 1 : 2;
 	return c * ((int64_t)g->n + 1) + (rank ? rank[v] : v);
 }
@@ -93,76 +175,5 @@ int ds_order_free_first(const ds_graph *g, int32_t *order, ds_err *e)
 int ds_order_free_first_ranked(const ds_graph *g, const int32_t *rank,
 			       int32_t *order, ds_err *e)
 {
-	const ds_heap *h = g->heap;
-	const int32_t n = g->n;
-	int32_t *indeg = ds_alloc(h, (size_t)n, sizeof *indeg);
-	/* ready L0 ALLOCs waiting for their memory, per memory */
-	ds_heapq q, held[DS_NMEM];
-	memset(held, 0, sizeof held);
-	int rc = ds_heapq_init(&q, h, n);
-	for (int m = 0; m < DS_NMEM && rc == DS_OK; m++)
-		if (!ds_mem_stays(m))
-			rc = ds_heapq_init(&held[m], h, n);
-	if (!indeg || rc) {
-		rc = ds_fail(e, DS_ENOMEM, "out of memory");
-		goto out;
-	}
-	int32_t len = 0, live[DS_NMEM] = {0};
-	for (int32_t v = 0; v < n; v++) {
-		indeg[v] = g->pred_off[v + 1] - g->pred_off[v];
-		if (indeg[v] == 0)
-			ds_heapq_push(&q, class_key(g, rank, v), v);
-	}
-	while (len < n) {
-		int32_t v = -1;
-		while (q.n > 0) {
-			int32_t c = ds_heapq_pop(&q);
-			if (g->kind[c] == DS_ALLOC) {
-				int m = g->buf_mem[g->buf[c]];
-				if (!ds_mem_stays(m) && live[m] > 0) {
-					ds_heapq_push(&held[m],
-						      class_key(g, rank, c), c);
-					continue;
-				}
-			}
-			v = c;
-			break;
-		}
-		if (v < 0) {
-			/* only gated ALLOCs are left: release the smallest
-			 * rather than deadlock */
-			int mb = -1;
-			for (int m = 0; m < DS_NMEM; m++)
-				if (held[m].n > 0 &&
-				    (mb < 0 || held[m].key[0] < held[mb].key[0]))
-					mb = m;
-			DS_ASSERT(mb >= 0);
-			v = ds_heapq_pop(&held[mb]);
-		}
-		order[len++] = v;
-		if (g->kind[v] != DS_OP) {
-			int m = g->buf_mem[g->buf[v]];
-			if (!ds_mem_stays(m)) {
-				live[m] += g->kind[v] == DS_ALLOC ? 1 : -1;
-				/* its memory is free again: one held ALLOC
-				 * may run (gating changes only here) */
-				if (live[m] == 0 && held[m].n > 0) {
-					int32_t c = ds_heapq_pop(&held[m]);
-					ds_heapq_push(&q, class_key(g, rank, c),
-						      c);
-				}
-			}
-		}
-		for (int32_t k = g->succ_off[v]; k < g->succ_off[v + 1]; k++) {
-			int32_t w = g->succ[k];
-			if (--indeg[w] == 0)
-				ds_heapq_push(&q, class_key(g, rank, w), w);
-		}
-	}
-out:
-	ds_free(h, indeg);
-	ds_heapq_free(&q);
-	for (int m = 0; m < DS_NMEM; m++)
-		ds_heapq_free(&held[m]);
-	return rc;
+	return ds_order_kahn(g, class_key, (void *)rank, true, order, e);
 }

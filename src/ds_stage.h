@@ -46,6 +46,12 @@ void ds_heapq_push(ds_heapq *q, int64_t key, int32_t v);
 int32_t ds_heapq_pop(ds_heapq *q);
 void ds_heapq_free(ds_heapq *q);
 
+/* Kahn's algorithm: the ready node of least (key(g, ctx, v), Id) runs
+ * next.  With gate set, an L0 ALLOC waits while its memory holds a live
+ * buffer, unless nothing else can run (then the least held ALLOC runs). */
+typedef int64_t (*ds_key_fn)(const ds_graph *g, void *ctx, int32_t v);
+int ds_order_kahn(const ds_graph *g, ds_key_fn key, void *ctx, bool gate,
+		  int32_t *order, ds_err *e);
 /* order[0..n) = 0..n-1 (the benchmark's "original" schedule). */
 int ds_order_id(const ds_graph *g, int32_t *order, ds_err *e);
 /* Kahn with FREE first and ALLOC last, L0 one-live gating; Id breaks
