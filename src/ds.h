@@ -295,6 +295,15 @@ typedef struct ds_replay_opts {
 int ds_replay(const ds_graph *g, const ds_plan *p, const ds_replay_opts *o,
 	      ds_figures *out, ds_err *e);
 
+/* The spill edges of plan p in the reduced form the replay uses (a
+ * buffer's spill pairs chained, each user tied to the nearest pair on each
+ * side), given the schedule positions pos[]; with residency, also the
+ * order-only edges (timed false) that keep each use inside its
+ * occupancy.  edge() gets each; a nonzero return stops the walk. */
+typedef int (*ds_edge_fn)(void *ud, int32_t from, int32_t to, bool timed);
+int ds_spill_edges(const ds_graph *g, const ds_plan *p, const int32_t *pos,
+		   bool residency, ds_edge_fn edge, void *ud, ds_err *e);
+
 /* A lower bound on the makespan of every plan of g, at least its critical
  * path: for an operation v, the busiest pipe's cycles among v's ancestors
  * plus the busiest pipe's among v and its descendants, the best over

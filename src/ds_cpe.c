@@ -519,73 +519,17 @@ static int add_edge(cpe *c, int32_t s, int32_t d, int typ)
 	return DS_OK;
 }
 
-/* Spill edges (SPEC.md, in the reduced form of ds_replay: a buffer's spill
- * pairs chained in schedule order, each user tied to the nearest pair on
- * each side) and the residency of users inside their occupancy, which
- * only constrains the order. */
+static int cpe_edge(void *ud, int32_t from, int32_t to, bool timed)
+{
+	return add_edge(ud, from, to, timed ? E_TIMED : E_ORDER);
+}
+
+/* Spill edges (SPEC.md, in the reduced form of ds_replay) and the
+ * residency of users inside their occupancy, which only constrains the
+ * order. */
 static int spill_edges(cpe *c, const ds_plan *p)
 {
-	const ds_graph *g = c->g;
-	const int32_t n = g->n, S = p->nspill, nb = g->nbuf;
-	int rc = DS_OK;
-	int32_t *off = ds_alloc(c->h, (size_t)nb + 1, sizeof *off);
-	int32_t *list = ds_alloc(c->h, (size_t)(S ? S : 1), sizeof *list);
-	int32_t *fill = ds_alloc(c->h, (size_t)nb, sizeof *fill);
-	if (!off || !list || !fill) {
-		rc = oom(c);
-		goto out;
-	}
-	for (int32_t k = 0; k < S; k++)
-		off[p->spill[k].buf + 1]++;
-	for (int32_t b = 0; b < nb; b++)
-		off[b + 1] += off[b];
-	for (int32_t i = 0; i < p->len; i++) {
-		int32_t v = p->order[i];
-		if (v >= n && (v - n) % 2 == 0) {
-			int32_t b = p->spill[(v - n) / 2].buf;
-			list[off[b] + fill[b]++] = (v - n) / 2;
-		}
-	}
-	for (int32_t b = 0; b < nb && rc == DS_OK; b++) {
-		int32_t lo = off[b], hi = off[b + 1];
-		int32_t al = g->buf_alloc[b], fr = g->buf_free[b];
-		for (int32_t j = lo; j < hi && rc == DS_OK; j++) {
-			int32_t so = n + 2 * list[j], si = so + 1;
-			if ((rc = add_edge(c, al, so, E_TIMED)) ||
-			    (rc = add_edge(c, so, si, E_TIMED)) ||
-			    (rc = add_edge(c, si, fr, E_TIMED)))
-				break;
-			if (j > lo)
-				rc = add_edge(c, n + 2 * list[j - 1] + 1, so,
-					      E_TIMED);
-		}
-		if (rc == DS_OK && lo == hi)
-			rc = add_edge(c, al, fr, E_ORDER);
-		for (int32_t k = g->user_off[b];
-		     k < g->user_off[b + 1] && rc == DS_OK; k++) {
-			int32_t u = g->user[k];
-			int32_t a = lo, z = hi;
-			while (a < z) {
-				int32_t mid = a + (z - a) / 2;
-				if (c->pos[n + 2 * list[mid]] < c->pos[u])
-					a = mid + 1;
-				else
-					z = mid;
-			}
-			rc = a < hi ? add_edge(c, u, n + 2 * list[a], E_TIMED)
-				    : add_edge(c, u, fr, E_ORDER);
-			if (rc == DS_OK)
-				rc = a > lo ? add_edge(c,
-						       n + 2 * list[a - 1] + 1,
-						       u, E_TIMED)
-					    : add_edge(c, al, u, E_ORDER);
-		}
-	}
-out:
-	ds_free(c->h, off);
-	ds_free(c->h, list);
-	ds_free(c->h, fill);
-	return rc;
+	return ds_spill_edges(c->g, p, c->pos, true, cpe_edge, c, c->e);
 }
 
 /* Offset of the occupancy that node v (ALLOC or SPILL_IN) starts. */

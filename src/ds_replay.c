@@ -137,29 +137,28 @@ static int check_permutation(replay *r)
 	return DS_OK;
 }
 
-/* Graph edges and (reduced) spill edges, each checked against the order. */
-static int spill_edges(replay *r)
+/* The spill edges of SPEC.md in a reduced form with the same effect: a
+ * buffer's spill pairs chained in schedule order (pos), each user tied to
+ * the nearest pair on each side.  With residency, also the order-only
+ * edges that keep each use inside its buffer's occupancy (ALLOC or the
+ * SPILL_IN before it, FREE or the SPILL_OUT after it).  The caller's edge()
+ * gets them buffer by buffer, in BufId order. */
+int ds_spill_edges(const ds_graph *g, const ds_plan *p, const int32_t *pos,
+		   bool residency, ds_edge_fn edge, void *ud, ds_err *e)
 {
-	const ds_graph *g = r->g;
-	const ds_plan *p = r->p;
-	const int32_t n = g->n, S = p->nspill;
+	const int32_t n = g->n, S = p->nspill, nb = g->nbuf;
 	int rc = DS_OK;
-	for (int64_t k = 0; k < g->nedge; k++)
-		if (r->pos[g->esrc[k]] > r->pos[g->edst[k]])
-			return order_violation(r, g->esrc[k], g->edst[k]);
-	if (S == 0)
-		return DS_OK;
-	/* spills of each buffer, in schedule order of their SPILL_OUT */
-	int32_t *off = ds_alloc(r->h, (size_t)g->nbuf + 1, sizeof *off);
-	int32_t *list = ds_alloc(r->h, (size_t)S, sizeof *list);
-	int32_t *fill = ds_alloc(r->h, (size_t)g->nbuf, sizeof *fill);
+	int32_t *off = ds_alloc(g->heap, (size_t)nb + 1, sizeof *off);
+	int32_t *list = ds_alloc(g->heap, (size_t)(S ? S : 1), sizeof *list);
+	int32_t *fill = ds_alloc(g->heap, (size_t)nb + 1, sizeof *fill);
 	if (!off || !list || !fill) {
-		rc = ds_fail(r->e, DS_ENOMEM, "out of memory");
+		rc = ds_fail(e, DS_ENOMEM, "out of memory");
 		goto out;
 	}
+	/* spills of each buffer, in schedule order of their SPILL_OUT */
 	for (int32_t k = 0; k < S; k++)
 		off[p->spill[k].buf + 1]++;
-	for (int32_t b = 0; b < g->nbuf; b++)
+	for (int32_t b = 0; b < nb; b++)
 		off[b + 1] += off[b];
 	for (int32_t i = 0; i < p->len; i++) {
 		int32_t v = p->order[i];
@@ -168,19 +167,22 @@ static int spill_edges(replay *r)
 			list[off[b] + fill[b]++] = (v - n) / 2;
 		}
 	}
-	for (int32_t b = 0; b < g->nbuf && rc == DS_OK; b++) {
+	for (int32_t b = 0; b < nb && rc == DS_OK; b++) {
 		int32_t lo = off[b], hi = off[b + 1];
-		if (lo == hi)
+		int32_t al = g->buf_alloc[b], fr = g->buf_free[b];
+		if (lo == hi && !residency)
 			continue;
 		for (int32_t j = lo; j < hi && rc == DS_OK; j++) {
 			int32_t so = n + 2 * list[j], si = so + 1;
-			if ((rc = add_edge(r, g->buf_alloc[b], so)) ||
-			    (rc = add_edge(r, so, si)) ||
-			    (rc = add_edge(r, si, g->buf_free[b])))
+			if ((rc = edge(ud, al, so, true)) ||
+			    (rc = edge(ud, so, si, true)) ||
+			    (rc = edge(ud, si, fr, true)))
 				break;
 			if (j > lo)
-				rc = add_edge(r, n + 2 * list[j - 1] + 1, so);
+				rc = edge(ud, n + 2 * list[j - 1] + 1, so, true);
 		}
+		if (rc == DS_OK && lo == hi)
+			rc = edge(ud, al, fr, false);
 		for (int32_t k = g->user_off[b];
 		     k < g->user_off[b + 1] && rc == DS_OK; k++) {
 			int32_t u = g->user[k];
@@ -188,25 +190,50 @@ static int spill_edges(replay *r)
 			int32_t a = lo, z = hi;
 			while (a < z) {
 				int32_t mid = a + (z - a) / 2;
-				if (r->pos[n + 2 * list[mid]] < r->pos[u])
+				if (pos[n + 2 * list[mid]] < pos[u])
 					a = mid + 1;
 				else
 					z = mid;
 			}
 			if (a < hi)
-				rc = add_edge(r, u, n + 2 * list[a]);
+				rc = edge(ud, u, n + 2 * list[a], true);
+			else if (residency)
+				rc = edge(ud, u, fr, false);
 			if (rc == DS_OK && a > lo)
-				rc = add_edge(r, n + 2 * list[a - 1] + 1, u);
+				rc = edge(ud, n + 2 * list[a - 1] + 1, u, true);
+			else if (rc == DS_OK && residency)
+				rc = edge(ud, al, u, false);
 		}
 	}
+out:
+	ds_free(g->heap, off);
+	ds_free(g->heap, list);
+	ds_free(g->heap, fill);
+	return rc;
+}
+
+static int replay_edge(void *ud, int32_t from, int32_t to, bool timed)
+{
+	DS_ASSERT(timed);
+	(void)timed;
+	return add_edge(ud, from, to);
+}
+
+/* Graph edges and (reduced) spill edges, each checked against the order. */
+static int spill_edges(replay *r)
+{
+	const ds_graph *g = r->g;
+	const ds_plan *p = r->p;
+	for (int64_t k = 0; k < g->nedge; k++)
+		if (r->pos[g->esrc[k]] > r->pos[g->edst[k]])
+			return order_violation(r, g->esrc[k], g->edst[k]);
+	if (p->nspill == 0)
+		return DS_OK;
+	int rc = ds_spill_edges(g, p, r->pos, false, replay_edge, r, r->e);
 	for (int64_t k = 0; k < r->extra.n && rc == DS_OK; k++)
 		if (r->pos[r->extra.src[k]] > r->pos[r->extra.dst[k]])
 			rc = order_violation(r, r->extra.src[k],
 					     r->extra.dst[k]);
-out:
-	ds_free(r->h, off);
-	ds_free(r->h, list);
-	ds_free(r->h, fill);
 	return rc;
 }
 
