@@ -24,7 +24,10 @@
  *  - the chain order: accumulators (a buffer updated by a sequence of
  *    operations) are the long-lived work; a step-level simulation picks
  *    which run side by side and which follows which so that the data they
- *    read is reused before it leaves;
+ *    read is reused before it leaves; and the same simulation taken the
+ *    other way at its turns (order_turns): where a group of chains ends
+ *    and the next reads none of its stationary data, keeping the inputs
+ *    the group had in common keeps the bands of work long;
  *  - the chain orders of the reuse pilot: a greedy over the chains with a
  *    lookahead that completes each choice and measures the reloads of the
  *    complete order exactly; the nested pilot, which judges the pilot's
@@ -38,7 +41,8 @@
  *
  * Cost: the stage-1 orders and the chain order are O((N + E) log N) plus
  * O(C W S I) for C chains of S steps reading I buffers, W = CH_WINDOW
- * chains considered at each start; the pilot, the nested pilot and the
+ * chains considered at each start, that once per try at a turn (at most
+ * TURN_TRIES * effort); the pilot, the nested pilot and the
  * local search are each held to a budget of work units that effort
  * scales (see there); a scheduler run is
  * O(N * G * K) with G candidate goals per step and K the closure bound
@@ -442,6 +446,102 @@ static int32_t ch_pick(chsim *c, int32_t *cand, int64_t *cost, int64_t *mru,
 	return cand[best];
 }
 
+/* How many of the inputs all ng chains of the last group read (cnt[x] ==
+ * ng, st[x] == stamp) chain ch reads; *other: whether it reads any other
+ * input of that group. */
+static int32_t ch_reads(chsim *c, int32_t ch, const int32_t *cnt,
+			const int32_t *st, int32_t stamp, int32_t ng,
+			bool *other)
+{
+	int32_t common = 0;
+	*other = false;
+	c->st++;
+	for (int32_t si = c->soff[ch]; si < c->soff[ch + 1]; si++)
+		for (int32_t k = c->ioff[si]; k < c->ioff[si + 1]; k++) {
+			int32_t x = c->iv[k];
+			if (c->stamp[x] == c->st || st[x] != stamp)
+				continue;
+			c->stamp[x] = c->st;
+			common += cnt[x] == ng;
+			*other |= cnt[x] < ng;
+		}
+	return common;
+}
+
+/* A turn: the group of chains that just ended (grp[0..ng), two or more)
+ * read some inputs in common, and the chain chosen next, pick, reads none
+ * of the others: the group's stationary data is done with and the next
+ * band starts, here across the one just run.  The way the simulation
+ * turns is the locally cheapest, which can cut the remaining work into
+ * ever shorter bands; the other way is to keep the common inputs: out[0],
+ * out[1] get the best two candidates (cand[0..n) with their costs) that
+ * read all of them, the second judged with the first's inputs counted as
+ * brought in, for the caller to try.  Left as they are when this is no
+ * turn.  cnt[] and st[] are per-buffer scratch, stamp a new stamp.
+ * O(inputs of the group and of the candidates). */
+static void ch_turn(chsim *c, const int32_t *grp, int32_t ng, int32_t *cnt,
+		    int32_t *st, int32_t stamp, const int32_t *cand,
+		    const int64_t *cost, const int64_t *mru, int32_t n,
+		    int32_t pick, int32_t *out)
+{
+	int32_t ncommon = 0;
+	for (int32_t i = 0; i < ng; i++) {
+		c->st++;
+		for (int32_t si = c->soff[grp[i]]; si < c->soff[grp[i] + 1]; si++)
+			for (int32_t k = c->ioff[si]; k < c->ioff[si + 1]; k++) {
+				int32_t x = c->iv[k];
+				if (c->stamp[x] == c->st)
+					continue;
+				c->stamp[x] = c->st;
+				if (st[x] != stamp) {
+					st[x] = stamp;
+					cnt[x] = 0;
+				}
+				ncommon += ++cnt[x] == ng;
+			}
+	}
+	if (ncommon == 0)
+		return;
+	bool other;
+	ch_reads(c, pick, cnt, st, stamp, ng, &other);
+	if (other)
+		return;
+	int32_t lead = -1;
+	for (int32_t i = 0; i < n; i++) {
+		if (ch_reads(c, cand[i], cnt, st, stamp, ng, &other) ==
+			    ncommon &&
+		    (lead < 0 || ch_before(c, cand[i], cost[i], mru[i],
+					   cand[lead], cost[lead], mru[lead])))
+			lead = i;
+	}
+	if (lead < 0)
+		return;
+	int32_t x = cand[lead], y = -1;
+	int64_t yc = 0, ym = 0;
+	c->pst++;
+	for (int32_t si = c->soff[x]; si < c->soff[x + 1]; si++)
+		for (int32_t k = c->ioff[si]; k < c->ioff[si + 1]; k++)
+			c->pclaim[c->iv[k]] = c->pst;
+	for (int32_t i = 0; i < n; i++) {
+		if (cand[i] == x)
+			continue;
+		if (ch_reads(c, cand[i], cnt, st, stamp, ng, &other) !=
+		    ncommon)
+			continue;
+		int64_t m, cc = ch_cost(c, cand[i], -1, &m);
+		if (y < 0 || ch_before(c, cand[i], cc, m, y, yc, ym)) {
+			y = cand[i];
+			yc = cc;
+			ym = m;
+		}
+	}
+	c->pst++;
+	if (y < 0)
+		return;
+	out[0] = x;
+	out[1] = y;
+}
+
 /* How order_chains chooses. */
 typedef struct chopts {
 	double share; /* the part of each memory the simulation lets the
@@ -459,6 +559,11 @@ typedef struct chopts {
 	int32_t *nalt;	    /* pilot: how many it holds */
 	const int32_t *force; /* simulation: this chain order (no pilot) */
 	int32_t *ref_out;   /* simulation: its chain order (may be NULL) */
+	const int32_t *prefix; /* simulation: these nprefix starts first, */
+	int32_t nprefix;       /* then its own choices */
+	int32_t *turn_out;  /* simulation: per start i at a turn, the group
+			       that keeps the last group's common inputs
+			       (2i, 2i + 1; else left as it is) */
 } chopts;
 
 /* ---- the reuse pilot ----
@@ -1432,6 +1537,9 @@ static int order_chains(const ds_graph *g, const int32_t *order,
 	int64_t *cmru = ds_alloc(h, (size_t)nb, sizeof *cmru);
 	int32_t *wnext = ds_alloc(h, (size_t)nb + 1, sizeof *wnext);
 	int32_t *wprev = ds_alloc(h, (size_t)nb + 1, sizeof *wprev);
+	int32_t *prevg = ds_alloc(h, (size_t)nb + 1, sizeof *prevg);
+	int32_t *icnt = ds_alloc(h, (size_t)nb + 1, sizeof *icnt);
+	int32_t *ist = ds_alloc(h, (size_t)nb + 1, sizeof *ist);
 	ds_heapq wq;
 	memset(&wq, 0, sizeof wq);
 	int32_t *forced = NULL;
@@ -1439,7 +1547,7 @@ static int order_chains(const ds_graph *g, const int32_t *order,
 	if (!usr || !isstep || !key || !anchor || !mark || !tmp || !live ||
 	    !next || !reslist || !started || !c.cbuf || !c.soff || !c.res ||
 	    !c.last || !c.uses || !c.stamp || !c.claim || !c.pclaim || !cand ||
-	    !ccost || !cmru || !wnext || !wprev)
+	    !ccost || !cmru || !wnext || !wprev || !prevg || !icnt || !ist)
 		goto oom;
 	/* users by stage 1 position; the chains and their steps */
 	memcpy(usr, g->user, (size_t)g->user_off[nb] * sizeof *usr);
@@ -1566,9 +1674,10 @@ static int order_chains(const ds_graph *g, const int32_t *order,
 			goto out;
 	}
 	/* the simulation */
-	int32_t nlive = 0, nres = 0, done = 0, t = 0, nstart = 0;
+	int32_t nlive = 0, nres = 0, done = 0, t = 0, nstart = 0, nprev = 0;
+	int32_t gst = 0;
 	for (int32_t b = 0; b < nb; b++)
-		c.stamp[b] = 0;
+		c.stamp[b] = ist[b] = 0;
 	c.st = c.cst = c.pst = 1;
 	while (done < c.nch) {
 		/* start chains while their memory has room */
@@ -1578,6 +1687,16 @@ static int order_chains(const ds_graph *g, const int32_t *order,
 				if (nstart == c.nch)
 					break;
 				bestc = forced[nstart];
+				int32_t b = c.cbuf[bestc];
+				int m = g->buf_mem[b];
+				if (nlive > 0 &&
+				    c.cused[m] + g->buf_size[b] > g->caps.cap[m])
+					break;
+				nstart++;
+				goto start;
+			}
+			if (nstart < o->nprefix) {
+				bestc = o->prefix[nstart];
 				int32_t b = c.cbuf[bestc];
 				int m = g->buf_mem[b];
 				if (nlive > 0 &&
@@ -1611,7 +1730,13 @@ static int order_chains(const ds_graph *g, const int32_t *order,
 					started);
 			if (bestc < 0)
 				break;
+			if (o->turn_out && nlive == 0 && nprev >= 2)
+				ch_turn(&c, prevg, nprev, icnt, ist, ++gst, cand,
+					ccost, cmru, ncand, bestc,
+					o->turn_out + 2 * (size_t)done);
+			nstart++;
 start:
+			nprev = 0;
 			if (o->ref_out)
 				o->ref_out[done + nlive] = bestc;
 			started[bestc] = 1;
@@ -1686,6 +1811,7 @@ start:
 			}
 			c.cused[g->buf_mem[c.cbuf[ch]]] -=
 				g->buf_size[c.cbuf[ch]];
+			prevg[nprev++] = ch;
 			done++;
 			memmove(live + l, live + l + 1,
 				(size_t)(nlive - l - 1) * sizeof *live);
@@ -1731,6 +1857,9 @@ out:
 	ds_free(h, cmru);
 	ds_free(h, wnext);
 	ds_free(h, wprev);
+	ds_free(h, prevg);
+	ds_free(h, icnt);
+	ds_free(h, ist);
 	ds_heapq_free(&wq);
 	ds_free(h, forced);
 	return rc;
@@ -2512,6 +2641,71 @@ static void plan_positions(const ds_graph *g, const ds_plan *p, int32_t *pos)
 
 static const lsp sched_params = {6, 3, 8, 16};
 
+/* Simulations tried at the turns per unit of effort. */
+enum { TURN_TRIES = 24 };
+
+/* The simulation's order ref (its chain starts; turns[] as ch_turn left
+ * them; placed, it costs cost) taken the other way at its turns, one at a
+ * time from the first: the simulation is rerun with the starts before the
+ * turn and the two chains ch_turn proposed forced, and the new order,
+ * placed, replaces ref when it costs less (its own later turns then being
+ * the ones tried).  A greedy that always turns the cheap way leaves the
+ * remaining work in ever shorter bands, each reloading its stationary
+ * data; keeping the common inputs keeps the bands long.  At most
+ * TURN_TRIES * effort simulations, each O(one simulation + placement).
+ * turns[] is overwritten. */
+static int order_turns(const ds_graph *g, const int32_t *order,
+		       const int32_t *pos1, const int32_t *ref0, int32_t *turns,
+		       int64_t cost, int64_t effort, best *b, ds_err *e)
+{
+	const ds_heap *h = g->heap;
+	const size_t nb = (size_t)g->nbuf;
+	int32_t *pre = ds_alloc(h, nb + 2, sizeof *pre);
+	int32_t *ref = ds_alloc(h, nb + 1, sizeof *ref);
+	int32_t *ref2 = ds_alloc(h, nb + 1, sizeof *ref2);
+	int32_t *turns2 = ds_alloc(h, 2 * nb + 2, sizeof *turns2);
+	int32_t *ord = ds_alloc(h, (size_t)g->n, sizeof *ord);
+	int rc = DS_OK;
+	if (!pre || !ref || !ref2 || !turns2 || !ord) {
+		rc = ds_fail(e, DS_ENOMEM, "out of memory");
+		goto out;
+	}
+	memcpy(ref, ref0, nb * sizeof *ref);
+	int64_t tries = 0;
+	for (int32_t i = 1; i < g->nbuf && tries < TURN_TRIES * effort; i++) {
+		int32_t x = turns[2 * i], y = turns[2 * i + 1];
+		if (x < 0 || (ref[i] == x && ref[i + 1] == y))
+			continue;
+		memcpy(pre, ref, (size_t)i * sizeof *pre);
+		pre[i] = x;
+		pre[i + 1] = y;
+		for (size_t k = 0; k < 2 * nb + 2; k++)
+			turns2[k] = -1;
+		chopts co = {.share = 1.0,
+			     .ref_out = ref2,
+			     .prefix = pre,
+			     .nprefix = i + 2,
+			     .turn_out = turns2};
+		bool chains;
+		if ((rc = order_chains(g, order, pos1, &co, ord, &chains, e)) ||
+		    (rc = try_order(g, ord, b, e)))
+			goto out;
+		tries++;
+		if (b->last < cost) {
+			cost = b->last;
+			memcpy(ref, ref2, nb * sizeof *ref);
+			memcpy(turns, turns2, (2 * nb + 2) * sizeof *turns);
+		}
+	}
+out:
+	ds_free(h, pre);
+	ds_free(h, ref);
+	ds_free(h, ref2);
+	ds_free(h, turns2);
+	ds_free(h, ord);
+	return rc;
+}
+
 /* Work units (inputs and users visited) of the reuse pilot per unit of
  * effort: a pass over a few hundred chains at the default. */
 static const int64_t pilot_work = 40000000;
@@ -2537,14 +2731,18 @@ int ds_dlr(const ds_graph *g, const int32_t *order, const ds_dlr_opts *o,
 	int32_t *chref = ds_alloc(h, (size_t)g->nbuf + 1, sizeof *chref);
 	/* the pilot's alternative chain orders (chains are buffers) */
 	int32_t *chalt = ds_alloc(h, 2 * (size_t)g->nbuf + 1, sizeof *chalt);
+	/* the simulation's turns (ch_turn), two chains per start */
+	int32_t *turns = ds_alloc(h, 2 * (size_t)g->nbuf + 2, sizeof *turns);
 	best b;
 	memset(&b, 0, sizeof b);
-	if (!pos1 || !ord || !anchor || !posr || !chref || !chalt) {
+	if (!pos1 || !ord || !anchor || !posr || !chref || !chalt || !turns) {
 		rc = ds_fail(e, DS_ENOMEM, "out of memory");
 		goto out;
 	}
 	for (int32_t i = 0; i < g->n; i++)
 		pos1[order[i]] = i;
+	for (int32_t i = 0; i < 2 * g->nbuf + 2; i++)
+		turns[i] = -1;
 	if ((rc = try_order(g, order, &b, e)))
 		goto out;
 	for (int pull = 0; pull < 2; pull++)
@@ -2559,8 +2757,9 @@ int ds_dlr(const ds_graph *g, const int32_t *order, const ds_dlr_opts *o,
 	int64_t ref_ddr = 0;
 	for (size_t k = 0; k < nshares; k++) {
 		bool chains;
-		chopts co = {shares[k], 0,    0,    NULL, 0, 0,
-			     NULL,	NULL, NULL, k == 0 ? chref : NULL};
+		chopts co = {.share = shares[k],
+			     .ref_out = k == 0 ? chref : NULL,
+			     .turn_out = k == 0 ? turns : NULL};
 		if ((rc = order_chains(g, order, pos1, &co, ord, &chains, e)) ||
 		    (chains && (rc = try_order(g, ord, &b, e))))
 			goto out;
@@ -2570,6 +2769,10 @@ int ds_dlr(const ds_graph *g, const int32_t *order, const ds_dlr_opts *o,
 		if (!chains)
 			break;
 	}
+	if (have_chains &&
+	    (rc = order_turns(g, order, pos1, chref, turns, ref_ddr, effort,
+			      &b, e)))
+		goto out;
 	/* the chain order the pilot finds, the nested pilot and the
 	 * improvement refining it, each placed (the model's gain is not
 	 * always the placement's); with effort, also with budgets that much
@@ -2578,17 +2781,21 @@ int ds_dlr(const ds_graph *g, const int32_t *order, const ds_dlr_opts *o,
 	     lvl = lvl < effort ? effort : lvl + 1) {
 		bool chains;
 		int32_t nalt = 0;
-		chopts co = {1.0,     pilot_work * lvl, nest_work * lvl,
-			     chref,   ref_ddr,	      improve_work * lvl,
-			     chalt,   &nalt,	      NULL,
-			     NULL};
+		chopts co = {.share = 1.0,
+			     .pilot = pilot_work * lvl,
+			     .nest = nest_work * lvl,
+			     .ref = chref,
+			     .ref_ddr = ref_ddr,
+			     .improve = improve_work * lvl,
+			     .alt = chalt,
+			     .nalt = &nalt};
 		if ((rc = order_chains(g, order, pos1, &co, ord, &chains, e)) ||
 		    (chains && (rc = try_order(g, ord, &b, e))))
 			goto out;
 		for (int32_t k = 0; chains && k < nalt; k++) {
-			chopts fo = {1.0,  0,	 0, NULL, 0, 0, NULL, NULL,
-				     chalt + (size_t)k * (size_t)g->nbuf,
-				     NULL};
+			chopts fo = {.share = 1.0,
+				     .force = chalt +
+					      (size_t)k * (size_t)g->nbuf};
 			if ((rc = order_chains(g, order, pos1, &fo, ord, &chains,
 					       e)) ||
 			    (rc = try_order(g, ord, &b, e)))
@@ -2619,5 +2826,6 @@ out:
 	ds_free(h, posr);
 	ds_free(h, chref);
 	ds_free(h, chalt);
+	ds_free(h, turns);
 	return rc;
 }

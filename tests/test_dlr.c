@@ -102,7 +102,7 @@ static const struct {
 	{"FlashAttention_Case0.json", 3584, 0, 30},
 	{"FlashAttention_Case1.json", 32512, 0, 30},
 	{"Matmul_Case0.json", 11776, 0, 70},
-	{"Matmul_Case1.json", 243072, 0, 30},
+	{"Matmul_Case1.json", 230400, 0, 30},
 };
 
 static void check_bundled(const char *name, const char *path, ds_graph *g,

@@ -16,7 +16,9 @@
 
 #include "ds_pipeline.h"
 
-/* The best published figures (the issues' tables). */
+/* The best published figures (the issues' tables); the traffic is the
+ * figure the DLR issue asks where it asks more (Matmul_Case1: 230,400,
+ * against 316,672 published). */
 static const struct {
 	const char *file;
 	int64_t peak, traffic, makespan;
@@ -27,7 +29,7 @@ static const struct {
 	{"FlashAttention_Case0.json", 4498, 3584, 44956, 0},
 	{"FlashAttention_Case1.json", 7586, 32512, 164166, 0},
 	{"Matmul_Case0.json", 9216, 12416, 140398, 0},
-	{"Matmul_Case1.json", 34816, 316672, 1683725, 0},
+	{"Matmul_Case1.json", 34816, 230400, 1683725, 0},
 };
 
 /* The figures of each stage, from the progress callback. */
