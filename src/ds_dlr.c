@@ -1683,20 +1683,11 @@ static int order_chains(const ds_graph *g, const int32_t *order,
 		/* start chains while their memory has room */
 		for (;;) {
 			int32_t bestc;
-			if (forced) {
+			/* a whole order given, or its first starts */
+			if (forced || nstart < o->nprefix) {
 				if (nstart == c.nch)
 					break;
-				bestc = forced[nstart];
-				int32_t b = c.cbuf[bestc];
-				int m = g->buf_mem[b];
-				if (nlive > 0 &&
-				    c.cused[m] + g->buf_size[b] > g->caps.cap[m])
-					break;
-				nstart++;
-				goto start;
-			}
-			if (nstart < o->nprefix) {
-				bestc = o->prefix[nstart];
+				bestc = (forced ? forced : o->prefix)[nstart];
 				int32_t b = c.cbuf[bestc];
 				int m = g->buf_mem[b];
 				if (nlive > 0 &&
