@@ -2703,6 +2703,9 @@ static const int64_t pilot_work = 40000000;
 /* Work units (accesses and resident inputs visited by evaluations) of the
  * improvement per unit of effort. */
 static const int64_t improve_work = 20000000;
+/* A lite run's pilot gets this part of the budget (and no nested pilot
+ * and no improvement): enough to tell the starts worth a full run. */
+static const int64_t lite_share = 10;
 /* Work units of the nested pilot per unit of effort. */
 static const int64_t nest_work = 80000000;
 
@@ -2715,6 +2718,7 @@ int ds_dlr(const ds_graph *g, const int32_t *order, const ds_dlr_opts *o,
 	if (rc)
 		return rc;
 	int64_t effort = o && o->effort > 0 ? o->effort : 1;
+	bool lite = o && o->lite;
 	int32_t *pos1 = ds_alloc(h, (size_t)g->n, sizeof *pos1);
 	int32_t *ord = ds_alloc(h, (size_t)g->n, sizeof *ord);
 	int32_t *anchor = ds_alloc(h, (size_t)g->n, sizeof *anchor);
@@ -2760,7 +2764,7 @@ int ds_dlr(const ds_graph *g, const int32_t *order, const ds_dlr_opts *o,
 		if (!chains)
 			break;
 	}
-	if (have_chains &&
+	if (have_chains && !lite &&
 	    (rc = order_turns(g, order, pos1, chref, turns, ref_ddr, effort,
 			      &b, e)))
 		goto out;
@@ -2773,11 +2777,11 @@ int ds_dlr(const ds_graph *g, const int32_t *order, const ds_dlr_opts *o,
 		bool chains;
 		int32_t nalt = 0;
 		chopts co = {.share = 1.0,
-			     .pilot = pilot_work * lvl,
-			     .nest = nest_work * lvl,
+			     .pilot = pilot_work * lvl / (lite ? lite_share : 1),
+			     .nest = lite ? 0 : nest_work * lvl,
 			     .ref = chref,
 			     .ref_ddr = ref_ddr,
-			     .improve = improve_work * lvl,
+			     .improve = lite ? 0 : improve_work * lvl,
 			     .alt = chalt,
 			     .nalt = &nalt};
 		if ((rc = order_chains(g, order, pos1, &co, ord, &chains, e)) ||
@@ -2797,10 +2801,10 @@ int ds_dlr(const ds_graph *g, const int32_t *order, const ds_dlr_opts *o,
 	 * to differ; then, each round, it also takes that plan's next uses
 	 * as the forecast for its evictions */
 	plan_positions(g, &b.plan, anchor);
-	if ((rc = ls_run(g, anchor, NULL, &sched_params, ord, e)) ||
-	    (rc = try_order(g, ord, &b, e)))
+	if (!lite && ((rc = ls_run(g, anchor, NULL, &sched_params, ord, e)) ||
+		      (rc = try_order(g, ord, &b, e))))
 		goto out;
-	for (int64_t r = 0; r < effort; r++) {
+	for (int64_t r = 0; r < effort && !lite; r++) {
 		plan_positions(g, &b.plan, posr);
 		if ((rc = ls_run(g, anchor, posr, &sched_params, ord, e)) ||
 		    (rc = try_order(g, ord, &b, e)))

@@ -111,6 +111,10 @@ typedef struct ds_dlr_opts {
 			   in multiples of the default; 2 and up also try
 			   more models of the chain order and the nested
 			   pilot */
+	bool lite;	/* a first look, to choose which start orders get a
+			   full run: the reuse pilot at a tenth of its
+			   budget, no nested pilot, no improvement, no
+			   turns, no list scheduler */
 } ds_dlr_opts;
 
 /* From a stage-1 order (n nodes), a full plan: order with spill nodes,

@@ -360,7 +360,7 @@ static void effort_never_worse(void **state)
 	ds_plan p1, p3;
 	ds_figures f1, f3;
 	run_dlr_order(g, ord, &p1, &f1);
-	ds_dlr_opts o = {3};
+	ds_dlr_opts o = {.effort = 3};
 	if (ds_dlr(g, ord, &o, &p3, &e))
 		fail_msg("%s", e.msg);
 	assert_int_equal(ds_replay(g, &p3, NULL, &f3, &e), DS_OK);
