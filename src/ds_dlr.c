@@ -42,7 +42,7 @@
  * Cost: the stage-1 orders and the chain order are O((N + E) log N) plus
  * O(C W S I) for C chains of S steps reading I buffers, W = CH_WINDOW
  * chains considered at each start, that once per try at a turn (at most
- * TURN_TRIES * effort); the pilot, the nested pilot and the
+ * TURN_WORK / N * effort tries); the pilot, the nested pilot and the
  * local search are each held to a budget of work units that effort
  * scales (see there); a scheduler run is
  * O(N * G * K) with G candidate goals per step and K the closure bound
@@ -2632,8 +2632,11 @@ static void plan_positions(const ds_graph *g, const ds_plan *p, int32_t *pos)
 
 static const lsp sched_params = {6, 3, 8, 16};
 
-/* Simulations tried at the turns per unit of effort. */
-enum { TURN_TRIES = 24 };
+/* Simulations tried at the turns per unit of effort: TURN_TRIES at most,
+ * and no more than TURN_WORK nodes placed in all (each try places the
+ * whole graph), so that large graphs stay linear: 12 tries at 30,000
+ * nodes, none from 400,000 on. */
+enum { TURN_TRIES = 24, TURN_WORK = 400000 };
 
 /* The simulation's order ref (its chain starts; turns[] as ch_turn left
  * them; placed, it costs cost) taken the other way at its turns, one at a
@@ -2643,11 +2646,11 @@ enum { TURN_TRIES = 24 };
  * the ones tried).  A greedy that always turns the cheap way leaves the
  * remaining work in ever shorter bands, each reloading its stationary
  * data; keeping the common inputs keeps the bands long.  At most
- * TURN_TRIES * effort simulations, each O(one simulation + placement).
- * turns[] is overwritten. */
+ * max_tries simulations, each O(one simulation + placement).  turns[] is
+ * overwritten. */
 static int order_turns(const ds_graph *g, const int32_t *order,
 		       const int32_t *pos1, const int32_t *ref0, int32_t *turns,
-		       int64_t cost, int64_t effort, best *b, ds_err *e)
+		       int64_t cost, int64_t max_tries, best *b, ds_err *e)
 {
 	const ds_heap *h = g->heap;
 	const size_t nb = (size_t)g->nbuf;
@@ -2663,7 +2666,7 @@ static int order_turns(const ds_graph *g, const int32_t *order,
 	}
 	memcpy(ref, ref0, nb * sizeof *ref);
 	int64_t tries = 0;
-	for (int32_t i = 1; i < g->nbuf && tries < TURN_TRIES * effort; i++) {
+	for (int32_t i = 1; i < g->nbuf && tries < max_tries; i++) {
 		int32_t x = turns[2 * i], y = turns[2 * i + 1];
 		if (x < 0 || (ref[i] == x && ref[i + 1] == y))
 			continue;
@@ -2764,9 +2767,12 @@ int ds_dlr(const ds_graph *g, const int32_t *order, const ds_dlr_opts *o,
 		if (!chains)
 			break;
 	}
-	if (have_chains && !lite &&
-	    (rc = order_turns(g, order, pos1, chref, turns, ref_ddr, effort,
-			      &b, e)))
+	int64_t turn_tries = TURN_WORK * effort / (g->n > 0 ? g->n : 1);
+	if (turn_tries > TURN_TRIES * effort)
+		turn_tries = TURN_TRIES * effort;
+	if (have_chains && !lite && turn_tries > 0 &&
+	    (rc = order_turns(g, order, pos1, chref, turns, ref_ddr,
+			      turn_tries, &b, e)))
 		goto out;
 	/* the chain order the pilot finds, the nested pilot and the
 	 * improvement refining it, each placed (the model's gain is not
