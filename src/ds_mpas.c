@@ -1821,7 +1821,7 @@ static const gparams variants[] = {
 /* Smoothing rounds of the third band order (ds_band_order()). */
 #define BAND_SMOOTH 10
 /* At most this many other orders go to the next stage (ds_mpas_alts). */
-#define MAX_ALTS 8
+#define MAX_ALTS 16
 
 /* The best orders found, best first; ties keep the earlier one. */
 typedef struct pool {
