@@ -378,6 +378,36 @@ static void effort_never_worse(void **state)
  * 39424 from stage 1's order. */
 #define PILOT_GEN_BOUND 31232
 
+/* DLR from free-first on g and on a copy renumbered with seed: both
+ * within bound (extra_ddr). */
+static void dlr_within(ds_graph *g, const char *what, uint64_t seed,
+		       int64_t bound)
+{
+	int32_t *ord = free_first(g);
+	ds_plan p, pr;
+	ds_figures f, fr;
+	run_dlr_order(g, ord, &p, &f);
+	print_message("%s: extra_ddr %lld spills %lld\n", what,
+		      (long long)f.extra_ddr, (long long)f.spills);
+	int32_t *perm = test_shuffled(g->n, &seed);
+	ds_graph *r = test_renumbered(g, perm, true, &seed);
+	int32_t *rord = malloc((size_t)g->n * sizeof *rord);
+	assert_non_null(rord);
+	for (int32_t i = 0; i < g->n; i++)
+		rord[i] = perm[ord[i]];
+	run_dlr_order(r, rord, &pr, &fr);
+	print_message("%s renumbered: extra_ddr %lld\n", what,
+		      (long long)fr.extra_ddr);
+	assert_true(f.extra_ddr <= bound);
+	assert_true(fr.extra_ddr <= bound);
+	ds_plan_free(g->heap, &p);
+	ds_plan_free(r->heap, &pr);
+	free(perm);
+	free(rord);
+	free(ord);
+	ds_graph_free(r);
+}
+
 static void pilot_on_generated_matmul(void **state)
 {
 	(void)state;
@@ -387,30 +417,7 @@ static void pilot_on_generated_matmul(void **state)
 	ds_err e;
 	if (ds_generate(ds_heap_std(), DS_GEN_MATMUL, 5000, 1, &caps, &g, &e))
 		fail_msg("ds_generate: %s", e.msg);
-	int32_t *ord = free_first(g);
-	ds_plan p, pr;
-	ds_figures f, fr;
-	run_dlr_order(g, ord, &p, &f);
-	print_message("generated matmul: extra_ddr %lld spills %lld\n",
-		      (long long)f.extra_ddr, (long long)f.spills);
-	uint64_t seed = 7;
-	int32_t *perm = test_shuffled(g->n, &seed);
-	ds_graph *r = test_renumbered(g, perm, true, &seed);
-	int32_t *rord = malloc((size_t)g->n * sizeof *rord);
-	assert_non_null(rord);
-	for (int32_t i = 0; i < g->n; i++)
-		rord[i] = perm[ord[i]];
-	run_dlr_order(r, rord, &pr, &fr);
-	print_message("generated matmul renumbered: extra_ddr %lld\n",
-		      (long long)fr.extra_ddr);
-	assert_true(f.extra_ddr <= PILOT_GEN_BOUND);
-	assert_true(fr.extra_ddr <= PILOT_GEN_BOUND);
-	ds_plan_free(g->heap, &p);
-	ds_plan_free(r->heap, &pr);
-	free(perm);
-	free(rord);
-	free(ord);
-	ds_graph_free(r);
+	dlr_within(g, "generated matmul", 7, PILOT_GEN_BOUND);
 	ds_graph_free(g);
 }
 
@@ -577,30 +584,7 @@ static void turns_on_tiled_matmul(void **state)
 	char *json = tiled_matmul_json(8, 8, 8, 256);
 	ds_graph *g = must_load(json);
 	free(json);
-	int32_t *ord = free_first(g);
-	ds_plan p, pr;
-	ds_figures f, fr;
-	run_dlr_order(g, ord, &p, &f);
-	print_message("tiled matmul: extra_ddr %lld spills %lld\n",
-		      (long long)f.extra_ddr, (long long)f.spills);
-	uint64_t seed = 11;
-	int32_t *perm = test_shuffled(g->n, &seed);
-	ds_graph *r = test_renumbered(g, perm, true, &seed);
-	int32_t *rord = malloc((size_t)g->n * sizeof *rord);
-	assert_non_null(rord);
-	for (int32_t i = 0; i < g->n; i++)
-		rord[i] = perm[ord[i]];
-	run_dlr_order(r, rord, &pr, &fr);
-	print_message("tiled matmul renumbered: extra_ddr %lld\n",
-		      (long long)fr.extra_ddr);
-	assert_true(f.extra_ddr <= TURNS_BOUND);
-	assert_true(fr.extra_ddr <= TURNS_BOUND);
-	ds_plan_free(g->heap, &p);
-	ds_plan_free(r->heap, &pr);
-	free(perm);
-	free(rord);
-	free(ord);
-	ds_graph_free(r);
+	dlr_within(g, "tiled matmul", 11, TURNS_BOUND);
 	ds_graph_free(g);
 }
 
