@@ -355,6 +355,16 @@ static int64_t ch_cost(chsim *c, int32_t ch, int32_t claim, int64_t *mru)
 	return cost;
 }
 
+/* The inputs of chain x count as brought in by a partner (pclaim == a new
+ * pst) in the next ch_cost calls. */
+static void ch_partner(chsim *c, int32_t x)
+{
+	c->pst++;
+	for (int32_t si = c->soff[x]; si < c->soff[x + 1]; si++)
+		for (int32_t k = c->ioff[si]; k < c->ioff[si + 1]; k++)
+			c->pclaim[c->iv[k]] = c->pst;
+}
+
 /* Is a before b: less cost, then more recent reuse, then stage 1. */
 static bool ch_before(const chsim *c, int32_t a, int64_t ca, int64_t ma,
 		      int32_t b, int64_t cb, int64_t mb)
@@ -422,10 +432,7 @@ static int32_t ch_pick(chsim *c, int32_t *cand, int64_t *cost, int64_t *mru,
 	int64_t best_total = -1;
 	for (int32_t i = 0; i < nt; i++) {
 		int32_t x = cand[top[i]];
-		c->pst++;
-		for (int32_t si = c->soff[x]; si < c->soff[x + 1]; si++)
-			for (int32_t k = c->ioff[si]; k < c->ioff[si + 1]; k++)
-				c->pclaim[c->iv[k]] = c->pst;
+		ch_partner(c, x);
 		int64_t follow = -1;
 		for (int32_t j = 0; j < n; j++) {
 			int32_t y = cand[j];
@@ -518,10 +525,7 @@ static void ch_turn(chsim *c, const int32_t *grp, int32_t ng, int32_t *cnt,
 		return;
 	int32_t x = cand[lead], y = -1;
 	int64_t yc = 0, ym = 0;
-	c->pst++;
-	for (int32_t si = c->soff[x]; si < c->soff[x + 1]; si++)
-		for (int32_t k = c->ioff[si]; k < c->ioff[si + 1]; k++)
-			c->pclaim[c->iv[k]] = c->pst;
+	ch_partner(c, x);
 	for (int32_t i = 0; i < n; i++) {
 		if (cand[i] == x)
 			continue;
@@ -2757,7 +2761,7 @@ int ds_dlr(const ds_graph *g, const int32_t *order, const ds_dlr_opts *o,
 		bool chains;
 		chopts co = {.share = shares[k],
 			     .ref_out = k == 0 ? chref : NULL,
-			     .turn_out = k == 0 ? turns : NULL};
+			     .turn_out = k == 0 && !lite ? turns : NULL};
 		if ((rc = order_chains(g, order, pos1, &co, ord, &chains, e)) ||
 		    (chains && (rc = try_order(g, ord, &b, e))))
 			goto out;

@@ -50,6 +50,25 @@ static void run_dlr(const ds_graph *g, ds_plan *p, ds_figures *f)
 	free(ord);
 }
 
+/* ds_dlr on a copy of g with node Ids and BufIds renumbered (seed), from
+ * ord renamed: its figures into *f. */
+static void run_dlr_renumbered(const ds_graph *g, const int32_t *ord,
+			       uint64_t seed, ds_figures *f)
+{
+	int32_t *perm = test_shuffled(g->n, &seed);
+	ds_graph *r = test_renumbered(g, perm, true, &seed);
+	int32_t *rord = malloc((size_t)g->n * sizeof *rord);
+	assert_non_null(rord);
+	for (int32_t i = 0; i < g->n; i++)
+		rord[i] = perm[ord[i]];
+	ds_plan p;
+	run_dlr_order(r, rord, &p, f);
+	ds_plan_free(r->heap, &p);
+	free(perm);
+	free(rord);
+	ds_graph_free(r);
+}
+
 /* Writes p into a fresh folder and returns the concatenated files. */
 static char *plan_bytes(const ds_graph *g, const ds_plan *p)
 {
@@ -138,16 +157,8 @@ static void check_bundled(const char *name, const char *path, ds_graph *g,
 			      (long long)figure);
 	}
 	/* renumbered, with the same order renamed: about the same */
-	uint64_t seed = 20251130;
-	int32_t *perm = test_shuffled(g->n, &seed);
-	ds_graph *r = test_renumbered(g, perm, true, &seed);
-	int32_t *rord = malloc((size_t)g->n * sizeof *rord);
-	assert_non_null(rord);
-	for (int32_t i = 0; i < g->n; i++)
-		rord[i] = perm[ord[i]];
-	ds_plan pr;
 	ds_figures fr;
-	run_dlr_order(r, rord, &pr, &fr);
+	run_dlr_renumbered(g, ord, 20251130, &fr);
 	int64_t diff = fr.extra_ddr - fa.extra_ddr;
 	if (diff < 0)
 		diff = -diff;
@@ -162,11 +173,7 @@ static void check_bundled(const char *name, const char *path, ds_graph *g,
 		      (long long)fa.spills, (long long)fr.extra_ddr);
 	ds_plan_free(g->heap, &pa);
 	ds_plan_free(g->heap, &pb);
-	ds_plan_free(r->heap, &pr);
-	free(perm);
-	free(rord);
 	free(ord);
-	ds_graph_free(r);
 }
 
 static void bundled_graphs(void **state)
@@ -384,28 +391,18 @@ static void dlr_within(ds_graph *g, const char *what, uint64_t seed,
 		       int64_t bound)
 {
 	int32_t *ord = free_first(g);
-	ds_plan p, pr;
+	ds_plan p;
 	ds_figures f, fr;
 	run_dlr_order(g, ord, &p, &f);
 	print_message("%s: extra_ddr %lld spills %lld\n", what,
 		      (long long)f.extra_ddr, (long long)f.spills);
-	int32_t *perm = test_shuffled(g->n, &seed);
-	ds_graph *r = test_renumbered(g, perm, true, &seed);
-	int32_t *rord = malloc((size_t)g->n * sizeof *rord);
-	assert_non_null(rord);
-	for (int32_t i = 0; i < g->n; i++)
-		rord[i] = perm[ord[i]];
-	run_dlr_order(r, rord, &pr, &fr);
+	run_dlr_renumbered(g, ord, seed, &fr);
 	print_message("%s renumbered: extra_ddr %lld\n", what,
 		      (long long)fr.extra_ddr);
 	assert_true(f.extra_ddr <= bound);
 	assert_true(fr.extra_ddr <= bound);
 	ds_plan_free(g->heap, &p);
-	ds_plan_free(r->heap, &pr);
-	free(perm);
-	free(rord);
 	free(ord);
-	ds_graph_free(r);
 }
 
 static void pilot_on_generated_matmul(void **state)
