@@ -62,6 +62,30 @@ typedef struct ds_faulty {
 } ds_faulty;
 ds_heap ds_heap_faulty(ds_faulty *state);
 
+/* A scratch arena for one pass run, in the manner of QBE's alloc/freeall:
+ * every block comes from the heap hook (so the allocation-failure sweeps
+ * keep their meaning), a failure is sticky (check `failed` once after
+ * taking every array), and ds_arena_free releases everything in one call.
+ * Blocks may be grown; freeing a single block early is allowed too. */
+typedef struct ds_arena_blk ds_arena_blk;
+typedef struct ds_arena {
+	const ds_heap *heap;
+	ds_arena_blk *head; /* the blocks, newest first */
+	bool failed;	    /* an allocation failed: results are incomplete */
+} ds_arena;
+
+void ds_arena_init(ds_arena *a, const ds_heap *h);
+/* count * size zeroed bytes, or NULL (and failed set) on failure or after
+ * an earlier failure. */
+void *ds_arena_alloc(ds_arena *a, size_t count, size_t size);
+/* Resizes p (from this arena, or NULL) to count * size bytes; the new
+ * part is not zeroed.  NULL (p untouched, failed set) on failure. */
+void *ds_arena_grow(ds_arena *a, void *p, size_t count, size_t size);
+/* Releases p (from this arena, or NULL) now instead of at ds_arena_free. */
+void ds_arena_release(ds_arena *a, void *p);
+/* Releases every block; the arena may be used again (failed cleared). */
+void ds_arena_free(ds_arena *a);
+
 /* Growable array helper: makes room for *cap >= need elements. */
 int ds_reserve(const ds_heap *h, void **p, int64_t *cap, int64_t need,
 	       size_t elem, ds_err *e);
@@ -158,6 +182,28 @@ typedef struct ds_graph {
 	ds_caps caps;
 	int64_t critical_path; /* longest path in cycles */
 } ds_graph;
+
+/* ---- the spill model of SPEC.md ("Spills"), in one place ---- */
+
+/* The fixed part of a spill transfer: `2 * size + 150` cycles each way. */
+#define DS_SPILL_FIXED_CYCLES 150
+
+/* Cycles of a SPILL_IN of buffer b, and of its SPILL_OUT (0 when a
+ * COPY_IN uses b: its data still sits in DDR, nothing to write back). */
+static inline int64_t ds_spill_in_cycles(const ds_graph *g, int32_t b)
+{
+	return 2 * g->buf_size[b] + DS_SPILL_FIXED_CYCLES;
+}
+static inline int64_t ds_spill_out_cycles(const ds_graph *g, int32_t b)
+{
+	return g->buf_copyin[b] ? 0 : ds_spill_in_cycles(g, b);
+}
+/* Extra DDR traffic of one spill of b: out and back in, or only back in
+ * when a COPY_IN uses b. */
+static inline int64_t ds_spill_traffic(const ds_graph *g, int32_t b)
+{
+	return g->buf_size[b] * (g->buf_copyin[b] ? 1 : 2);
+}
 
 void ds_graph_free(ds_graph *g);
 /* Buffer index of a BufId, -1 when there is none (binary search). */

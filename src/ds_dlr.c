@@ -52,11 +52,6 @@
 
 #include <string.h>
 
-static int64_t traffic(const ds_graph *g, int32_t b)
-{
-	return g->buf_size[b] * (g->buf_copyin[b] ? 1 : 2);
-}
-
 /* A CSR list per node or buffer. */
 typedef struct csr {
 	int32_t *off, *v;
@@ -757,7 +752,7 @@ static int64_t pl_eval(pilot *p, const int32_t *order, int64_t bound)
 		}
 		if (!p->res[x]) {
 			if (p->seen[x])
-				cost += traffic(g, x);
+				cost += ds_spill_traffic(g, x);
 			if (cost >= bound)
 				return cost;
 			p->seen[x] = 1;
@@ -2314,7 +2309,7 @@ static bool score_goal(lsched *s, int32_t v, score *out)
 			}
 			s->bmark[b] = taken;
 			s->bufs[nb + nt++] = b;
-			evict += (double)traffic(g, b);
+			evict += (double)ds_spill_traffic(g, b);
 			over -= g->buf_size[b];
 		}
 		for (int32_t i = 0; i < nt; i++)

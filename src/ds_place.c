@@ -68,11 +68,6 @@ static int32_t next_use(placer *s, int32_t b)
 	return k < s->use_off[b + 1] ? s->use_pos[k] : INT32_MAX;
 }
 
-static int64_t traffic(const ds_graph *g, int32_t b)
-{
-	return g->buf_size[b] * (g->buf_copyin[b] ? 1 : 2);
-}
-
 static void res_insert(placer *s, int m, int32_t b, int64_t lo)
 {
 	slot *r = s->res[m];
@@ -166,7 +161,7 @@ static double window_cost(placer *s, int m, int64_t x, int64_t size,
 			if (dist < nearest)
 				nearest = dist;
 		} else {
-			cost += (double)traffic(g, b) / dist;
+			cost += (double)ds_spill_traffic(g, b) / dist;
 		}
 	}
 	if (s->o->victim == DS_VICTIM_FURTHEST)

@@ -25,9 +25,7 @@ int64_t ds_node_cycles(const ds_graph *g, const ds_plan *p, int32_t v)
 	int32_t k = (v - g->n) / 2;
 	int32_t b = p->spill[k].buf;
 	bool out = (v - g->n) % 2 == 0;
-	if (out && g->buf_copyin[b])
-		return 0; /* the data still sits in DDR: nothing to write */
-	return 2 * g->buf_size[b] + 150;
+	return out ? ds_spill_out_cycles(g, b) : ds_spill_in_cycles(g, b);
 }
 
 const char *ds_node_label(const ds_graph *g, const ds_plan *p, int32_t v,
@@ -595,7 +593,7 @@ int ds_replay(const ds_graph *g, const ds_plan *p, const ds_replay_opts *o,
 	f.lb_critical_path = g->critical_path;
 	for (int32_t k = 0; k < p->nspill; k++) {
 		int32_t b = p->spill[k].buf;
-		int64_t t = g->buf_size[b] * (g->buf_copyin[b] ? 1 : 2);
+		int64_t t = ds_spill_traffic(g, b);
 		if (!ds_add(f.extra_ddr, t, &f.extra_ddr)) {
 			rc = ds_fail(e, DS_EINPUT, "%s: extra_ddr overflows",
 				     g->source);

@@ -118,6 +118,94 @@ int ds_reserve(const ds_heap *h, void **p, int64_t *cap, int64_t need,
 	return DS_OK;
 }
 
+/* ---- arena ---- */
+
+/* A block's header: the links, padded so the payload keeps the strictest
+ * alignment. */
+struct ds_arena_blk {
+	union {
+		struct {
+			ds_arena_blk *prev; /* newer, or NULL at the head */
+			ds_arena_blk *next; /* older */
+		} link;
+		max_align_t align;
+	} u;
+};
+
+void ds_arena_init(ds_arena *a, const ds_heap *h)
+{
+	a->heap = h;
+	a->head = NULL;
+	a->failed = false;
+}
+
+static void arena_link(ds_arena *a, ds_arena_blk *b)
+{
+	if (b->u.link.prev)
+		b->u.link.prev->u.link.next = b;
+	else
+		a->head = b;
+	if (b->u.link.next)
+		b->u.link.next->u.link.prev = b;
+}
+
+void *ds_arena_grow(ds_arena *a, void *p, size_t count, size_t size)
+{
+	if (count == 0 || size == 0)
+		count = size = 1;
+	if (a->failed || count > (SIZE_MAX - sizeof(ds_arena_blk)) / size) {
+		a->failed = true;
+		return NULL;
+	}
+	ds_arena_blk *old = p ? (ds_arena_blk *)p - 1 : NULL;
+	ds_arena_blk *b = a->heap->fn(a->heap->ud, old,
+				      sizeof *b + count * size);
+	if (!b) {
+		a->failed = true;
+		return NULL;
+	}
+	if (!old) {
+		b->u.link.prev = NULL;
+		b->u.link.next = a->head;
+	}
+	arena_link(a, b);
+	return b + 1;
+}
+
+void *ds_arena_alloc(ds_arena *a, size_t count, size_t size)
+{
+	void *p = ds_arena_grow(a, NULL, count, size);
+	if (p)
+		memset(p, 0, count && size ? count * size : 1);
+	return p;
+}
+
+void ds_arena_release(ds_arena *a, void *p)
+{
+	if (!p)
+		return;
+	ds_arena_blk *b = (ds_arena_blk *)p - 1;
+	if (b->u.link.prev)
+		b->u.link.prev->u.link.next = b->u.link.next;
+	else
+		a->head = b->u.link.next;
+	if (b->u.link.next)
+		b->u.link.next->u.link.prev = b->u.link.prev;
+	a->heap->fn(a->heap->ud, b, 0);
+}
+
+void ds_arena_free(ds_arena *a)
+{
+	ds_arena_blk *b = a->head;
+	while (b) {
+		ds_arena_blk *next = b->u.link.next;
+		a->heap->fn(a->heap->ud, b, 0);
+		b = next;
+	}
+	a->head = NULL;
+	a->failed = false;
+}
+
 /* ---- memories ---- */
 
 const char *const ds_mem_names[DS_NMEM] = {"L1", "UB", "L0A", "L0B", "L0C"};

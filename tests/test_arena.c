@@ -1,0 +1,106 @@
+/* test_arena.c: the scratch arena of ds_util.c (ds.h). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "ds.h"
+
+/* Blocks are zeroed, aligned, independent, and all released at once. */
+static void alloc_and_free_all(void **state)
+{
+	(void)state;
+	ds_faulty f = {0};
+	ds_heap h = ds_heap_faulty(&f);
+	ds_arena a;
+	ds_arena_init(&a, &h);
+	int64_t *x = ds_arena_alloc(&a, 100, sizeof *x);
+	char *c = ds_arena_alloc(&a, 3, 1);
+	double *d = ds_arena_alloc(&a, 7, sizeof *d);
+	assert_non_null(x);
+	assert_non_null(c);
+	assert_non_null(d);
+	assert_false(a.failed);
+	assert_int_equal((uintptr_t)d % _Alignof(max_align_t), 0);
+	for (int i = 0; i < 100; i++)
+		assert_int_equal(x[i], 0);
+	memset(c, 'x', 3);
+	x[99] = 42;
+	assert_int_equal(f.live, 3);
+	ds_arena_free(&a);
+	assert_int_equal(f.live, 0);
+	assert_null(a.head);
+}
+
+/* Growing keeps the contents and the links; releasing one block early
+ * leaves the others to ds_arena_free. */
+static void grow_and_release(void **state)
+{
+	(void)state;
+	ds_faulty f = {0};
+	ds_heap h = ds_heap_faulty(&f);
+	ds_arena a;
+	ds_arena_init(&a, &h);
+	int32_t *first = ds_arena_alloc(&a, 4, sizeof *first);
+	int32_t *mid = ds_arena_alloc(&a, 4, sizeof *mid);
+	int32_t *last = ds_arena_alloc(&a, 4, sizeof *last);
+	for (int i = 0; i < 4; i++)
+		mid[i] = i + 1;
+	mid = ds_arena_grow(&a, mid, 100000, sizeof *mid);
+	assert_non_null(mid);
+	for (int i = 0; i < 4; i++)
+		assert_int_equal(mid[i], i + 1);
+	ds_arena_release(&a, first);
+	ds_arena_release(&a, last);
+	assert_int_equal(f.live, 1);
+	ds_arena_release(&a, NULL);
+	ds_arena_free(&a);
+	assert_int_equal(f.live, 0);
+}
+
+/* A failure is sticky: later requests fail too, without calling the
+ * heap, and everything taken before is still released in one call. */
+static void failure_is_sticky(void **state)
+{
+	(void)state;
+	ds_faulty f = {.fail_at = 2};
+	ds_heap h = ds_heap_faulty(&f);
+	ds_arena a;
+	ds_arena_init(&a, &h);
+	void *p = ds_arena_alloc(&a, 8, 8);
+	assert_non_null(p);
+	assert_null(ds_arena_alloc(&a, 8, 8));
+	assert_true(a.failed);
+	long calls = f.calls;
+	assert_null(ds_arena_alloc(&a, 1, 1));
+	assert_null(ds_arena_grow(&a, p, 16, 8));
+	assert_int_equal(f.calls, calls);
+	ds_arena_free(&a);
+	assert_int_equal(f.live, 0);
+	assert_false(a.failed);
+}
+
+/* A size whose product overflows is refused, not wrapped. */
+static void overflow_refused(void **state)
+{
+	(void)state;
+	ds_arena a;
+	ds_arena_init(&a, ds_heap_std());
+	assert_null(ds_arena_alloc(&a, SIZE_MAX / 2, 4));
+	assert_true(a.failed);
+	ds_arena_free(&a);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(alloc_and_free_all),
+		cmocka_unit_test(grow_and_release),
+		cmocka_unit_test(failure_is_sticky),
+		cmocka_unit_test(overflow_refused),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
