@@ -261,7 +261,7 @@ static inline int fuzz_plan_one(const char *dir, const char *tag,
 		int64_t *start = ds_alloc(h, (size_t)p.len + 1, sizeof *start);
 		int64_t *finish = ds_alloc(h, (size_t)p.len + 1,
 					   sizeof *finish);
-		ds_replay_opts o = {false, start, finish};
+		ds_replay_opts o = {.start = start, .finish = finish};
 		ds_figures f;
 		rc = ds_replay(g, &p, &o, &f, &e);
 		o.q1 = true;

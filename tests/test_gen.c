@@ -134,7 +134,7 @@ static void check_schedulable(const ds_graph *g)
 	}
 	assert_int_equal(at, n);
 	ds_plan p = {n, order, NULL, 0, NULL};
-	ds_replay_opts o = {true, NULL, NULL};
+	ds_replay_opts o = {.q1 = true};
 	ds_figures f;
 	ds_err e;
 	int rc = ds_replay(g, &p, &o, &f, &e);
