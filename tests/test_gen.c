@@ -325,6 +325,8 @@ static void fuzz_regressions(void **state)
 			rc = fuzz_csv_one(tmp, "", data, len);
 		else if (has_prefix(name, "plan-"))
 			rc = fuzz_plan_one(tmp, "", data, len);
+		else if (has_prefix(name, "order-"))
+			rc = fuzz_order_one(ds_heap_std(), tmp, "", data, len);
 		else
 			continue; /* README and the like */
 		assert_true(rc >= DS_OK && rc <= DS_ENOMEM);
