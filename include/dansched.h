@@ -152,7 +152,9 @@ typedef struct dansched_figures {
 /* ---- planning ---- */
 
 enum {
-	DANSCHED_ORIGINAL,   /* node-Id order, first fit, furthest next use */
+	DANSCHED_ORIGINAL,   /* node-Id order (repaired: Kahn by least ready
+				Id where the Ids are not topological), first
+				fit, furthest next use */
 	DANSCHED_FREE_FIRST, /* Kahn FREE first / ALLOC last, best fit */
 	DANSCHED_LPMF,	     /* PyTorch Inductor's lpmf, best fit */
 	DANSCHED_CP_LIST,    /* HEFT-style critical path list, first fit */
@@ -187,8 +189,9 @@ typedef struct dansched_plan dansched_plan;
 
 /* Plans g.  On success *out is a plan that the evaluator has accepted
  * (an MPAS-only plan is an order without offsets) and fig (if not NULL)
- * holds its figures.  A graph that cannot be placed at all (one node needs
- * more of a memory than it holds) gives DANSCHED_BAD_INPUT. */
+ * holds its figures; its spills are numbered in the order they happen
+ * (see dansched_plan_order).  A graph that cannot be placed at all (one
+ * node needs more of a memory than it holds) gives DANSCHED_BAD_INPUT. */
 int dansched_schedule(const dansched_graph *g, const dansched_options *o,
 		      dansched_plan **out, dansched_figures *fig,
 		      dansched_error *err);
@@ -208,9 +211,25 @@ int dansched_phase_bound(const dansched_graph *g, const dansched_plan *p,
 int dansched_plan_read(const dansched_graph *g, const char *schedule,
 		       const char *memory, const char *spill,
 		       dansched_plan **out, dansched_error *err);
-/* Replays p on the machine model, checks every rule (q1: also at most one
- * live buffer in each L0 memory) and measures it.  DANSCHED_INVALID_PLAN
- * with the rule, node and buffer in the message when a rule is broken. */
+/* Replays p on the machine model, checks every rule and measures it.
+ * DANSCHED_INVALID_PLAN with the rule, node and buffer in the message when
+ * a rule is broken; DANSCHED_BAD_INPUT when p was made for a graph of
+ * another shape (as for every call below taking g and p).  Flags:
+ *   DANSCHED_EVAL_Q1           also at most one live buffer in each L0
+ *                              memory (the rule of the peak-memory problem)
+ *   DANSCHED_EVAL_SPILL_ORDER  spill k's SPILL_OUT (node N+2k) must stand
+ *                              before spill k+1's in the order, as SPEC.md
+ *                              and strict checkers (the referee's default)
+ *                              read the statement; without it the spills
+ *                              may be numbered in any order.
+ * Every plan dansched_schedule returns passes with either flag set. */
+enum { DANSCHED_EVAL_Q1 = 1u, DANSCHED_EVAL_SPILL_ORDER = 2u };
+int dansched_evaluate_flags(const dansched_graph *g, const dansched_plan *p,
+			    unsigned flags, dansched_figures *fig,
+			    dansched_error *err);
+/* The same with q1 as above and any spill order (as in version 0.2.0,
+ * before the order was checked): dansched_evaluate_flags(g, p,
+ * q1 ? DANSCHED_EVAL_Q1 : 0, fig, err). */
 int dansched_evaluate(const dansched_graph *g, const dansched_plan *p,
 		      int q1, dansched_figures *fig, dansched_error *err);
 /* Writes DIR/CASE_schedule.txt, and _memory.txt and _spill.txt when the
@@ -227,7 +246,8 @@ int dansched_write_memmap(const dansched_graph *g, const dansched_plan *p,
 void dansched_plan_destroy(dansched_plan *p);
 
 /* The order: node Ids, graph nodes 0..N-1 and spill nodes (SPILL_OUT of
- * spill k is N+2k, its SPILL_IN N+2k+1).  Valid while p lives. */
+ * spill k is N+2k, its SPILL_IN N+2k+1; in a plan dansched_schedule made,
+ * spill k's SPILL_OUT stands before spill k+1's).  Valid while p lives. */
 int32_t dansched_plan_length(const dansched_plan *p);
 const int32_t *dansched_plan_order(const dansched_plan *p);
 /* 1 when the plan places buffers (it has offsets and spills), else 0. */

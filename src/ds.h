@@ -310,6 +310,13 @@ void ds_plan_free(const ds_heap *h, ds_plan *p);
 int ds_plan_read(const ds_graph *g, const char *sched_path,
 		 const char *mem_path, const char *spill_path, ds_plan *out,
 		 ds_err *e);
+/* Renumbers p's spills in the order their SPILL_OUTs stand in p->order
+ * (SPEC.md: spill line k's SPILL_OUT, node n+2k, before line k+1's), the
+ * spill nodes in p->order renamed to match: a pure relabelling, every
+ * figure stays.  Every plan the library returns goes through it once it is
+ * finished (ds_run).  Requires each spill's SPILL_OUT once in p->order
+ * (DS_EPLAN otherwise).  O(len + nspill). */
+int ds_plan_sort_spills(const ds_graph *g, ds_plan *p, ds_err *e);
 /* Writes DIR/<case>_schedule.txt, _memory.txt (when offsets are set) and
  * _spill.txt, all or nothing. */
 int ds_plan_write(const ds_graph *g, const ds_plan *p, const char *dir,
@@ -334,12 +341,29 @@ typedef struct ds_replay_opts {
 	/* optional outputs, each [plan->len] indexed by node id: */
 	int64_t *start;
 	int64_t *finish;
+	/* spill lines in the order their SPILL_OUTs run (SPEC.md, the
+	 * referee's default); false (and no opts) accepts any line order */
+	bool spill_order;
 } ds_replay_opts;
 
 /* Checks every rule of SPEC.md and measures the plan.  DS_EPLAN with a
  * message naming the rule, the node and the buffer when a rule is broken. */
 int ds_replay(const ds_graph *g, const ds_plan *p, const ds_replay_opts *o,
 	      ds_figures *out, ds_err *e);
+
+/* pos[v] = the line (from 0) of node v in order[0..len), each of
+ * 0..total-1 at most once, -1 for the nodes absent; `code` with
+ * "<what> line L: node V does not exist" (or "appears twice")
+ * otherwise.  The one permutation check of the replay and of every pass
+ * that takes an order. */
+int ds_order_positions(const int32_t *order, int32_t len, int32_t total,
+		       int32_t *pos, int code, const char *what, ds_err *e);
+/* The precondition of every pass that takes an order of g's n nodes
+ * (ds_place, ds_dlr): order[0..n) is a topological order of g's order
+ * constraints (g->pred).  A caller's wrong order is bad input: DS_EINPUT
+ * naming `who`, the node and its line.  O(N + E). */
+int ds_order_check(const ds_graph *g, const int32_t *order, const char *who,
+		   ds_err *e);
 
 /* The spill edges of plan p in the reduced form the replay uses (a
  * buffer's spill pairs chained, each user tied to the nearest pair on each

@@ -37,9 +37,12 @@ struct dansched_builder {
 	ds_builder *b;
 };
 
+/* A plan remembers the shape of the graph it was made for: its arrays are
+ * sized by it, and a plan given with another graph is refused (plan_fits). */
 struct dansched_plan {
 	ds_heap heap;
 	ds_plan p;
+	int32_t n, nbuf;
 };
 
 /* Runs an internal call with a ds_err and copies it out. */
@@ -342,9 +345,29 @@ static void relay_progress(void *ud, const char *stage, double seconds,
 static dansched_plan *plan_new(const dansched_graph *g)
 {
 	dansched_plan *p = ds_alloc(&g->heap, 1, sizeof *p);
-	if (p)
+	if (p) {
 		p->heap = g->heap;
+		p->n = g->g->n;
+		p->nbuf = g->g->nbuf;
+	}
 	return p;
+}
+
+/* The precondition of every call taking a graph and a plan: the plan was
+ * made for a graph of this shape (its offsets, spills and order are sized
+ * and numbered by it).  DS_EINPUT otherwise. */
+static int plan_fits(const dansched_graph *g, const dansched_plan *p,
+		     ds_err *e)
+{
+	if (!g || !p)
+		return ds_fail(e, DS_EINPUT, "no %s given", g ? "plan" : "graph");
+	if (p->n != g->g->n || p->nbuf != g->g->nbuf)
+		return ds_fail(e, DS_EINPUT,
+			       "%s: the plan was made for another graph (%d "
+			       "nodes, %d buffers; this one has %d and %d)",
+			       g->g->source, p->n, p->nbuf, g->g->n,
+			       g->g->nbuf);
+	return DS_OK;
 }
 
 int dansched_schedule(const dansched_graph *g, const dansched_options *o,
@@ -405,25 +428,43 @@ int dansched_plan_read(const dansched_graph *g, const char *schedule,
 	return out_err(DS_OK, &e, err);
 }
 
-int dansched_evaluate(const dansched_graph *g, const dansched_plan *p,
-		      int q1, dansched_figures *fig, dansched_error *err)
+int dansched_evaluate_flags(const dansched_graph *g, const dansched_plan *p,
+			    unsigned flags, dansched_figures *fig,
+			    dansched_error *err)
 {
-	ds_replay_opts o = {.q1 = q1 != 0};
+	ds_replay_opts o = {
+		.q1 = (flags & DANSCHED_EVAL_Q1) != 0,
+		.spill_order = (flags & DANSCHED_EVAL_SPILL_ORDER) != 0};
 	ds_figures f;
 	ds_err e;
-	int rc = ds_replay(g->g, &p->p, &o, &f, &e);
+	int rc = plan_fits(g, p, &e);
+	if (rc == DS_OK && (flags & ~(unsigned)(DANSCHED_EVAL_Q1 |
+					       DANSCHED_EVAL_SPILL_ORDER)))
+		rc = ds_fail(&e, DS_EINPUT, "evaluate: unknown flags 0x%x",
+			     flags);
+	if (rc == DS_OK)
+		rc = ds_replay(g->g, &p->p, &o, &f, &e);
 	if (rc == DS_OK)
 		figures_out(&f, fig);
 	return out_err(rc, &e, err);
+}
+
+int dansched_evaluate(const dansched_graph *g, const dansched_plan *p,
+		      int q1, dansched_figures *fig, dansched_error *err)
+{
+	return dansched_evaluate_flags(g, p, q1 ? DANSCHED_EVAL_Q1 : 0u, fig,
+				       err);
 }
 
 int dansched_phase_bound(const dansched_graph *g, const dansched_plan *p,
 			 int64_t *lb, dansched_error *err)
 {
 	ds_err e;
-	return out_err(ds_phase_bound(g->g, p ? p->p.order : NULL,
-				      p ? p->p.len : 0, lb, &e),
-		       &e, err);
+	int rc = p ? plan_fits(g, p, &e) : DS_OK;
+	if (rc == DS_OK)
+		rc = ds_phase_bound(g->g, p ? p->p.order : NULL,
+				    p ? p->p.len : 0, lb, &e);
+	return out_err(rc, &e, err);
 }
 
 int dansched_plan_write(const dansched_graph *g, const dansched_plan *p,
@@ -431,21 +472,30 @@ int dansched_plan_write(const dansched_graph *g, const dansched_plan *p,
 			dansched_error *err)
 {
 	ds_err e;
-	return out_err(ds_plan_write(g->g, &p->p, dir, case_name, &e), &e, err);
+	int rc = plan_fits(g, p, &e);
+	if (rc == DS_OK)
+		rc = ds_plan_write(g->g, &p->p, dir, case_name, &e);
+	return out_err(rc, &e, err);
 }
 
 int dansched_write_trace(const dansched_graph *g, const dansched_plan *p,
 			 const char *path, dansched_error *err)
 {
 	ds_err e;
-	return out_err(ds_write_trace(g->g, &p->p, path, &e), &e, err);
+	int rc = plan_fits(g, p, &e);
+	if (rc == DS_OK)
+		rc = ds_write_trace(g->g, &p->p, path, &e);
+	return out_err(rc, &e, err);
 }
 
 int dansched_write_memmap(const dansched_graph *g, const dansched_plan *p,
 			  const char *path, dansched_error *err)
 {
 	ds_err e;
-	return out_err(ds_write_memmap(g->g, &p->p, path, &e), &e, err);
+	int rc = plan_fits(g, p, &e);
+	if (rc == DS_OK)
+		rc = ds_write_memmap(g->g, &p->p, path, &e);
+	return out_err(rc, &e, err);
 }
 
 void dansched_plan_destroy(dansched_plan *p)
@@ -472,6 +522,8 @@ int dansched_plan_has_offsets(const dansched_plan *p)
 int64_t dansched_plan_offset(const dansched_graph *g, const dansched_plan *p,
 			     int64_t bufid)
 {
+	if (plan_fits(g, p, NULL))
+		return -1;
 	int32_t b = ds_graph_find_buf(g->g, bufid);
 	return b < 0 || !p->p.offset ? -1 : p->p.offset[b];
 }
@@ -484,7 +536,7 @@ int32_t dansched_plan_spill_count(const dansched_plan *p)
 int dansched_plan_spill(const dansched_graph *g, const dansched_plan *p,
 			int32_t k, int64_t *bufid, int64_t *new_offset)
 {
-	if (k < 0 || k >= p->p.nspill)
+	if (plan_fits(g, p, NULL) || k < 0 || k >= p->p.nspill)
 		return DS_EINPUT;
 	*bufid = g->g->buf_id[p->p.spill[k].buf];
 	*new_offset = p->p.spill[k].offset;

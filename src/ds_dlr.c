@@ -1,7 +1,7 @@
 /* ds_dlr.c: stage 2, deterministic linear repacking (DLR).
  *
  * Requires: a valid graph and a topological order of its n nodes (stage 1's;
- * any topological order will do, it only guides).
+ * any topological order will do, it only guides; checked: DS_EINPUT).
  * Guarantees: a plan that ds_replay accepts under g->caps (the order with
  * spill nodes inserted, one offset per buffer, the spills with their new
  * offsets), or DS_EINPUT when some operation's buffers cannot fit together
@@ -2716,7 +2716,9 @@ int ds_dlr(const ds_graph *g, const int32_t *order, const ds_dlr_opts *o,
 {
 	const ds_heap *h = g->heap;
 	memset(out, 0, sizeof *out);
-	int rc = ds_check_fits(g, e);
+	int rc = ds_order_check(g, order, "dlr", e);
+	if (rc == DS_OK)
+		rc = ds_check_fits(g, e);
 	if (rc)
 		return rc;
 	int64_t effort = o && o->effort > 0 ? o->effort : 1;

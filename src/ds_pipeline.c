@@ -5,8 +5,9 @@
  * The baselines are an order plus the shared placer with their policy.
  *
  * Requires: a valid graph.  Guarantees: the plan returned has passed
- * ds_replay (with the one-live rule for an MPAS-only plan), and *fig holds
- * its figures. */
+ * ds_replay (with the one-live rule for an MPAS-only plan), its spills
+ * numbered in the order their SPILL_OUTs run (ds_plan_sort_spills, checked
+ * by a strict replay), and *fig holds its figures. */
 #include "ds_pipeline.h"
 
 #include <string.h>
@@ -226,6 +227,32 @@ static int run_dan(const ds_graph *g, const ds_run_opts *o, ds_plan *out,
 	return DS_OK;
 }
 
+/* The plan is done: its spills numbered in the order they happen (the
+ * stages need not keep that: CPE moves spill nodes), and the relabelled
+ * plan replayed with that order required. */
+static int finish(const ds_graph *g, ds_plan *p, ds_figures *fig, ds_err *e)
+{
+	if (p->nspill == 0)
+		return DS_OK;
+	int rc = ds_plan_sort_spills(g, p, e);
+	ds_replay_opts ro = {.spill_order = true};
+	ds_figures f = {0};
+	if (rc == DS_OK)
+		rc = ds_replay(g, p, &ro, &f, e);
+	if (rc == DS_EPLAN) {
+		char msg[sizeof e->msg];
+		memcpy(msg, e->msg, sizeof msg);
+		return ds_fail(e, DS_EPLAN, "%s: internal error: the spills "
+			       "renumbered make an invalid plan: %.400s",
+			       g->source, msg);
+	}
+	DS_ASSERT(rc || (f.makespan == fig->makespan &&
+			 f.extra_ddr == fig->extra_ddr));
+	if (rc == DS_OK)
+		*fig = f;
+	return rc;
+}
+
 int ds_run(const ds_graph *g, const ds_run_opts *o, ds_plan *out,
 	   ds_figures *fig, ds_err *e)
 {
@@ -233,7 +260,9 @@ int ds_run(const ds_graph *g, const ds_run_opts *o, ds_plan *out,
 	if (o->scheduler < 0 || o->scheduler >= DS_NSCHED)
 		return ds_fail(e, DS_EINPUT, "unknown scheduler %d",
 			       o->scheduler);
-	if (o->scheduler == DS_SCHED_DAN)
-		return run_dan(g, o, out, fig, e);
-	return run_baseline(g, o, out, fig, e);
+	int rc = o->scheduler == DS_SCHED_DAN ? run_dan(g, o, out, fig, e)
+					      : run_baseline(g, o, out, fig, e);
+	if (rc == DS_OK && (rc = finish(g, out, fig, e)))
+		ds_plan_free(g->heap, out);
+	return rc;
 }

@@ -5,7 +5,8 @@
 #include "ds_stage.h"
 
 enum {
-	DS_SCHED_ORIGINAL,   /* node-Id order, first fit, furthest next use */
+	DS_SCHED_ORIGINAL,   /* node-Id order (repaired, ds_order_id), first
+				fit, furthest next use */
 	DS_SCHED_FREE_FIRST, /* Kahn FREE first / ALLOC last, best fit */
 	DS_SCHED_LPMF,	     /* PyTorch Inductor lpmf (+BFS/DFS), best fit */
 	DS_SCHED_CP_LIST,    /* HEFT upward rank, first fit */

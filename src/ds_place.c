@@ -2,7 +2,8 @@
  * shared by the baselines and stage 2).
  *
  * Requires: a topological order of the graph's n nodes, and a graph whose
- * every operation's buffers fit together in each memory (checked here).
+ * every operation's buffers fit together in each memory (both checked
+ * here: DS_EINPUT otherwise).
  * Guarantees: a plan (order with spill nodes inserted, one offset per
  * buffer, spills with their new offsets) that ds_replay accepts: buffers
  * never overlap while resident, every buffer is resident when an operation
@@ -331,7 +332,9 @@ int ds_place(const ds_graph *g, const int32_t *order,
 {
 	const ds_heap *h = g->heap;
 	memset(out, 0, sizeof *out);
-	int rc = ds_check_fits(g, e);
+	int rc = ds_order_check(g, order, "placement", e);
+	if (rc == DS_OK)
+		rc = ds_check_fits(g, e);
 	if (rc)
 		return rc;
 	placer s;

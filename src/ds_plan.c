@@ -183,6 +183,48 @@ int ds_plan_read(const ds_graph *g, const char *sched_path,
 	return rc;
 }
 
+int ds_plan_sort_spills(const ds_graph *g, ds_plan *p, ds_err *e)
+{
+	const int32_t n = g->n, S = p->nspill;
+	if (S == 0)
+		return DS_OK;
+	int32_t *rank = ds_alloc(g->heap, (size_t)S, sizeof *rank);
+	ds_spill *sp = ds_alloc(g->heap, (size_t)S, sizeof *sp);
+	if (!rank || !sp) {
+		ds_free(g->heap, rank);
+		ds_free(g->heap, sp);
+		return ds_fail(e, DS_ENOMEM, "out of memory");
+	}
+	/* rank[k]: the new number of spill k, its SPILL_OUT's turn */
+	for (int32_t k = 0; k < S; k++)
+		rank[k] = -1;
+	int32_t next = 0;
+	for (int32_t i = 0; i < p->len; i++) {
+		int32_t v = p->order[i];
+		if (v >= n && v < n + 2 * S && (v - n) % 2 == 0 &&
+		    rank[(v - n) / 2] < 0)
+			rank[(v - n) / 2] = next++;
+	}
+	int rc = DS_OK;
+	if (next < S) {
+		rc = ds_fail(e, DS_EPLAN, "%s: a spill has no SPILL_OUT in the "
+			     "schedule", g->source);
+	} else {
+		for (int32_t k = 0; k < S; k++)
+			sp[rank[k]] = p->spill[k];
+		memcpy(p->spill, sp, (size_t)S * sizeof *sp);
+		for (int32_t i = 0; i < p->len; i++) {
+			int32_t v = p->order[i];
+			if (v >= n && v < n + 2 * S)
+				p->order[i] = n + 2 * rank[(v - n) / 2] +
+					      (v - n) % 2;
+		}
+	}
+	ds_free(g->heap, rank);
+	ds_free(g->heap, sp);
+	return rc;
+}
+
 int ds_plan_write(const ds_graph *g, const ds_plan *p, const char *dir,
 		  const char *case_name, ds_err *e)
 {

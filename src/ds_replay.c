@@ -107,6 +107,60 @@ static int order_violation(replay *r, int32_t s, int32_t d)
 		       r->pos[s] + 1, r->pos[d] + 1);
 }
 
+int ds_order_positions(const int32_t *order, int32_t len, int32_t total,
+		       int32_t *pos, int code, const char *what, ds_err *e)
+{
+	for (int32_t v = 0; v < total; v++)
+		pos[v] = -1;
+	for (int32_t i = 0; i < len; i++) {
+		int32_t v = order[i];
+		if (v < 0 || v >= total)
+			return ds_fail(e, code,
+				       "%s line %d: node %d does not exist",
+				       what, i + 1, v);
+		if (pos[v] >= 0)
+			return ds_fail(e, code,
+				       "%s line %d: node %d appears twice "
+				       "(first on line %d)",
+				       what, i + 1, v, pos[v] + 1);
+		pos[v] = i;
+	}
+	return DS_OK;
+}
+
+int ds_order_check(const ds_graph *g, const int32_t *order, const char *who,
+		   ds_err *e)
+{
+	if (!order)
+		return ds_fail(e, DS_EINPUT, "%s: no order given", who);
+	int32_t *pos = ds_alloc(g->heap, (size_t)(g->n ? g->n : 1),
+				sizeof *pos);
+	if (!pos)
+		return ds_fail(e, DS_ENOMEM, "out of memory");
+	char what[64];
+	snprintf(what, sizeof what, "%s: order", who);
+	int rc = ds_order_positions(order, g->n, g->n, pos, DS_EINPUT, what,
+				    e);
+	for (int32_t v = 0; v < g->n && rc == DS_OK; v++)
+		for (int32_t k = g->pred_off[v]; k < g->pred_off[v + 1]; k++) {
+			int32_t u = g->pred[k];
+			if (pos[u] < pos[v])
+				continue;
+			char a[96], b[96];
+			rc = ds_fail(e, DS_EINPUT,
+				     "%s: not a topological order: node %s "
+				     "(line %d) must come before node %s "
+				     "(line %d)",
+				     who, ds_node_label(g, NULL, u, a, sizeof a),
+				     pos[u] + 1,
+				     ds_node_label(g, NULL, v, b, sizeof b),
+				     pos[v] + 1);
+			break;
+		}
+	ds_free(g->heap, pos);
+	return rc;
+}
+
 /* The schedule is a permutation of all n + 2*nspill nodes. */
 static int check_permutation(replay *r)
 {
@@ -116,21 +170,26 @@ static int check_permutation(replay *r)
 			       "schedule: %d entries, expected %d (%d nodes + "
 			       "2 x %d spills)",
 			       p->len, r->total, r->g->n, p->nspill);
-	for (int32_t v = 0; v < r->total; v++)
-		r->pos[v] = -1;
-	for (int32_t i = 0; i < p->len; i++) {
-		int32_t v = p->order[i];
-		if (v < 0 || v >= r->total)
+	return ds_order_positions(p->order, p->len, r->total, r->pos,
+				  DS_EPLAN, "schedule", r->e);
+}
+
+/* Spill line k's SPILL_OUT stands after line k-1's (SPEC.md: the k-th
+ * spill operation is N+2k, N+2k+1). */
+static int check_spill_order(replay *r)
+{
+	const int32_t n = r->g->n;
+	for (int32_t k = 1; k < r->p->nspill; k++) {
+		int32_t a = n + 2 * (k - 1), b = n + 2 * k;
+		if (r->pos[b] < r->pos[a])
 			return ds_fail(r->e, DS_EPLAN,
-				       "schedule line %d: node %d does not "
-				       "exist",
-				       i + 1, v);
-		if (r->pos[v] >= 0)
-			return ds_fail(r->e, DS_EPLAN,
-				       "schedule line %d: node %d appears twice "
-				       "(first on line %d)",
-				       i + 1, v, r->pos[v] + 1);
-		r->pos[v] = i;
+				       "spill order: spill line %d: its "
+				       "SPILL_OUT %d (schedule line %d) runs "
+				       "before that of line %d (%d, schedule "
+				       "line %d); spill lines must follow "
+				       "their SPILL_OUTs",
+				       k + 1, b, r->pos[b] + 1, k, a,
+				       r->pos[a] + 1);
 	}
 	return DS_OK;
 }
@@ -539,6 +598,10 @@ int ds_replay(const ds_graph *g, const ds_plan *p, const ds_replay_opts *o,
 	if (p->nspill < 0 || (int64_t)g->n + 2 * (int64_t)p->nspill > INT32_MAX)
 		return ds_fail(e, DS_EPLAN, "spills: too many (%d)",
 			       p->nspill);
+	if ((p->len > 0 && !p->order) || (p->nspill > 0 && !p->spill))
+		return ds_fail(e, DS_EINPUT, "replay: the plan has %s",
+			       p->order || !p->len ? "no spill table"
+						   : "no order");
 	for (int32_t k = 0; k < p->nspill; k++)
 		if (p->spill[k].buf < 0 || p->spill[k].buf >= g->nbuf)
 			return ds_fail(e, DS_EPLAN,
@@ -557,7 +620,9 @@ int ds_replay(const ds_graph *g, const ds_plan *p, const ds_replay_opts *o,
 		rc = ds_fail(e, DS_ENOMEM, "out of memory");
 		goto out;
 	}
-	if ((rc = check_permutation(&r)) || (rc = spill_edges(&r)))
+	if ((rc = check_permutation(&r)) ||
+	    (o && o->spill_order && (rc = check_spill_order(&r))) ||
+	    (rc = spill_edges(&r)))
 		goto out;
 	if (p->offset) {
 		int32_t nocc = g->nbuf + p->nspill;

@@ -27,8 +27,9 @@ typedef struct ds_place_opts {
  * the node otherwise (such a graph cannot be placed at all). */
 int ds_check_fits(const ds_graph *g, ds_err *e);
 
-/* Places the buffers along order (a topological order of all n nodes) and
- * spills where they do not fit. */
+/* Places the buffers along order (a topological order of all n nodes,
+ * checked: DS_EINPUT otherwise, see ds_order_check) and spills where they
+ * do not fit. */
 int ds_place(const ds_graph *g, const int32_t *order,
 	     const ds_place_opts *o, ds_plan *out, ds_err *e);
 
@@ -52,7 +53,9 @@ void ds_heapq_free(ds_heapq *q);
 typedef int64_t (*ds_key_fn)(const ds_graph *g, void *ctx, int32_t v);
 int ds_order_kahn(const ds_graph *g, ds_key_fn key, void *ctx, bool gate,
 		  int32_t *order, ds_err *e);
-/* order[0..n) = 0..n-1 (the benchmark's "original" schedule). */
+/* The benchmark's "original" schedule: the Id order repaired, Kahn
+ * taking the least ready Id: 0..n-1 itself when the Ids are a
+ * topological order, a topological order whatever they are. */
 int ds_order_id(const ds_graph *g, int32_t *order, ds_err *e);
 /* Kahn with FREE first and ALLOC last, L0 one-live gating; Id breaks
  * ties. */
@@ -117,9 +120,10 @@ typedef struct ds_dlr_opts {
 			   turns, no list scheduler */
 } ds_dlr_opts;
 
-/* From a stage-1 order (n nodes), a full plan: order with spill nodes,
- * offsets, spills; aiming at the least extra DDR traffic, then spills.
- * o may be NULL (defaults). */
+/* From a stage-1 order (a topological order of the n nodes, checked:
+ * DS_EINPUT otherwise), a full plan: order with spill nodes, offsets,
+ * spills; aiming at the least extra DDR traffic, then spills.  o may be
+ * NULL (defaults). */
 int ds_dlr(const ds_graph *g, const int32_t *order, const ds_dlr_opts *o,
 	   ds_plan *out, ds_err *e);
 
@@ -139,7 +143,9 @@ typedef struct ds_cpe_opts {
  * the input when nothing better is found.  Spills are kept or dropped
  * (where memory lets the buffer stay), never added, so the traffic never
  * grows.  o may be NULL (defaults).  DS_EPLAN when the input
- * plan is invalid, DS_EINPUT when it has no offsets. */
+ * plan is invalid (ds_replay checks it, any spill order), DS_EINPUT when
+ * it has no offsets.  The spills of the plan returned keep their input
+ * numbering (ds_plan_sort_spills puts them in order). */
 int ds_cpe(const ds_graph *g, const ds_plan *in, const ds_cpe_opts *o,
 	   ds_plan *out, ds_err *e);
 

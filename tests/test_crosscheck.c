@@ -9,7 +9,12 @@
  *
  * Where the referee is missing the test says so loudly and is skipped
  * (exit 77, which CTest reports as skipped).  DS_CROSSCHECK_QUICK=1 runs
- * a fifth of the plans (the sanitizer pass of CI: the referee is slow). */
+ * a fifth of the plans (the sanitizer pass of CI: the referee is slow).
+ *
+ * The final plans (dan's full pipeline) of every bundled graph and of the
+ * union of two are checked too, with the referee's default, strict spill
+ * order (issue 20). */
+#include "ds_pipeline.h"
 #include "ds_stage.h"
 
 #include <cjson/cJSON.h>
@@ -257,6 +262,62 @@ static int write_variant(const char *src, const char *src2, uint64_t seed,
 	return rc;
 }
 
+/* The final plan (dan's full pipeline, as `dansched schedule` writes it) of
+ * the graph file at path: valid with its spills in order, and the referee
+ * in its default (strict) mode measures the same figures. */
+static void check_final_plan(const char *path, const char *dir)
+{
+	const ds_heap *h = ds_heap_std();
+	ds_caps caps;
+	ds_caps_default(&caps);
+	ds_graph *g;
+	ds_err e;
+	if (ds_load_graph(h, path, &caps, &g, &e)) {
+		printf("FAIL %s: %s\n", path, e.msg);
+		failures++;
+		return;
+	}
+	ds_run_opts o;
+	ds_run_opts_default(&o);
+	ds_plan p;
+	ds_figures f;
+	ds_replay_opts strict = {.spill_order = true};
+	char what[600];
+	snprintf(what, sizeof what, "%s final plan", path);
+	if (ds_run(g, &o, &p, &f, &e) == DS_OK) {
+		if (ds_replay(g, &p, &strict, &f, &e) != DS_OK) {
+			printf("FAIL %s: spills out of order: %s\n", what,
+			       e.msg);
+			failures++;
+		}
+		compare(g, path, dir, &p, what);
+		ds_plan_free(h, &p);
+	} else {
+		printf("FAIL %s: %s\n", what, e.msg);
+		failures++;
+	}
+	ds_graph_free(g);
+}
+
+/* The final plans of the bundled graphs (quick: those under 400 KB) and of
+ * the union of the first and third (by name). */
+static void check_final_plans(char **files, int nf, const char *dir,
+			      bool quick)
+{
+	for (int i = 0; i < nf; i++) {
+		FILE *f = fopen(files[i], "rb");
+		fseek(f, 0, SEEK_END);
+		long size = ftell(f);
+		fclose(f);
+		if (!quick || size < 400000)
+			check_final_plan(files[i], dir);
+	}
+	char path[600];
+	snprintf(path, sizeof path, "%s/union.json", dir);
+	if (nf >= 3 && write_variant(files[0], files[2], 0, path) == 0)
+		check_final_plan(path, dir);
+}
+
 static int cmp_str(const void *a, const void *b)
 {
 	return strcmp(*(char *const *)a, *(char *const *)b);
@@ -316,6 +377,7 @@ int main(void)
 		    0)
 			check_graph(path, dir, 8, 6000, false);
 	}
+	check_final_plans(files, nf, dir, quick);
 	for (int i = 0; i < nf; i++)
 		free(files[i]);
 	char cmd[128];

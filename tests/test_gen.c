@@ -134,7 +134,7 @@ static void check_schedulable(const ds_graph *g)
 	}
 	assert_int_equal(at, n);
 	ds_plan p = {n, order, NULL, 0, NULL};
-	ds_replay_opts o = {true, NULL, NULL};
+	ds_replay_opts o = {.q1 = true};
 	ds_figures f;
 	ds_err e;
 	int rc = ds_replay(g, &p, &o, &f, &e);
@@ -325,6 +325,8 @@ static void fuzz_regressions(void **state)
 			rc = fuzz_csv_one(tmp, "", data, len);
 		else if (has_prefix(name, "plan-"))
 			rc = fuzz_plan_one(tmp, "", data, len);
+		else if (has_prefix(name, "order-"))
+			rc = fuzz_order_one(ds_heap_std(), tmp, "", data, len);
 		else
 			continue; /* README and the like */
 		assert_true(rc >= DS_OK && rc <= DS_ENOMEM);

@@ -30,7 +30,7 @@ static void run_mpas(const ds_graph *g, int64_t effort, bool q1,
 	if (rc)
 		fail_msg("%s: ds_mpas failed: %s", g->source, e.msg);
 	ds_plan p = {g->n, ord, NULL, 0, NULL};
-	ds_replay_opts ro = {q1, NULL, NULL};
+	ds_replay_opts ro = {.q1 = q1};
 	rc = ds_replay(g, &p, &ro, f, &e);
 	if (rc)
 		fail_msg("%s: replay%s refuses the order: %s", g->source,
@@ -47,7 +47,7 @@ static bool free_first_q1(const ds_graph *g)
 	assert_non_null(ord);
 	assert_int_equal(ds_order_free_first(g, ord, &e), DS_OK);
 	ds_plan p = {g->n, ord, NULL, 0, NULL};
-	ds_replay_opts ro = {true, NULL, NULL};
+	ds_replay_opts ro = {.q1 = true};
 	ds_figures f;
 	bool ok = ds_replay(g, &p, &ro, &f, &e) == DS_OK;
 	free(ord);
@@ -508,7 +508,7 @@ static void out_of_memory(void **state)
 		assert_int_equal(st.live, live);
 	}
 	ds_plan p = {g->n, o, NULL, 0, NULL};
-	ds_replay_opts ro = {true, NULL, NULL};
+	ds_replay_opts ro = {.q1 = true};
 	ds_figures f;
 	assert_int_equal(ds_replay(g, &p, &ro, &f, &e), DS_OK);
 	free(o);

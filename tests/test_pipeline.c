@@ -66,7 +66,7 @@ static void run_dan(const ds_graph *g, stages *s)
 	if (ds_run(g, &o, &p, &f, &e))
 		fail_msg("%s: %s", g->source, e.msg);
 	assert_int_equal(s->seen, 7);
-	ds_replay_opts ro = {false, NULL, NULL};
+	ds_replay_opts ro = {.q1 = false};
 	if (ds_replay(g, &p, &ro, &again, &e))
 		fail_msg("%s: the final plan does not replay: %s", g->source,
 			 e.msg);

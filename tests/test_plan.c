@@ -1,5 +1,8 @@
-/* test_plan.c: the three result files (schedule, memory, spill). */
+/* test_plan.c: the three result files (schedule, memory, spill), and
+ * the spill lines in the order the spills happen (ds_plan_sort_spills). */
 #include "test_util.h"
+
+#include "ds_pipeline.h"
 
 /* BufIds 10 (UB 100) and 20 (L1 64), so buffer indices differ from BufIds:
  *   0 ALLOC 10, 1 ALLOC 20 -> 2 E1 (VECTOR 10) -> 3 FREE 10, 4 FREE 20 */
@@ -281,9 +284,150 @@ static void failed_write_leaves_nothing(void **state)
 	remove(sched);
 }
 
+/* ---- spills in the order they happen (issue 20) ---- */
+
+/* The replay's figures of p, which must be valid with (strict) or without
+ * the spill order. */
+static ds_figures replayed(const ds_graph *g, const ds_plan *p, bool strict)
+{
+	ds_replay_opts o = {.spill_order = strict};
+	ds_figures f;
+	ds_err e;
+	if (ds_replay(g, p, &o, &f, &e) != DS_OK)
+		fail_msg("replay (%s): %s", strict ? "strict" : "any order",
+			 e.msg);
+	return f;
+}
+
+static void same_figures(const ds_figures *a, const ds_figures *b)
+{
+	assert_int_equal(a->peak_vstay, b->peak_vstay);
+	assert_int_equal(a->extra_ddr, b->extra_ddr);
+	assert_int_equal(a->spills, b->spills);
+	assert_int_equal(a->makespan, b->makespan);
+	assert_int_equal(a->lb_pipe_load, b->lb_pipe_load);
+	assert_memory_equal(a->peak_mem, b->peak_mem, sizeof a->peak_mem);
+}
+
+/* The placer lists spills in order; numbered backwards the plan keeps
+ * every figure, the strict replay names the first line out of order, and
+ * ds_plan_sort_spills gives the placer's plan back exactly. */
+static void sort_spills_relabelled(void **state)
+{
+	(void)state;
+	ds_caps caps;
+	ds_caps_default(&caps);
+	ds_graph *g;
+	ds_err e;
+	assert_int_equal(ds_generate(ds_heap_std(), DS_GEN_CONV, 600, 4, &caps,
+				     &g, &e),
+			 DS_OK);
+	int32_t *order = malloc((size_t)g->n * sizeof *order);
+	assert_non_null(order);
+	assert_int_equal(ds_order_id(g, order, &e), DS_OK);
+	ds_plan p, q;
+	assert_int_equal(ds_place(g, order, &(ds_place_opts){0, 0}, &p, &e),
+			 DS_OK);
+	assert_int_equal(ds_place(g, order, &(ds_place_opts){0, 0}, &q, &e),
+			 DS_OK);
+	const int32_t n = g->n, S = q.nspill;
+	print_message("%d spills\n", S);
+	assert_true(S >= 3);
+	ds_figures f = replayed(g, &p, true);
+	for (int32_t k = 0; k < S / 2; k++) {
+		ds_spill t = q.spill[k];
+		q.spill[k] = q.spill[S - 1 - k];
+		q.spill[S - 1 - k] = t;
+	}
+	for (int32_t i = 0; i < q.len; i++)
+		if (q.order[i] >= n)
+			q.order[i] = n + 2 * (S - 1 - (q.order[i] - n) / 2) +
+				     (q.order[i] - n) % 2;
+	ds_figures fq = replayed(g, &q, false);
+	same_figures(&f, &fq);
+	ds_replay_opts strict = {.spill_order = true};
+	assert_int_equal(ds_replay(g, &q, &strict, &fq, &e), DS_EPLAN);
+	assert_contains(e.msg, "spill line 2:");
+	assert_int_equal(ds_plan_sort_spills(g, &q, &e), DS_OK);
+	fq = replayed(g, &q, true);
+	same_figures(&f, &fq);
+	assert_memory_equal(q.order, p.order, (size_t)p.len * sizeof *p.order);
+	for (int32_t k = 0; k < S; k++) {
+		assert_int_equal(q.spill[k].buf, p.spill[k].buf);
+		assert_int_equal(q.spill[k].offset, p.spill[k].offset);
+	}
+	/* a spill without its SPILL_OUT: refused, not renumbered past the
+	 * table */
+	for (int32_t i = 0; i < q.len; i++)
+		if (q.order[i] == n)
+			q.order[i] = 0;
+	assert_int_equal(ds_plan_sort_spills(g, &q, &e), DS_EPLAN);
+	ds_plan_free(g->heap, &p);
+	ds_plan_free(g->heap, &q);
+	free(order);
+	ds_graph_free(g);
+}
+
+/* CPE moves spill nodes: on the first bundled graph (by size) where its
+ * plan lists them out of order, the pipeline's final plan is that plan
+ * with the spills renumbered, in order, with the same figures. */
+typedef struct cpe_case {
+	int found;
+} cpe_case;
+
+static void cpe_spills_one(const char *name, const char *path, ds_graph *g,
+			   void *ud)
+{
+	(void)path;
+	cpe_case *c = ud;
+	if (c->found || g->n > (test_quick() ? 2000 : 5000))
+		return;
+	ds_run_opts o;
+	ds_run_opts_default(&o);
+	o.stage = DS_STAGE_DLR;
+	ds_plan d, raw, fin;
+	ds_figures f;
+	ds_err e;
+	assert_int_equal(ds_run(g, &o, &d, &f, &e), DS_OK);
+	assert_int_equal(ds_cpe(g, &d, &o.cpe, &raw, &e), DS_OK);
+	ds_figures fr = replayed(g, &raw, false);
+	ds_replay_opts strict = {.spill_order = true};
+	if (ds_replay(g, &raw, &strict, &f, &e) == DS_OK) {
+		print_message("%s: CPE keeps the spills in order\n", name);
+	} else {
+		assert_contains(e.msg, "spill order");
+		c->found = 1;
+		o.stage = DS_STAGE_CPE;
+		assert_int_equal(ds_run(g, &o, &fin, &f, &e), DS_OK);
+		same_figures(&fr, &f);
+		ds_figures ff = replayed(g, &fin, true);
+		same_figures(&fr, &ff);
+		assert_int_equal(ds_plan_sort_spills(g, &raw, &e), DS_OK);
+		assert_int_equal(fin.len, raw.len);
+		assert_memory_equal(fin.order, raw.order,
+				    (size_t)raw.len * sizeof *raw.order);
+		print_message("%s: CPE's %d spills renumbered in order, "
+			      "makespan %lld\n",
+			      name, fin.nspill, (long long)f.makespan);
+		ds_plan_free(g->heap, &fin);
+	}
+	ds_plan_free(g->heap, &raw);
+	ds_plan_free(g->heap, &d);
+}
+
+static void cpe_spills_in_order(void **state)
+{
+	(void)state;
+	cpe_case c = {0};
+	assert_true(for_each_bundled(cpe_spills_one, &c) >= 1);
+	assert_true(c.found);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(sort_spills_relabelled),
+		cmocka_unit_test(cpe_spills_in_order),
 		cmocka_unit_test_setup_teardown(round_trip, setup, teardown),
 		cmocka_unit_test_setup_teardown(order_only, setup, teardown),
 		cmocka_unit_test_setup_teardown(empty_spill_file, setup,
