@@ -260,6 +260,44 @@ int32_t dansched_plan_spill_count(const dansched_plan *p);
 int dansched_plan_spill(const dansched_graph *g, const dansched_plan *p,
 			int32_t k, int64_t *bufid, int64_t *new_offset);
 
+/* ---- graphs and plans from memory (for bindings such as python/) ---- */
+
+/* Parses a graph from len bytes of JSON text in the format of SPEC.md,
+ * with the checks and messages of dansched_graph_load; source names the
+ * text in messages (NULL: "graph"). */
+int dansched_graph_parse(const dansched_allocator *alloc, const char *source,
+			 const char *text, size_t len,
+			 const dansched_caps *caps, dansched_graph **out,
+			 dansched_error *err);
+
+/* The BufId of buffer number index, 0 <= index < dansched_graph_buffers(g),
+ * in increasing BufId order (the order of a memory file); -1 when index is
+ * out of range or g is NULL. */
+int64_t dansched_graph_buffer_id(const dansched_graph *g, int32_t index);
+
+/* One line of a memory or spill file: a buffer and an offset. */
+typedef struct dansched_place {
+	int64_t bufid;
+	int64_t offset;
+} dansched_place;
+
+/* Makes a plan from arrays, as dansched_plan_read does from the three
+ * files: order[0..len) the node Ids (spill nodes as in
+ * dansched_plan_order), offsets[0..noffsets) the offset of each buffer at
+ * its ALLOC (offsets NULL: an order without offsets, like a missing MEMORY
+ * file), spills[0..nspills) each spill's buffer and offset after SPILL_IN.
+ * A broken argument (NULL g or out, a negative count, a NULL array with a
+ * nonzero count, more than INT32_MAX nodes) is DANSCHED_BAD_INPUT; an item
+ * that cannot belong to a plan of g (a node Id out of range, an unknown
+ * buffer, a negative offset, a buffer given two offsets) is
+ * DANSCHED_INVALID_PLAN naming the array and index ("offsets[3]: ...").
+ * The rules are not checked here: dansched_evaluate does that. */
+int dansched_plan_make(const dansched_graph *g, const int64_t *order,
+		       int64_t len, const dansched_place *offsets,
+		       int64_t noffsets, const dansched_place *spills,
+		       int64_t nspills, dansched_plan **out,
+		       dansched_error *err);
+
 #ifdef __cplusplus
 }
 #endif

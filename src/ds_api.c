@@ -542,3 +542,168 @@ int dansched_plan_spill(const dansched_graph *g, const dansched_plan *p,
 	*new_offset = p->p.spill[k].offset;
 	return DS_OK;
 }
+
+/* ---- graphs and plans from memory ---- */
+
+int dansched_graph_parse(const dansched_allocator *alloc, const char *source,
+			 const char *text, size_t len,
+			 const dansched_caps *caps, dansched_graph **out,
+			 dansched_error *err)
+{
+	ds_err e;
+	if (out)
+		*out = NULL;
+	if (!out || (!text && len))
+		return out_err(ds_fail(&e, DS_EINPUT, "%s: no %s given",
+				       source ? source : "graph",
+				       out ? "text" : "output"),
+			       &e, err);
+	ds_heap h = heap_of(alloc);
+	dansched_graph *g = graph_new(&h);
+	if (!g)
+		return no_memory(err);
+	ds_caps c = caps_of(caps);
+	int rc = ds_load_json_text(&g->heap, source, text ? text : "", len, &c,
+				   &g->g, &e);
+	if (rc) {
+		ds_free(&h, g);
+		return out_err(rc, &e, err);
+	}
+	*out = g;
+	return out_err(DS_OK, &e, err);
+}
+
+int64_t dansched_graph_buffer_id(const dansched_graph *g, int32_t index)
+{
+	if (!g || index < 0 || index >= g->g->nbuf)
+		return -1;
+	return g->g->buf_id[index];
+}
+
+/* The arguments of dansched_plan_make that no plan could fix. */
+static int make_args_check(const dansched_graph *g, const int64_t *order,
+			   int64_t len, const dansched_place *offsets,
+			   int64_t noffsets, const dansched_place *spills,
+			   int64_t nspills, dansched_plan **out, ds_err *e)
+{
+	if (!g || !out)
+		return ds_fail(e, DS_EINPUT, "plan: no %s given",
+			       g ? "output" : "graph");
+	if (len < 0 || noffsets < 0 || nspills < 0)
+		return ds_fail(e, DS_EINPUT, "plan: negative count (order %lld, "
+					     "offsets %lld, spills %lld)",
+			       (long long)len, (long long)noffsets,
+			       (long long)nspills);
+	if ((!order && len) || (!offsets && noffsets) || (!spills && nspills))
+		return ds_fail(e, DS_EINPUT, "plan: %s is NULL but has items",
+			       !order && len	       ? "order"
+			       : !offsets && noffsets ? "offsets"
+						      : "spills");
+	if (len > INT32_MAX)
+		return ds_fail(e, DS_EINPUT, "plan: %lld nodes in the order, "
+					     "at most %d",
+			       (long long)len, INT32_MAX);
+	return DS_OK;
+}
+
+/* offsets[] into p->offset (one per buffer, -1 where not given). */
+static int make_offsets(const ds_graph *g, const dansched_place *offsets,
+			int64_t noffsets, ds_plan *p, ds_err *e)
+{
+	p->offset = ds_alloc(g->heap, (size_t)g->nbuf + 1, sizeof *p->offset);
+	if (!p->offset)
+		return ds_fail(e, DS_ENOMEM, "out of memory");
+	for (int32_t b = 0; b < g->nbuf; b++)
+		p->offset[b] = -1;
+	for (int64_t i = 0; i < noffsets; i++) {
+		int32_t b = ds_graph_find_buf(g, offsets[i].bufid);
+		long long id = (long long)offsets[i].bufid;
+		if (b < 0)
+			return ds_fail(e, DS_EPLAN, "offsets[%lld]: offset for "
+						    "unknown buffer %lld",
+				       (long long)i, id);
+		if (offsets[i].offset < 0)
+			return ds_fail(e, DS_EPLAN, "offsets[%lld]: negative "
+						    "offset %lld",
+				       (long long)i,
+				       (long long)offsets[i].offset);
+		if (p->offset[b] >= 0)
+			return ds_fail(e, DS_EPLAN, "offsets[%lld]: buffer %lld "
+						    "given twice",
+				       (long long)i, id);
+		p->offset[b] = offsets[i].offset;
+	}
+	return DS_OK;
+}
+
+/* spills[] into p->spill. */
+static int make_spills(const ds_graph *g, const dansched_place *spills,
+		       int64_t nspills, ds_plan *p, ds_err *e)
+{
+	if (nspills >= (INT32_MAX - g->n) / 2)
+		return ds_fail(e, DS_EPLAN, "spills: %lld spills, too many",
+			       (long long)nspills);
+	p->spill = ds_alloc(g->heap, (size_t)nspills + 1, sizeof *p->spill);
+	if (!p->spill)
+		return ds_fail(e, DS_ENOMEM, "out of memory");
+	for (int64_t k = 0; k < nspills; k++) {
+		int32_t b = ds_graph_find_buf(g, spills[k].bufid);
+		if (b < 0)
+			return ds_fail(e, DS_EPLAN, "spills[%lld]: spill of "
+						    "unknown buffer %lld",
+				       (long long)k, (long long)spills[k].bufid);
+		if (spills[k].offset < 0)
+			return ds_fail(e, DS_EPLAN, "spills[%lld]: negative "
+						    "offset %lld",
+				       (long long)k,
+				       (long long)spills[k].offset);
+		p->spill[p->nspill++] = (ds_spill){b, spills[k].offset};
+	}
+	return DS_OK;
+}
+
+/* order[] into p->order. */
+static int make_order(const ds_graph *g, const int64_t *order, int64_t len,
+		      ds_plan *p, ds_err *e)
+{
+	p->order = ds_alloc(g->heap, (size_t)len + 1, sizeof *p->order);
+	if (!p->order)
+		return ds_fail(e, DS_ENOMEM, "out of memory");
+	for (int64_t i = 0; i < len; i++) {
+		if (order[i] < 0 || order[i] >= INT32_MAX)
+			return ds_fail(e, DS_EPLAN, "order[%lld]: node %lld "
+						    "does not exist",
+				       (long long)i, (long long)order[i]);
+		p->order[p->len++] = (int32_t)order[i];
+	}
+	return DS_OK;
+}
+
+int dansched_plan_make(const dansched_graph *g, const int64_t *order,
+		       int64_t len, const dansched_place *offsets,
+		       int64_t noffsets, const dansched_place *spills,
+		       int64_t nspills, dansched_plan **out,
+		       dansched_error *err)
+{
+	ds_err e;
+	if (out)
+		*out = NULL;
+	int rc = make_args_check(g, order, len, offsets, noffsets, spills,
+				 nspills, out, &e);
+	if (rc)
+		return out_err(rc, &e, err);
+	dansched_plan *p = plan_new(g);
+	if (!p)
+		return no_memory(err);
+	rc = make_spills(g->g, spills, nspills, &p->p, &e);
+	if (rc == DS_OK && offsets)
+		rc = make_offsets(g->g, offsets, noffsets, &p->p, &e);
+	if (rc == DS_OK)
+		rc = make_order(g->g, order, len, &p->p, &e);
+	if (rc) {
+		dansched_plan_destroy(p);
+		return out_err(rc, &e, err);
+	}
+	*out = p;
+	return out_err(DS_OK, &e, err);
+}
