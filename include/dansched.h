@@ -197,12 +197,31 @@ int dansched_schedule(const dansched_graph *g, const dansched_options *o,
  * spills), at least its critical path and often well above max(critical
  * path, busiest pipe) when the graph's phases load different pipes: for
  * an operation v, the busiest pipe's cycles among v's ancestors plus the
- * busiest pipe's cycles among v and its descendants, maximised over about
- * 50 operations sampled along p's order (p may be NULL: the graph's
- * topological order; a good plan's order gives a tighter bound).  O(N + E)
- * memory and time per sample. */
+ * busiest pipe's cycles among v and its descendants, maximised over every
+ * operation.  p (may be NULL) matters only for a graph too large for the
+ * exact figure (see dansched_any_bound): then operations sampled along
+ * p's order are used (NULL: the graph's topological order).
+ * dansched_any_bound gives this figure too, and one at least as large. */
 int dansched_phase_bound(const dansched_graph *g, const dansched_plan *p,
 			 int64_t *lb, dansched_error *err);
+
+/* lb_any: the strongest lower bound dansched knows on the makespan of
+ * every plan of g.  Each operation gets a release (the longer of its
+ * longest path from the sources and the busiest pipe's cycles among its
+ * ancestors) and a tail (the same for its descendants); per pipe, the
+ * one-machine problem with these releases and tails, solved exactly with
+ * preemption (Jackson's rule: run the released job with the largest
+ * tail), bounds the makespan.  lb_any is the largest of those, the
+ * critical path, the busiest pipe and lb_phase (also returned in
+ * *lb_phase when not NULL: the figure of dansched_phase_bound for the
+ * same p), so lb_any >= lb_phase always.  Exact ancestor loads cost about
+ * (N + E) * ops / 32 word operations: above a work budget (about 5e8,
+ * reached near 100,000 nodes) they are under-estimated from operations
+ * sampled along p's order, and *exact (when not NULL) is 0 instead of 1;
+ * the figures are then weaker but still valid bounds.  Deterministic. */
+int dansched_any_bound(const dansched_graph *g, const dansched_plan *p,
+		       int64_t *lb_any, int64_t *lb_phase, int *exact,
+		       dansched_error *err);
 
 /* Reads the benchmark's result files; memory and spill may be NULL. */
 int dansched_plan_read(const dansched_graph *g, const char *schedule,

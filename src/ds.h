@@ -350,11 +350,29 @@ typedef int (*ds_edge_fn)(void *ud, int32_t from, int32_t to, bool timed);
 int ds_spill_edges(const ds_graph *g, const ds_plan *p, const int32_t *pos,
 		   bool residency, ds_edge_fn edge, void *ud, ds_err *e);
 
-/* A lower bound on the makespan of every plan of g, at least its critical
- * path: for an operation v, the busiest pipe's cycles among v's ancestors
- * plus the busiest pipe's among v and its descendants, the best over
- * v sampled along order[0..len) (spill nodes skipped; NULL: g->topo),
- * see ds_bound.c. */
+/* Lower bounds on the makespan of every plan of g (any order, offsets and
+ * spills), see ds_bound.c. */
+typedef struct ds_bounds {
+	int64_t critical_path; /* longest path */
+	int64_t pipe_load;     /* busiest pipe, the graph's operations only */
+	/* max over operations v of the busiest pipe's cycles among v's
+	 * ancestors plus the busiest pipe's among v and its descendants */
+	int64_t phase;
+	/* lb_any: max of the above and, per pipe, the preemptive one-machine
+	 * bound with releases and tails (Jackson's rule) */
+	int64_t any;
+	/* true: the ancestor loads were exact; false: the graph was over the
+	 * work budget and they were under-estimated from samples taken along
+	 * order (every figure is still a valid bound) */
+	bool exact;
+} ds_bounds;
+
+/* All of ds_bounds.  order[0..len) (NULL: g->topo) only places the
+ * samples when the exact loads would take more than `work` word steps
+ * (0: the default budget). */
+int ds_bounds_compute(const ds_graph *g, const int32_t *order, int32_t len,
+		      int64_t work, ds_bounds *out, ds_err *e);
+/* ds_bounds.phase alone, for the default budget. */
 int ds_phase_bound(const ds_graph *g, const int32_t *order, int32_t len,
 		   int64_t *lb, ds_err *e);
 

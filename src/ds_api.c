@@ -426,6 +426,22 @@ int dansched_phase_bound(const dansched_graph *g, const dansched_plan *p,
 		       &e, err);
 }
 
+int dansched_any_bound(const dansched_graph *g, const dansched_plan *p,
+		       int64_t *lb_any, int64_t *lb_phase, int *exact,
+		       dansched_error *err)
+{
+	ds_err e;
+	ds_bounds b;
+	int rc = ds_bounds_compute(g->g, p ? p->p.order : NULL,
+				   p ? p->p.len : 0, 0, &b, &e);
+	*lb_any = b.any;
+	if (lb_phase)
+		*lb_phase = b.phase;
+	if (exact)
+		*exact = b.exact;
+	return out_err(rc, &e, err);
+}
+
 int dansched_plan_write(const dansched_graph *g, const dansched_plan *p,
 			const char *dir, const char *case_name,
 			dansched_error *err)

@@ -62,12 +62,19 @@ static const char usage_eval[] =
 	"\n"
 	"Replays the plan on the machine model of SPEC.md, checks every rule\n"
 	"and prints peak_vstay, extra_ddr, spills, makespan, the lower bounds\n"
-	"lb_critical_path, lb_pipe_load and lb_phase, and the peak occupancy\n"
-	"of each memory.  lb_phase holds for every plan of the graph: the\n"
-	"busiest pipe's cycles before an operation plus the busiest pipe's\n"
-	"from it on (ancestors / descendants), over operations sampled along\n"
-	"the schedule.  Without MEMORY only the order is checked and the\n"
-	"makespan has no address-reuse edges.\n"
+	"lb_critical_path, lb_pipe_load, lb_phase and lb_any, ratio_any\n"
+	"(makespan / max(lb_critical_path, lb_pipe_load, lb_any)) and the\n"
+	"peak occupancy of each memory.  lb_phase and lb_any hold for every\n"
+	"plan of the graph.  lb_phase: the busiest pipe's cycles before an\n"
+	"operation plus the busiest pipe's from it on (ancestors /\n"
+	"descendants), the most over all operations.  lb_any: per pipe, the\n"
+	"one-machine problem whose releases and tails are those loads (or the\n"
+	"longest paths), solved with preemption (Jackson's rule); at least\n"
+	"lb_phase, the critical path and the busiest pipe.  On a graph too\n"
+	"large for the exact figures (about 130,000 nodes) they are sampled\n"
+	"along the schedule, still valid, and lb_any_sampled=1 says so.\n"
+	"Without MEMORY only the order is checked and the makespan has no\n"
+	"address-reuse edges.\n"
 	"\n"
 	"  --q1     also require at most one live buffer in each of L0A, L0B,\n"
 	"           L0C (the rule of the peak-memory problem)\n"
@@ -82,9 +89,11 @@ static const char usage_schedule[] =
 	"Plans each graph (default: every *.json in the bundled data folder),\n"
 	"checks the plan with the evaluator and writes DIR/<case>_schedule.txt,\n"
 	"_memory.txt and _spill.txt (only _schedule.txt for --stage mpas).\n"
-	"Prints per graph the four figures, the lower bound\n"
-	"max(critical path, busiest pipe), makespan / lower bound, and\n"
-	"lb_phase, a bound that holds for every plan of the graph (see eval).\n"
+	"Prints per graph the four figures, lower_bnd = max(critical path,\n"
+	"busiest pipe with the plan's spills), ratio = makespan / lower_bnd,\n"
+	"lb_phase and lb_any, bounds that hold for every plan of the graph\n"
+	"(see eval; lb_any is followed by ~ when sampled), and ratio_any =\n"
+	"makespan / max(lower_bnd, lb_any).\n"
 	"\n"
 	"  -o DIR                output folder (created when missing)\n"
 	"  --stage STAGE         mpas | dlr | cpe (default cpe): the last stage\n"
@@ -292,9 +301,34 @@ static int command_args(int argc, char **argv, const char *usage, args *a)
 
 /* ---- printing figures ---- */
 
-/* lb_phase < 0: not computed, left out. */
+/* The bounds that hold for every plan of a graph (dansched_any_bound). */
+typedef struct bounds {
+	int64_t phase, any;
+	int exact;	/* 0: sampled, the graph is over the work budget */
+	double seconds; /* CPU time to compute them */
+} bounds;
+
+static int64_t lower_bound(const dansched_figures *f);
+
+/* makespan / max(lower_bnd, lb_any) */
+static double ratio_any(const dansched_figures *f, const bounds *b)
+{
+	int64_t lb = lower_bound(f) > b->any ? lower_bound(f) : b->any;
+	return lb ? (double)f->makespan / (double)lb : 0.0;
+}
+
+/* The bounds of g (for p's samples, when over the work budget), timed. */
+static int get_bounds(const dansched_graph *g, const dansched_plan *p,
+		      bounds *b, dansched_error *e)
+{
+	clock_t t0 = clock();
+	int rc = dansched_any_bound(g, p, &b->any, &b->phase, &b->exact, e);
+	b->seconds = (double)(clock() - t0) / CLOCKS_PER_SEC;
+	return rc;
+}
+
 static cJSON *figures_json(const char *case_name, const dansched_figures *f,
-			   int64_t lb_phase)
+			   const bounds *b)
 {
 	cJSON *o = cJSON_CreateObject();
 	if (!o)
@@ -310,8 +344,10 @@ static cJSON *figures_json(const char *case_name, const dansched_figures *f,
 	cJSON_AddNumberToObject(o, "lb_critical_path",
 				(double)f->lb_critical_path);
 	cJSON_AddNumberToObject(o, "lb_pipe_load", (double)f->lb_pipe_load);
-	if (lb_phase >= 0)
-		cJSON_AddNumberToObject(o, "lb_phase", (double)lb_phase);
+	cJSON_AddNumberToObject(o, "lb_phase", (double)b->phase);
+	cJSON_AddNumberToObject(o, "lb_any", (double)b->any);
+	cJSON_AddBoolToObject(o, "lb_any_exact", b->exact != 0);
+	cJSON_AddNumberToObject(o, "ratio_any", ratio_any(f, b));
 	for (int m = 0; m < DANSCHED_NMEM; m++) {
 		char key[16];
 		snprintf(key, sizeof key, "peak_%s", dansched_memory_name(m));
@@ -373,10 +409,10 @@ static int cmd_eval(int argc, char **argv)
 	if ((rc = load_plan(&a, &g, &p, &e)))
 		return report(&e);
 	dansched_figures f;
-	int64_t lb_phase = 0;
+	bounds b;
 	rc = dansched_evaluate(g, p, a.q1, &f, &e);
 	if (rc == DANSCHED_OK)
-		rc = dansched_phase_bound(g, p, &lb_phase, &e);
+		rc = get_bounds(g, p, &b, &e);
 	dansched_plan_destroy(p);
 	dansched_graph_destroy(g);
 	if (rc) {
@@ -389,14 +425,16 @@ static int cmd_eval(int argc, char **argv)
 		return report(&e);
 	}
 	if (a.json)
-		return print_json(figures_json(NULL, &f, lb_phase));
+		return print_json(figures_json(NULL, &f, &b));
 	printf("valid=1 nodes=%lld peak_vstay=%lld extra_ddr=%lld spills=%lld "
 	       "makespan=%lld lb_critical_path=%lld lb_pipe_load=%lld "
-	       "lb_phase=%lld",
+	       "lb_phase=%lld lb_any=%lld%s ratio_any=%.3f",
 	       (long long)f.nodes, (long long)f.peak_vstay,
 	       (long long)f.extra_ddr, (long long)f.spills,
 	       (long long)f.makespan, (long long)f.lb_critical_path,
-	       (long long)f.lb_pipe_load, (long long)lb_phase);
+	       (long long)f.lb_pipe_load, (long long)b.phase,
+	       (long long)b.any, b.exact ? "" : " lb_any_sampled=1",
+	       ratio_any(&f, &b));
 	for (int m = 0; m < DANSCHED_NMEM; m++)
 		printf(" peak_%s=%lld", dansched_memory_name(m),
 		       (long long)f.peak_mem[m]);
@@ -526,7 +564,7 @@ typedef struct job {
 	dansched_plan *plan;
 	dansched_figures fig;
 	int64_t order_peak; /* peak_vstay of the MPAS order (dan only) */
-	int64_t lb_phase;   /* dansched_phase_bound (schedule only) */
+	bounds lb;	    /* dansched_any_bound (schedule only) */
 	double seconds;
 } job;
 
@@ -539,6 +577,17 @@ static void progress_verbose(void *ud, const char *stage, double seconds,
 		((const job *)ud)->case_name, stage, seconds,
 		(long long)f->peak_vstay, (long long)f->extra_ddr,
 		(long long)f->spills, (long long)f->makespan);
+}
+
+/* -v: the bounds' line, on stderr. */
+static void progress_bound(const job *j)
+{
+	fprintf(stderr, "  %-10s %-5s %8.3fs  lb_any=%lld lb_phase=%lld (%s)\n",
+		j->case_name, "bound", j->lb.seconds, (long long)j->lb.any,
+		(long long)j->lb.phase,
+		j->lb.exact ? "exact"
+			    : "sampled: the graph is over the exact bound's "
+			      "work budget");
 }
 
 /* bench: keeps the peak of the MPAS order, the schedule of the peak-memory
@@ -645,9 +694,10 @@ static int cmd_schedule(int argc, char **argv)
 			fprintf(stderr, "\r\033[Kplanning %d/%d: %s", i + 1, np,
 				paths[i]);
 		if (run_job(paths[i], &a, &o, &jobs[i], &e) ||
-		    dansched_phase_bound(jobs[i].g, jobs[i].plan,
-					 &jobs[i].lb_phase, &e))
+		    get_bounds(jobs[i].g, jobs[i].plan, &jobs[i].lb, &e))
 			rc = report(&e);
+		else if (a.verbose)
+			progress_bound(&jobs[i]);
 	}
 	if (tty)
 		fprintf(stderr, "\r\033[K");
@@ -670,25 +720,29 @@ static int cmd_schedule(int argc, char **argv)
 		    write_views(&jobs[i], a.out, a.trace, a.memmap, &e))
 			rc = report(&e);
 	if (rc == 0 && !a.json)
-		printf("%-22s %9s %10s %10s %7s %10s %10s %6s %10s %8s\n",
+		printf("%-22s %9s %10s %10s %7s %10s %10s %6s %10s %10s %9s "
+		       "%8s\n",
 		       "case", "nodes", "peak_vstay", "extra_ddr", "spills",
-		       "makespan", "lower_bnd", "ratio", "lb_phase", "seconds");
+		       "makespan", "lower_bnd", "ratio", "lb_phase", "lb_any",
+		       "ratio_any", "seconds");
 	for (int i = 0; i < np && rc == 0; i++) {
 		job *j = &jobs[i];
 		if (a.json) {
 			print_json(figures_json(j->case_name, &j->fig,
-						j->lb_phase));
+						&j->lb));
 			continue;
 		}
 		int64_t lb = lower_bound(&j->fig);
 		printf("%-22s %9lld %10lld %10lld %7lld %10lld %10lld %6.3f "
-		       "%10lld %8.3f\n",
+		       "%10lld %10lld%c %8.3f %8.3f\n",
 		       j->case_name, (long long)j->fig.nodes,
 		       (long long)j->fig.peak_vstay,
 		       (long long)j->fig.extra_ddr, (long long)j->fig.spills,
 		       (long long)j->fig.makespan, (long long)lb,
 		       lb ? (double)j->fig.makespan / (double)lb : 0.0,
-		       (long long)j->lb_phase, j->seconds);
+		       (long long)j->lb.phase, (long long)j->lb.any,
+		       j->lb.exact ? ' ' : '~', ratio_any(&j->fig, &j->lb),
+		       j->seconds);
 	}
 	free_jobs(jobs, np);
 	free_list(bundled, bundled ? np : 0);

@@ -52,9 +52,13 @@ expect 0 "$B" eval "$G" "$T/id.txt" --json && {
 import json, sys
 d = json.load(open(sys.argv[1]))
 keys = ["peak_vstay", "extra_ddr", "spills", "makespan",
-        "lb_critical_path", "lb_pipe_load", "lb_phase"]
+        "lb_critical_path", "lb_pipe_load", "lb_phase", "lb_any"]
 missing = [k for k in keys if not isinstance(d.get(k), int)]
 assert not missing, missing
+assert d["lb_any_exact"] is True
+assert d["makespan"] >= d["lb_any"] >= max(d["lb_phase"], d["lb_pipe_load"])
+lb = max(d["lb_any"], d["lb_critical_path"], d["lb_pipe_load"])
+assert abs(d["ratio_any"] - d["makespan"] / lb) < 1e-9
 assert d["valid"] == 1 and d["nodes"] == int(sys.argv[2])
 assert d["spills"] == 0 and d["extra_ddr"] == 0
 assert d["makespan"] >= max(d["lb_critical_path"], d["lb_pipe_load"]) > 0
@@ -148,6 +152,17 @@ expect 0 "$B" schedule "$G" -o "$T/full" --trace --memmap --quiet && {
 			fail "schedule --trace --memmap did not write ${C}_$f"
 	done
 	grep -q "lower_bnd" "$T/out" || fail "schedule printed no lower bound"
+	grep -q "lb_any  *ratio_any" "$T/out" || fail "schedule printed no lb_any"
+}
+expect 0 "$B" schedule "$G" -o "$T/full" --json -v && {
+	grep -q "bound .*lb_any=[0-9]* .*(exact)" "$T/err" ||
+		fail "schedule -v: no bound line: $(cat "$T/err")"
+	python3 - "$T/out" <<'PY' || fail "schedule --json: $(cat "$T/out")"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["makespan"] >= d["lb_any"] >= d["lb_phase"] > 0
+assert d["lb_any_exact"] is True and d["ratio_any"] >= 1
+PY
 }
 expect 0 "$B" eval "$G" "$T/full/${C}_schedule.txt" "$T/full/${C}_memory.txt" \
 	"$T/full/${C}_spill.txt"
