@@ -245,6 +245,30 @@ int dansched_write_memmap(const dansched_graph *g, const dansched_plan *p,
 			  const char *path, dansched_error *err);
 void dansched_plan_destroy(dansched_plan *p);
 
+/* ---- the trade-off chart ---- */
+
+/* Points (extra DDR traffic, makespan) of one solution, for the chart. */
+typedef struct dansched_series {
+	const char *label;
+	const int64_t *extra_ddr; /* [npoints] */
+	const int64_t *makespan;  /* [npoints] */
+	int32_t npoints;
+	int curve; /* 1: joined by a line, in the order given; 0: markers */
+} dansched_series;
+
+/* Writes (atomically) a self-contained SVG chart of makespan against extra
+ * DDR traffic titled case_name: the series; the points of the CSV table
+ * `published` (NULL: none; columns case, source, extra_ddr and makespan,
+ * any order, others ignored) whose case is case_name, one marker each
+ * labelled by its source (a row leaving a figure empty is skipped); and
+ * a dashed line at lb (0: none), e.g. lb_any.  *npublished (may be NULL)
+ * gets the number of published points drawn.  alloc as for graphs. */
+int dansched_write_tradeoff(const dansched_allocator *alloc, const char *path,
+			    const char *case_name,
+			    const dansched_series *series, int nseries,
+			    const char *published, int64_t lb, int *npublished,
+			    dansched_error *err);
+
 /* The order: node Ids, graph nodes 0..N-1 and spill nodes (SPILL_OUT of
  * spill k is N+2k, its SPILL_IN N+2k+1).  Valid while p lives. */
 int32_t dansched_plan_length(const dansched_plan *p);

@@ -29,6 +29,9 @@
 #ifndef DS_DATA_DIR
 #define DS_DATA_DIR "data"
 #endif
+/* The points other solutions reached: the benchmark's shared folder sits
+ * beside the project's (../shared from its root). */
+#define DS_PUBLISHED DS_DATA_DIR "/../../shared/published.csv"
 
 static const char usage_main[] =
 	"usage: dansched COMMAND [ARGS]\n"
@@ -41,6 +44,8 @@ static const char usage_main[] =
 	"  eval GRAPH SCHEDULE [MEMORY [SPILL]]\n"
 	"                               check a plan and print its figures\n"
 	"  bench [GRAPH...]             every scheduler on every graph: tables\n"
+	"  tradeoff GRAPH... -o DIR     makespan against traffic budget, and\n"
+	"                               its chart\n"
 	"  trace GRAPH SCHEDULE [MEMORY SPILL] -o FILE.json\n"
 	"                               the replay as a Perfetto/Chrome trace\n"
 	"  memmap GRAPH SCHEDULE MEMORY SPILL -o FILE.svg\n"
@@ -146,6 +151,31 @@ static const char usage_memmap[] =
 	"across, one rectangle per occupancy of a buffer (spilled-in ones\n"
 	"marked); hover a rectangle for its buffer.\n";
 
+static const char usage_tradeoff[] =
+	"usage: dansched tradeoff GRAPH... -o DIR [--json] [--published FILE]\n"
+	"                         [--cap SPEC] [--quiet]\n"
+	"\n"
+	"Plans each graph with the dan pipeline at traffic budgets 0, 5, 25,\n"
+	"100 and 400 (percent of the DLR plan's extra DDR traffic that CPE may\n"
+	"add) and prints the makespan and extra_ddr at each.  A plan allowed a\n"
+	"larger budget may use the plan of a smaller one, so the makespan\n"
+	"never rises with the budget: where it would, the point keeps the\n"
+	"previous budget's plan.  Writes DIR/<case>_tradeoff.svg: makespan\n"
+	"against extra DDR traffic, with dansched's curve, the plans of the\n"
+	"five baselines, lb_any (no plan below it), and the points other\n"
+	"solutions reached on the same graph, read from FILE.  When FILE is\n"
+	"absent a note says so and the charts have no published points.\n"
+	"Nothing is written unless every graph loads and plans.\n"
+	"\n"
+	"  -o DIR            output folder (created when missing)\n"
+	"  --json            one object per graph and line: {\"case\",\n"
+	"                    \"points\": [{\"budget\", \"extra_ddr\",\n"
+	"                    \"makespan\"}, ...]}\n"
+	"  --published FILE  a CSV table with the columns case, source,\n"
+	"                    extra_ddr and makespan (other columns ignored);\n"
+	"                    default " DS_PUBLISHED "\n"
+	"  --quiet           no progress line\n";
+
 static const char usage_gen[] =
 	"usage: dansched gen --nodes N [--kind matmul|attention|conv|random]\n"
 	"                    [--seed S] -o FILE.json\n"
@@ -186,7 +216,7 @@ typedef struct args {
 	const char *pos[256];
 	int npos;
 	const char *out;
-	const char *stage, *scheduler, *kind;
+	const char *stage, *scheduler, *kind, *published;
 	int64_t effort, nodes, seed;
 	double traffic_budget, peak_budget;
 	bool q1, json, csv, help, trace, memmap, verbose, quiet, scale;
@@ -216,6 +246,7 @@ static int parse_args(int argc, char **argv, const char *usage, args *a)
 	a->kind = "matmul";
 	a->seed = 1;
 	a->traffic_budget = 5;
+	a->published = DS_PUBLISHED;
 	static const char *const flags[] = {
 		"-h", "--help", "--q1", "--json", "--csv", "--trace",
 		"--memmap", "-v", "--verbose", "--quiet", "--scale"};
@@ -224,7 +255,7 @@ static int parse_args(int argc, char **argv, const char *usage, args *a)
 	static const char *const valued[] = {
 		"-o", "--stage", "--scheduler", "--cap", "--effort",
 		"--traffic-budget", "--peak-budget", "--nodes", "--kind",
-		"--seed"};
+		"--seed", "--published"};
 	for (int i = 0; i < argc; i++) {
 		const char *s = argv[i];
 		int f = -1, k = -1;
@@ -262,7 +293,7 @@ static int parse_args(int argc, char **argv, const char *usage, args *a)
 			return usage_error(usage, "%s needs a value", s);
 		const char *val = argv[++i];
 		double d = 0;
-		if (k >= 4 && k != 8) {
+		if (k >= 4 && k != 8 && k != 10) {
 			d = number_arg(usage, s, val);
 			if (d < 0)
 				return 2;
@@ -281,6 +312,7 @@ static int parse_args(int argc, char **argv, const char *usage, args *a)
 		case 6: a->peak_budget = d; break;
 		case 7: a->nodes = (int64_t)d; break;
 		case 8: a->kind = val; break;
+		case 10: a->published = val; break;
 		default: a->seed = (int64_t)d; break;
 		}
 	}
@@ -999,6 +1031,160 @@ static int cmd_bench(int argc, char **argv)
 	return rc;
 }
 
+/* ---- tradeoff ---- */
+
+#define NBUDGET 5
+static const double budgets[NBUDGET] = {0, 5, 25, 100, 400};
+
+/* One graph's points: dan at each budget, each baseline, and lb_any. */
+typedef struct curve {
+	char case_name[256];
+	int64_t ddr[NBUDGET], mk[NBUDGET];
+	int64_t base_ddr[DANSCHED_DAN], base_mk[DANSCHED_DAN];
+	int64_t lb_any;
+} curve;
+
+/* Plans g with scheduler s (dan: at traffic budget pct), figures only. */
+static int plan_point(const dansched_graph *g, int s, double pct,
+		      int64_t *ddr, int64_t *mk, dansched_error *e)
+{
+	dansched_options o;
+	dansched_options_default(&o);
+	o.scheduler = s;
+	o.traffic_budget_pct = pct;
+	dansched_plan *p;
+	dansched_figures f;
+	int rc = dansched_schedule(g, &o, &p, &f, e);
+	dansched_plan_destroy(p);
+	*ddr = f.extra_ddr;
+	*mk = f.makespan;
+	return rc;
+}
+
+/* The points of graph path into c.  A budget whose plan is worse than
+ * the previous budget's (longer, or as long with more traffic) keeps the
+ * previous plan, which it is allowed to use. */
+static int trade_graph(const char *path, const args *a, curve *c,
+		       dansched_error *e)
+{
+	dansched_graph *g;
+	if (dansched_case_name(path, c->case_name, sizeof c->case_name)) {
+		snprintf(e->message, sizeof e->message, "%s: name too long",
+			 path);
+		return e->status = DANSCHED_BAD_INPUT;
+	}
+	int rc = dansched_graph_load(NULL, path, &a->caps, &g, e);
+	for (int i = 0; i < NBUDGET && rc == 0; i++) {
+		rc = plan_point(g, DANSCHED_DAN, budgets[i], &c->ddr[i],
+				&c->mk[i], e);
+		if (rc == 0 && i > 0 &&
+		    (c->mk[i] > c->mk[i - 1] ||
+		     (c->mk[i] == c->mk[i - 1] && c->ddr[i] > c->ddr[i - 1])))
+			c->mk[i] = c->mk[i - 1], c->ddr[i] = c->ddr[i - 1];
+	}
+	for (int s = 0; s < DANSCHED_DAN && rc == 0; s++)
+		rc = plan_point(g, s, 0, &c->base_ddr[s], &c->base_mk[s], e);
+	if (rc == 0)
+		rc = dansched_any_bound(g, NULL, &c->lb_any, NULL, NULL, e);
+	dansched_graph_destroy(g); /* NULL when it did not load */
+	return rc;
+}
+
+static int trade_chart(const curve *c, const char *dir, const char *pub,
+		       dansched_error *e)
+{
+	char path[4096];
+	snprintf(path, sizeof path, "%s/%s_tradeoff.svg", dir, c->case_name);
+	dansched_series s[1 + DANSCHED_DAN];
+	s[0] = (dansched_series){"dansched, traffic budget 0-400%", c->ddr,
+				 c->mk, NBUDGET, 1};
+	for (int k = 0; k < DANSCHED_DAN; k++)
+		s[1 + k] = (dansched_series){dansched_scheduler_name(k),
+					     &c->base_ddr[k], &c->base_mk[k],
+					     1, 0};
+	return dansched_write_tradeoff(NULL, path, c->case_name, s,
+				       1 + DANSCHED_DAN, pub, c->lb_any, NULL,
+				       e);
+}
+
+static void trade_print(const curve *c, bool json)
+{
+	if (!json) {
+		for (int i = 0; i < NBUDGET; i++)
+			printf("%-22s %6g %10lld %10lld\n", c->case_name,
+			       budgets[i], (long long)c->ddr[i],
+			       (long long)c->mk[i]);
+		return;
+	}
+	cJSON *o = cJSON_CreateObject();
+	cJSON_AddStringToObject(o, "case", c->case_name);
+	cJSON *arr = cJSON_AddArrayToObject(o, "points");
+	for (int i = 0; i < NBUDGET; i++) {
+		cJSON *pt = cJSON_CreateObject();
+		cJSON_AddNumberToObject(pt, "budget", budgets[i]);
+		cJSON_AddNumberToObject(pt, "extra_ddr", (double)c->ddr[i]);
+		cJSON_AddNumberToObject(pt, "makespan", (double)c->mk[i]);
+		cJSON_AddItemToArray(arr, pt);
+	}
+	print_json(o);
+}
+
+/* The published table, or NULL (with a note) when it cannot be read. */
+static const char *published_file(const char *path)
+{
+	if (access(path, R_OK) == 0)
+		return path;
+	fprintf(stderr, "dansched: note: %s: %s; the charts show no "
+			"published points\n",
+		path, strerror(errno));
+	return NULL;
+}
+
+static int cmd_tradeoff(int argc, char **argv)
+{
+	args a;
+	int rc = command_args(argc, argv, usage_tradeoff, &a);
+	if (rc)
+		return rc < 0 ? 0 : rc;
+	if (!a.out || a.npos == 0)
+		return usage_error(usage_tradeoff, "tradeoff needs GRAPH... and "
+				   "-o DIR%s", "");
+	curve *c = calloc((size_t)a.npos, sizeof *c);
+	if (!c)
+		return 2;
+	dansched_error e;
+	bool tty = !a.quiet && isatty(fileno(stderr));
+	for (int i = 0; i < a.npos && rc == 0; i++) {
+		if (tty)
+			fprintf(stderr, "\r\033[Ktradeoff %d/%d: %s", i + 1,
+				a.npos, a.pos[i]);
+		if (trade_graph(a.pos[i], &a, &c[i], &e))
+			rc = report(&e);
+		for (int k = 0; k < i && rc == 0; k++)
+			if (strcmp(c[i].case_name, c[k].case_name) == 0) {
+				fprintf(stderr, "dansched: %s and %s have the "
+						"same case name '%s'\n",
+					a.pos[k], a.pos[i], c[i].case_name);
+				rc = 2;
+			}
+	}
+	if (tty)
+		fprintf(stderr, "\r\033[K");
+	const char *pub = rc == 0 ? published_file(a.published) : NULL;
+	if (rc == 0)
+		rc = make_dir(a.out);
+	for (int i = 0; i < a.npos && rc == 0; i++)
+		if (trade_chart(&c[i], a.out, pub, &e))
+			rc = report(&e);
+	if (rc == 0 && !a.json)
+		printf("%-22s %6s %10s %10s\n", "case", "budget", "extra_ddr",
+		       "makespan");
+	for (int i = 0; i < a.npos && rc == 0; i++)
+		trade_print(&c[i], a.json);
+	free(c);
+	return rc;
+}
+
 /* ---- trace, memmap ---- */
 
 static int cmd_view(int argc, char **argv, bool memmap)
@@ -1074,6 +1260,8 @@ int main(int argc, char **argv)
 		return cmd_view(argc - 2, argv + 2, true);
 	if (strcmp(cmd, "gen") == 0)
 		return cmd_gen(argc - 2, argv + 2);
+	if (strcmp(cmd, "tradeoff") == 0)
+		return cmd_tradeoff(argc - 2, argv + 2);
 	fprintf(stderr, "dansched: unknown command '%s'\n\n%s", cmd,
 		usage_main);
 	return 2;
