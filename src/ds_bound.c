@@ -126,31 +126,34 @@ static void build_succ(bnd *b)
 	b->soff[0] = 0;
 }
 
-/* The operations by pipe, within a pipe by cycles then node (the runs of
- * equal cycles make the bit sums cheap; the result does not depend on it). */
+/* The operations by pipe (counting), within a pipe by cycles then node
+ * (the runs of equal cycles make the bit sums cheap; the bounds do not
+ * depend on this order). */
 static int sort_ops(bnd *b)
 {
 	const ds_graph *g = b->g;
-	int32_t nops = 0;
 	for (int32_t v = 0; v < g->n; v++)
 		if (is_op(g, v))
 			b->pipe_off[g->pipe[v] + 1]++;
 	for (int32_t p = 0; p < g->npipes; p++)
 		b->pipe_off[p + 1] += b->pipe_off[p];
-	ds_hkey *k = ds_arena_alloc(&b->ar, (size_t)b->pipe_off[g->npipes] + 1,
-				    sizeof *k);
-	if (!k)
+	int32_t nops = b->pipe_off[g->npipes];
+	ds_hkey *k = ds_arena_alloc(&b->ar, (size_t)nops + 1, sizeof *k);
+	int32_t *at = ds_arena_alloc(&b->ar, (size_t)g->npipes + 1, sizeof *at);
+	if (b->ar.failed)
 		return DS_ENOMEM;
+	memcpy(at, b->pipe_off, (size_t)g->npipes * sizeof *at);
 	for (int32_t v = 0; v < g->n; v++)
 		if (is_op(g, v))
-			k[nops++] = (ds_hkey){
-				((uint64_t)g->pipe[v] << 54) |
-					(uint64_t)g->cycles[v],
-				v};
-	qsort(k, (size_t)nops, sizeof *k, ds_hkey_cmp);
+			k[at[g->pipe[v]]++] = (ds_hkey){(uint64_t)g->cycles[v], v};
+	for (int32_t p = 0; p < g->npipes; p++)
+		qsort(k + b->pipe_off[p],
+		      (size_t)(b->pipe_off[p + 1] - b->pipe_off[p]), sizeof *k,
+		      ds_hkey_cmp);
 	for (int32_t i = 0; i < nops; i++)
 		b->ops[i] = k[i].x;
 	ds_arena_release(&b->ar, k);
+	ds_arena_release(&b->ar, at);
 	return DS_OK;
 }
 

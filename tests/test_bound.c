@@ -127,6 +127,80 @@ static void fallback(void **state)
 	}
 }
 
+/* The busiest pipe's cycles among the nodes reached from v along the
+ * graph's edges (down: to successors), v not counted, into load[]. */
+static void brute_reach(const ds_graph *g, int32_t v, bool down,
+			int64_t *load, bool *seen, int32_t *stk)
+{
+	memset(seen, 0, (size_t)g->n * sizeof *seen);
+	memset(load, 0, (size_t)g->npipes * sizeof *load);
+	int32_t top = 0;
+	stk[top++] = v;
+	seen[v] = true;
+	while (top > 0) {
+		int32_t x = stk[--top];
+		if (x != v && g->kind[x] == DS_OP)
+			load[g->pipe[x]] += g->cycles[x];
+		for (int64_t k = 0; k < g->nedge; k++) {
+			int32_t from = down ? g->esrc[k] : g->edst[k];
+			int32_t to = down ? g->edst[k] : g->esrc[k];
+			if (from == x && !seen[to]) {
+				seen[to] = true;
+				stk[top++] = to;
+			}
+		}
+	}
+}
+
+/* lb_phase by brute force: one search per operation over the edge list. */
+static int64_t brute_phase(const ds_graph *g)
+{
+	int64_t best = g->critical_path;
+	int64_t *a = calloc((size_t)g->npipes + 1, sizeof *a);
+	int64_t *d = calloc((size_t)g->npipes + 1, sizeof *d);
+	bool *seen = malloc((size_t)g->n * sizeof *seen);
+	int32_t *stk = malloc((size_t)g->n * sizeof *stk);
+	assert_true(a && d && seen && stk);
+	for (int32_t v = 0; v < g->n; v++) {
+		if (g->kind[v] != DS_OP)
+			continue;
+		brute_reach(g, v, false, a, seen, stk);
+		brute_reach(g, v, true, d, seen, stk);
+		d[g->pipe[v]] += g->cycles[v];
+		int64_t am = 0, dm = 0;
+		for (int32_t p = 0; p < g->npipes; p++)
+			am = a[p] > am ? a[p] : am, dm = d[p] > dm ? d[p] : dm;
+		best = am + dm > best ? am + dm : best;
+	}
+	free(a);
+	free(d);
+	free(seen);
+	free(stk);
+	return best;
+}
+
+/* The bitset loads against a plain search, on generated graphs of
+ * several hundred operations per pipe (several words, varied cycles). */
+static void brute_force(void **state)
+{
+	(void)state;
+	const int kinds[] = {DS_GEN_RANDOM, DS_GEN_ATTENTION, DS_GEN_CONV};
+	for (int i = 0; i < 3; i++) {
+		ds_caps caps;
+		ds_caps_default(&caps);
+		ds_graph *g;
+		ds_err e;
+		if (ds_generate(ds_heap_std(), kinds[i], 1500, 7, &caps, &g,
+				&e))
+			fail_msg("%s", e.msg);
+		ds_bounds b = bounds_of(g, 0);
+		assert_true(b.exact);
+		assert_int_equal(b.phase, brute_phase(g));
+		assert_true(b.any >= b.phase);
+		ds_graph_free(g);
+	}
+}
+
 /* Every failing allocation is reported, and nothing leaks. */
 static void out_of_memory(void **state)
 {
@@ -236,6 +310,7 @@ int main(void)
 		cmocka_unit_test(hand_loads),
 		cmocka_unit_test(hand_preemption),
 		cmocka_unit_test(fallback),
+		cmocka_unit_test(brute_force),
 		cmocka_unit_test(out_of_memory),
 		cmocka_unit_test(public_api),
 		cmocka_unit_test(bundled),
