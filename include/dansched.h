@@ -200,12 +200,31 @@ int dansched_schedule(const dansched_graph *g, const dansched_options *o,
  * spills), at least its critical path and often well above max(critical
  * path, busiest pipe) when the graph's phases load different pipes: for
  * an operation v, the busiest pipe's cycles among v's ancestors plus the
- * busiest pipe's cycles among v and its descendants, maximised over about
- * 50 operations sampled along p's order (p may be NULL: the graph's
- * topological order; a good plan's order gives a tighter bound).  O(N + E)
- * memory and time per sample. */
+ * busiest pipe's cycles among v and its descendants, maximised over every
+ * operation.  p (may be NULL) matters only for a graph too large for the
+ * exact figure (see dansched_any_bound): then operations sampled along
+ * p's order are used (NULL: the graph's topological order).
+ * dansched_any_bound gives this figure too, and one at least as large. */
 int dansched_phase_bound(const dansched_graph *g, const dansched_plan *p,
 			 int64_t *lb, dansched_error *err);
+
+/* lb_any: the strongest lower bound dansched knows on the makespan of
+ * every plan of g.  Each operation gets a release (the longer of its
+ * longest path from the sources and the busiest pipe's cycles among its
+ * ancestors) and a tail (the same for its descendants); per pipe, the
+ * one-machine problem with these releases and tails, solved exactly with
+ * preemption (Jackson's rule: run the released job with the largest
+ * tail), bounds the makespan.  lb_any is the largest of those, the
+ * critical path, the busiest pipe and lb_phase (also returned in
+ * *lb_phase when not NULL: the figure of dansched_phase_bound for the
+ * same p), so lb_any >= lb_phase always.  Exact ancestor loads cost about
+ * (N + E) * ops / 32 word operations: above a work budget (about 5e8,
+ * reached near 100,000 nodes) they are under-estimated from operations
+ * sampled along p's order, and *exact (when not NULL) is 0 instead of 1;
+ * the figures are then weaker but still valid bounds.  Deterministic. */
+int dansched_any_bound(const dansched_graph *g, const dansched_plan *p,
+		       int64_t *lb_any, int64_t *lb_phase, int *exact,
+		       dansched_error *err);
 
 /* Reads the benchmark's result files; memory and spill may be NULL. */
 int dansched_plan_read(const dansched_graph *g, const char *schedule,
@@ -244,6 +263,30 @@ int dansched_write_trace(const dansched_graph *g, const dansched_plan *p,
 int dansched_write_memmap(const dansched_graph *g, const dansched_plan *p,
 			  const char *path, dansched_error *err);
 void dansched_plan_destroy(dansched_plan *p);
+
+/* ---- the trade-off chart ---- */
+
+/* Points (extra DDR traffic, makespan) of one solution, for the chart. */
+typedef struct dansched_series {
+	const char *label;
+	const int64_t *extra_ddr; /* [npoints] */
+	const int64_t *makespan;  /* [npoints] */
+	int32_t npoints;
+	int curve; /* 1: joined by a line, in the order given; 0: markers */
+} dansched_series;
+
+/* Writes (atomically) a self-contained SVG chart of makespan against extra
+ * DDR traffic titled case_name: the series; the points of the CSV table
+ * `published` (NULL: none; columns case, source, extra_ddr and makespan,
+ * any order, others ignored) whose case is case_name, one marker each
+ * labelled by its source (a row leaving a figure empty is skipped); and
+ * a dashed line at lb (0: none), e.g. lb_any.  *npublished (may be NULL)
+ * gets the number of published points drawn.  alloc as for graphs. */
+int dansched_write_tradeoff(const dansched_allocator *alloc, const char *path,
+			    const char *case_name,
+			    const dansched_series *series, int nseries,
+			    const char *published, int64_t lb, int *npublished,
+			    dansched_error *err);
 
 /* The order: node Ids, graph nodes 0..N-1 and spill nodes (SPILL_OUT of
  * spill k is N+2k, its SPILL_IN N+2k+1; in a plan dansched_schedule made,

@@ -256,6 +256,22 @@ char *ds_case_name(const ds_heap *h, const char *path);
 /* The same without allocating: the name is the n bytes at *start. */
 size_t ds_case_span(const char *path, const char **start);
 
+/* A point another solution reached on a graph, and a list of them. */
+typedef struct ds_point {
+	char *label; /* its source */
+	int64_t extra_ddr, makespan;
+} ds_point;
+typedef struct ds_points {
+	ds_point *p;
+	int64_t n, cap;
+} ds_points;
+/* The rows of CSV file path (columns case, source, extra_ddr, makespan,
+ * any order and letter case, others ignored) whose case is case_name,
+ * except rows leaving a figure empty.  Free with ds_points_free. */
+int ds_csv_points(const ds_heap *h, const char *path, const char *case_name,
+		  ds_points *out, ds_err *e);
+void ds_points_free(const ds_heap *h, ds_points *pts);
+
 /* ---- files ---- */
 
 /* Whole file into memory, NUL-terminated. */
@@ -374,11 +390,29 @@ typedef int (*ds_edge_fn)(void *ud, int32_t from, int32_t to, bool timed);
 int ds_spill_edges(const ds_graph *g, const ds_plan *p, const int32_t *pos,
 		   bool residency, ds_edge_fn edge, void *ud, ds_err *e);
 
-/* A lower bound on the makespan of every plan of g, at least its critical
- * path: for an operation v, the busiest pipe's cycles among v's ancestors
- * plus the busiest pipe's among v and its descendants, the best over
- * v sampled along order[0..len) (spill nodes skipped; NULL: g->topo),
- * see ds_bound.c. */
+/* Lower bounds on the makespan of every plan of g (any order, offsets and
+ * spills), see ds_bound.c. */
+typedef struct ds_bounds {
+	int64_t critical_path; /* longest path */
+	int64_t pipe_load;     /* busiest pipe, the graph's operations only */
+	/* max over operations v of the busiest pipe's cycles among v's
+	 * ancestors plus the busiest pipe's among v and its descendants */
+	int64_t phase;
+	/* lb_any: max of the above and, per pipe, the preemptive one-machine
+	 * bound with releases and tails (Jackson's rule) */
+	int64_t any;
+	/* true: the ancestor loads were exact; false: the graph was over the
+	 * work budget and they were under-estimated from samples taken along
+	 * order (every figure is still a valid bound) */
+	bool exact;
+} ds_bounds;
+
+/* All of ds_bounds.  order[0..len) (NULL: g->topo) only places the
+ * samples when the exact loads would take more than `work` word steps
+ * (0: the default budget). */
+int ds_bounds_compute(const ds_graph *g, const int32_t *order, int32_t len,
+		      int64_t work, ds_bounds *out, ds_err *e);
+/* ds_bounds.phase alone, for the default budget. */
 int ds_phase_bound(const ds_graph *g, const int32_t *order, int32_t len,
 		   int64_t *lb, ds_err *e);
 
@@ -401,6 +435,27 @@ int ds_write_trace(const ds_graph *g, const ds_plan *p, const char *path,
  * rectangle per occupancy.  Needs p->offset (DS_EINPUT without). */
 int ds_write_memmap(const ds_graph *g, const ds_plan *p, const char *path,
 		    ds_err *e);
+
+/* ---- charts (ds_chart.c) ---- */
+
+/* A series of points (extra DDR traffic, makespan) for a trade-off chart. */
+typedef struct ds_series {
+	const char *label;
+	const int64_t *extra_ddr, *makespan;
+	int32_t n;
+	int kind; /* enum ds_series_kind */
+} ds_series;
+enum ds_series_kind {
+	DS_SERIES_CURVE,    /* joined by a line, in the order given */
+	DS_SERIES_POINTS,   /* markers only */
+	DS_SERIES_PUBLISHED /* another solution's point: its own marker */
+};
+
+/* A self-contained SVG of makespan against extra DDR traffic: the series,
+ * a dashed line at lb (0: none), axes with ticks and labels (log scale
+ * where the figures span more than 20x), a legend.  title is the case. */
+int ds_chart_tradeoff(const ds_heap *h, const char *path, const char *title,
+		      const ds_series *s, int ns, int64_t lb, ds_err *e);
 
 /* ---- generator (ds_gen.c) ---- */
 

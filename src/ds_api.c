@@ -467,6 +467,76 @@ int dansched_phase_bound(const dansched_graph *g, const dansched_plan *p,
 	return out_err(rc, &e, err);
 }
 
+int dansched_any_bound(const dansched_graph *g, const dansched_plan *p,
+		       int64_t *lb_any, int64_t *lb_phase, int *exact,
+		       dansched_error *err)
+{
+	ds_err e;
+	ds_bounds b;
+	int rc = ds_bounds_compute(g->g, p ? p->p.order : NULL,
+				   p ? p->p.len : 0, 0, &b, &e);
+	*lb_any = b.any;
+	if (lb_phase)
+		*lb_phase = b.phase;
+	if (exact)
+		*exact = b.exact;
+	return out_err(rc, &e, err);
+}
+
+/* The published points as series of one point each, after the caller's. */
+static ds_series *all_series(const ds_heap *h, const dansched_series *s,
+			     int ns, const ds_points *pub)
+{
+	ds_series *all = ds_alloc(h, (size_t)ns + (size_t)pub->n + 1,
+				  sizeof *all);
+	if (!all)
+		return NULL;
+	for (int k = 0; k < ns; k++)
+		all[k] = (ds_series){s[k].label, s[k].extra_ddr, s[k].makespan,
+				     s[k].npoints,
+				     s[k].curve ? DS_SERIES_CURVE
+						: DS_SERIES_POINTS};
+	for (int64_t i = 0; i < pub->n; i++)
+		all[ns + i] = (ds_series){pub->p[i].label,
+					  &pub->p[i].extra_ddr,
+					  &pub->p[i].makespan, 1,
+					  DS_SERIES_PUBLISHED};
+	return all;
+}
+
+int dansched_write_tradeoff(const dansched_allocator *alloc, const char *path,
+			    const char *case_name,
+			    const dansched_series *series, int nseries,
+			    const char *published, int64_t lb, int *npublished,
+			    dansched_error *err)
+{
+	ds_heap h = heap_of(alloc);
+	ds_points pub = {NULL, 0, 0};
+	ds_err e;
+	int rc = DS_OK;
+	if (nseries < 0 || (nseries > 0 && !series) || lb < 0)
+		rc = ds_fail(&e, DS_EINPUT, "%s: bad chart arguments", path);
+	for (int k = 0; rc == DS_OK && k < nseries; k++)
+		if (series[k].npoints < 0 || !series[k].label ||
+		    (series[k].npoints > 0 &&
+		     (!series[k].extra_ddr || !series[k].makespan)))
+			rc = ds_fail(&e, DS_EINPUT, "%s: series %d is malformed",
+				     path, k);
+	if (rc == DS_OK && published)
+		rc = ds_csv_points(&h, published, case_name, &pub, &e);
+	if (npublished)
+		*npublished = rc ? 0 : (int)pub.n;
+	if (rc)
+		return out_err(rc, &e, err);
+	ds_series *all = all_series(&h, series, nseries, &pub);
+	rc = all ? ds_chart_tradeoff(&h, path, case_name, all,
+				     nseries + (int)pub.n, lb, &e)
+		 : ds_fail(&e, DS_ENOMEM, "%s: out of memory", path);
+	ds_free(&h, all);
+	ds_points_free(&h, &pub);
+	return out_err(rc, &e, err);
+}
+
 int dansched_plan_write(const dansched_graph *g, const dansched_plan *p,
 			const char *dir, const char *case_name,
 			dansched_error *err)

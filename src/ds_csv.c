@@ -21,7 +21,11 @@
  * Src,Dst), LF line ends, Bufs as "3;4", and quotes a cell only when it
  * holds a comma, quote or line end or starts or ends with a space or tab,
  * so that reading gives back every name exactly.  It writes both tables
- * or, as far as rename() allows, neither. */
+ * or, as far as rename() allows, neither.
+ *
+ * ds_csv_points reads the points other solutions reached (the columns
+ * case, source, extra_ddr and makespan of a table such as
+ * ../shared/published.csv; other columns ignored), with the same rules. */
 #include "ds.h"
 
 #include <stdio.h>
@@ -593,6 +597,82 @@ int ds_load_csv(const ds_heap *h, const char *nodes_path, const ds_caps *caps,
 		rc = ds_builder_finish(b, caps, out, e);
 	ds_builder_free(b);
 	ds_free(h, edges_path);
+	return rc;
+}
+
+/* ---- points reached by other solutions ---- */
+
+static const char *const point_columns[4] = {"case", "source", "extra_ddr",
+					     "makespan"};
+
+/* One data row: a point when its case is case_name and both figures are
+ * given (a row may leave one empty).  Every row's figures are checked, so
+ * that a bad file fails for every case alike. */
+static int point_row(csv *c, const int64_t *col, const char **title,
+		     const char *case_name, ds_points *pts, ds_err *e)
+{
+	char **cell = c->cell;
+	ds_point pt = {NULL, 0, 0};
+	int rc = DS_OK;
+	if (*cell[col[2]])
+		rc = cell_int(c, title[2], cell[col[2]], &pt.extra_ddr, e);
+	if (!rc && *cell[col[3]])
+		rc = cell_int(c, title[3], cell[col[3]], &pt.makespan, e);
+	if (rc || strcmp(cell[col[0]], case_name) != 0 || !*cell[col[2]] ||
+	    !*cell[col[3]])
+		return rc;
+	if (!rc)
+		rc = ds_reserve(c->heap, (void **)&pts->p, &pts->cap,
+				pts->n + 1, sizeof *pts->p, e);
+	if (!rc && !(pt.label = ds_strdup(c->heap, cell[col[1]])))
+		rc = ds_fail(e, DS_ENOMEM, "%s: out of memory", c->path);
+	if (!rc)
+		pts->p[pts->n++] = pt;
+	return rc;
+}
+
+void ds_points_free(const ds_heap *h, ds_points *pts)
+{
+	for (int64_t i = 0; i < pts->n; i++)
+		ds_free(h, pts->p[i].label);
+	ds_free(h, pts->p);
+	memset(pts, 0, sizeof *pts);
+}
+
+int ds_csv_points(const ds_heap *h, const char *path, const char *case_name,
+		  ds_points *out, ds_err *e)
+{
+	memset(out, 0, sizeof *out);
+	csv c;
+	int rc = csv_open(&c, h, path, e);
+	if (rc)
+		return rc;
+	int64_t col[4], width;
+	const char *title[4];
+	bool got;
+	if ((rc = csv_row(&c, &got, e)))
+		goto out;
+	if (!got) {
+		rc = ds_fail(e, DS_EINPUT,
+			     "%s: the file is empty; it starts with the header "
+			     "case,source,extra_ddr,makespan",
+			     path);
+		goto out;
+	}
+	if ((rc = find_columns(&c, point_columns, 4, col, title, e)))
+		goto out;
+	width = c.ncell;
+	for (;;) {
+		if ((rc = csv_row(&c, &got, e)) || !got)
+			break;
+		if ((rc = check_width(&c, width, e)) ||
+		    (rc = point_row(&c, col, title, case_name, out, e)))
+			break;
+	}
+out:
+	csv_close(&c);
+	if (rc)
+		ds_points_free(h, out);
 	return rc;
 }
 

@@ -29,6 +29,9 @@
 #ifndef DS_DATA_DIR
 #define DS_DATA_DIR "data"
 #endif
+/* The points other solutions reached: the benchmark's shared folder sits
+ * beside the project's (../shared from its root). */
+#define DS_PUBLISHED DS_DATA_DIR "/../../shared/published.csv"
 
 static const char usage_main[] =
 	"usage: dansched COMMAND [ARGS]\n"
@@ -41,6 +44,8 @@ static const char usage_main[] =
 	"  eval GRAPH SCHEDULE [MEMORY [SPILL]]\n"
 	"                               check a plan and print its figures\n"
 	"  bench [GRAPH...]             every scheduler on every graph: tables\n"
+	"  tradeoff GRAPH... -o DIR     makespan against traffic budget, and\n"
+	"                               its chart\n"
 	"  trace GRAPH SCHEDULE [MEMORY SPILL] -o FILE.json\n"
 	"                               the replay as a Perfetto/Chrome trace\n"
 	"  memmap GRAPH SCHEDULE MEMORY SPILL -o FILE.svg\n"
@@ -62,12 +67,19 @@ static const char usage_eval[] =
 	"\n"
 	"Replays the plan on the machine model of SPEC.md, checks every rule\n"
 	"and prints peak_vstay, extra_ddr, spills, makespan, the lower bounds\n"
-	"lb_critical_path, lb_pipe_load and lb_phase, and the peak occupancy\n"
-	"of each memory.  lb_phase holds for every plan of the graph: the\n"
-	"busiest pipe's cycles before an operation plus the busiest pipe's\n"
-	"from it on (ancestors / descendants), over operations sampled along\n"
-	"the schedule.  Without MEMORY only the order is checked and the\n"
-	"makespan has no address-reuse edges.\n"
+	"lb_critical_path, lb_pipe_load, lb_phase and lb_any, ratio_any\n"
+	"(makespan / max(lb_critical_path, lb_pipe_load, lb_any)) and the\n"
+	"peak occupancy of each memory.  lb_phase and lb_any hold for every\n"
+	"plan of the graph.  lb_phase: the busiest pipe's cycles before an\n"
+	"operation plus the busiest pipe's from it on (ancestors /\n"
+	"descendants), the most over all operations.  lb_any: per pipe, the\n"
+	"one-machine problem whose releases and tails are those loads (or the\n"
+	"longest paths), solved with preemption (Jackson's rule); at least\n"
+	"lb_phase, the critical path and the busiest pipe.  On a graph too\n"
+	"large for the exact figures (about 130,000 nodes) they are sampled\n"
+	"along the schedule, still valid, and lb_any_sampled=1 says so.\n"
+	"Without MEMORY only the order is checked and the makespan has no\n"
+	"address-reuse edges.\n"
 	"\n"
 	"The spill lines must be in the order the spills happen: line k's\n"
 	"SPILL_OUT (node N+2k) before line k+1's in the schedule, as SPEC.md\n"
@@ -91,9 +103,11 @@ static const char usage_schedule[] =
 	"Plans each graph (default: every *.json in the bundled data folder),\n"
 	"checks the plan with the evaluator and writes DIR/<case>_schedule.txt,\n"
 	"_memory.txt and _spill.txt (only _schedule.txt for --stage mpas).\n"
-	"Prints per graph the four figures, the lower bound\n"
-	"max(critical path, busiest pipe), makespan / lower bound, and\n"
-	"lb_phase, a bound that holds for every plan of the graph (see eval).\n"
+	"Prints per graph the four figures, lower_bnd = max(critical path,\n"
+	"busiest pipe with the plan's spills), ratio = makespan / lower_bnd,\n"
+	"lb_phase and lb_any, bounds that hold for every plan of the graph\n"
+	"(see eval; lb_any is followed by ~ when sampled), and ratio_any =\n"
+	"makespan / max(lower_bnd, lb_any).\n"
 	"\n"
 	"  -o DIR                output folder (created when missing)\n"
 	"  --stage STAGE         mpas | dlr | cpe (default cpe): the last stage\n"
@@ -150,6 +164,31 @@ static const char usage_memmap[] =
 	"across, one rectangle per occupancy of a buffer (spilled-in ones\n"
 	"marked); hover a rectangle for its buffer.\n";
 
+static const char usage_tradeoff[] =
+	"usage: dansched tradeoff GRAPH... -o DIR [--json] [--published FILE]\n"
+	"                         [--cap SPEC] [--quiet]\n"
+	"\n"
+	"Plans each graph with the dan pipeline at traffic budgets 0, 5, 25,\n"
+	"100 and 400 (percent of the DLR plan's extra DDR traffic that CPE may\n"
+	"add) and prints the makespan and extra_ddr at each.  A plan allowed a\n"
+	"larger budget may use the plan of a smaller one, so the makespan\n"
+	"never rises with the budget: where it would, the point keeps the\n"
+	"previous budget's plan.  Writes DIR/<case>_tradeoff.svg: makespan\n"
+	"against extra DDR traffic, with dansched's curve, the plans of the\n"
+	"five baselines, lb_any (no plan below it), and the points other\n"
+	"solutions reached on the same graph, read from FILE.  When FILE is\n"
+	"absent a note says so and the charts have no published points.\n"
+	"Nothing is written unless every graph loads and plans.\n"
+	"\n"
+	"  -o DIR            output folder (created when missing)\n"
+	"  --json            one object per graph and line: {\"case\",\n"
+	"                    \"points\": [{\"budget\", \"extra_ddr\",\n"
+	"                    \"makespan\"}, ...]}\n"
+	"  --published FILE  a CSV table with the columns case, source,\n"
+	"                    extra_ddr and makespan (other columns ignored);\n"
+	"                    default " DS_PUBLISHED "\n"
+	"  --quiet           no progress line\n";
+
 static const char usage_gen[] =
 	"usage: dansched gen --nodes N [--kind matmul|attention|conv|random]\n"
 	"                    [--seed S] -o FILE.json\n"
@@ -190,7 +229,7 @@ typedef struct args {
 	const char *pos[256];
 	int npos;
 	const char *out;
-	const char *stage, *scheduler, *kind;
+	const char *stage, *scheduler, *kind, *published;
 	int64_t effort, nodes, seed;
 	double traffic_budget, peak_budget;
 	bool q1, json, csv, help, trace, memmap, verbose, quiet, scale;
@@ -221,6 +260,7 @@ static int parse_args(int argc, char **argv, const char *usage, args *a)
 	a->kind = "matmul";
 	a->seed = 1;
 	a->traffic_budget = 5;
+	a->published = DS_PUBLISHED;
 	static const char *const flags[] = {
 		"-h", "--help", "--q1", "--json", "--csv", "--trace",
 		"--memmap", "-v", "--verbose", "--quiet", "--scale",
@@ -230,7 +270,7 @@ static int parse_args(int argc, char **argv, const char *usage, args *a)
 	static const char *const valued[] = {
 		"-o", "--stage", "--scheduler", "--cap", "--effort",
 		"--traffic-budget", "--peak-budget", "--nodes", "--kind",
-		"--seed"};
+		"--seed", "--published"};
 	for (int i = 0; i < argc; i++) {
 		const char *s = argv[i];
 		int f = -1, k = -1;
@@ -269,7 +309,7 @@ static int parse_args(int argc, char **argv, const char *usage, args *a)
 			return usage_error(usage, "%s needs a value", s);
 		const char *val = argv[++i];
 		double d = 0;
-		if (k >= 4 && k != 8) {
+		if (k >= 4 && k != 8 && k != 10) {
 			d = number_arg(usage, s, val);
 			if (d < 0)
 				return 2;
@@ -288,6 +328,7 @@ static int parse_args(int argc, char **argv, const char *usage, args *a)
 		case 6: a->peak_budget = d; break;
 		case 7: a->nodes = (int64_t)d; break;
 		case 8: a->kind = val; break;
+		case 10: a->published = val; break;
 		default: a->seed = (int64_t)d; break;
 		}
 	}
@@ -308,9 +349,34 @@ static int command_args(int argc, char **argv, const char *usage, args *a)
 
 /* ---- printing figures ---- */
 
-/* lb_phase < 0: not computed, left out. */
+/* The bounds that hold for every plan of a graph (dansched_any_bound). */
+typedef struct bounds {
+	int64_t phase, any;
+	int exact;	/* 0: sampled, the graph is over the work budget */
+	double seconds; /* CPU time to compute them */
+} bounds;
+
+static int64_t lower_bound(const dansched_figures *f);
+
+/* makespan / max(lower_bnd, lb_any) */
+static double ratio_any(const dansched_figures *f, const bounds *b)
+{
+	int64_t lb = lower_bound(f) > b->any ? lower_bound(f) : b->any;
+	return lb ? (double)f->makespan / (double)lb : 0.0;
+}
+
+/* The bounds of g (for p's samples, when over the work budget), timed. */
+static int get_bounds(const dansched_graph *g, const dansched_plan *p,
+		      bounds *b, dansched_error *e)
+{
+	clock_t t0 = clock();
+	int rc = dansched_any_bound(g, p, &b->any, &b->phase, &b->exact, e);
+	b->seconds = (double)(clock() - t0) / CLOCKS_PER_SEC;
+	return rc;
+}
+
 static cJSON *figures_json(const char *case_name, const dansched_figures *f,
-			   int64_t lb_phase)
+			   const bounds *b)
 {
 	cJSON *o = cJSON_CreateObject();
 	if (!o)
@@ -326,8 +392,10 @@ static cJSON *figures_json(const char *case_name, const dansched_figures *f,
 	cJSON_AddNumberToObject(o, "lb_critical_path",
 				(double)f->lb_critical_path);
 	cJSON_AddNumberToObject(o, "lb_pipe_load", (double)f->lb_pipe_load);
-	if (lb_phase >= 0)
-		cJSON_AddNumberToObject(o, "lb_phase", (double)lb_phase);
+	cJSON_AddNumberToObject(o, "lb_phase", (double)b->phase);
+	cJSON_AddNumberToObject(o, "lb_any", (double)b->any);
+	cJSON_AddBoolToObject(o, "lb_any_exact", b->exact != 0);
+	cJSON_AddNumberToObject(o, "ratio_any", ratio_any(f, b));
 	for (int m = 0; m < DANSCHED_NMEM; m++) {
 		char key[16];
 		snprintf(key, sizeof key, "peak_%s", dansched_memory_name(m));
@@ -389,12 +457,12 @@ static int cmd_eval(int argc, char **argv)
 	if ((rc = load_plan(&a, &g, &p, &e)))
 		return report(&e);
 	dansched_figures f;
-	int64_t lb_phase = 0;
+	bounds b;
 	unsigned flags = (a.q1 ? DANSCHED_EVAL_Q1 : 0u) |
 			 (a.any_spill_order ? 0u : DANSCHED_EVAL_SPILL_ORDER);
 	rc = dansched_evaluate_flags(g, p, flags, &f, &e);
 	if (rc == DANSCHED_OK)
-		rc = dansched_phase_bound(g, p, &lb_phase, &e);
+		rc = get_bounds(g, p, &b, &e);
 	dansched_plan_destroy(p);
 	dansched_graph_destroy(g);
 	if (rc) {
@@ -407,14 +475,16 @@ static int cmd_eval(int argc, char **argv)
 		return report(&e);
 	}
 	if (a.json)
-		return print_json(figures_json(NULL, &f, lb_phase));
+		return print_json(figures_json(NULL, &f, &b));
 	printf("valid=1 nodes=%lld peak_vstay=%lld extra_ddr=%lld spills=%lld "
 	       "makespan=%lld lb_critical_path=%lld lb_pipe_load=%lld "
-	       "lb_phase=%lld",
+	       "lb_phase=%lld lb_any=%lld%s ratio_any=%.3f",
 	       (long long)f.nodes, (long long)f.peak_vstay,
 	       (long long)f.extra_ddr, (long long)f.spills,
 	       (long long)f.makespan, (long long)f.lb_critical_path,
-	       (long long)f.lb_pipe_load, (long long)lb_phase);
+	       (long long)f.lb_pipe_load, (long long)b.phase,
+	       (long long)b.any, b.exact ? "" : " lb_any_sampled=1",
+	       ratio_any(&f, &b));
 	for (int m = 0; m < DANSCHED_NMEM; m++)
 		printf(" peak_%s=%lld", dansched_memory_name(m),
 		       (long long)f.peak_mem[m]);
@@ -544,7 +614,7 @@ typedef struct job {
 	dansched_plan *plan;
 	dansched_figures fig;
 	int64_t order_peak; /* peak_vstay of the MPAS order (dan only) */
-	int64_t lb_phase;   /* dansched_phase_bound (schedule only) */
+	bounds lb;	    /* dansched_any_bound (schedule only) */
 	double seconds;
 } job;
 
@@ -557,6 +627,17 @@ static void progress_verbose(void *ud, const char *stage, double seconds,
 		((const job *)ud)->case_name, stage, seconds,
 		(long long)f->peak_vstay, (long long)f->extra_ddr,
 		(long long)f->spills, (long long)f->makespan);
+}
+
+/* -v: the bounds' line, on stderr. */
+static void progress_bound(const job *j)
+{
+	fprintf(stderr, "  %-10s %-5s %8.3fs  lb_any=%lld lb_phase=%lld (%s)\n",
+		j->case_name, "bound", j->lb.seconds, (long long)j->lb.any,
+		(long long)j->lb.phase,
+		j->lb.exact ? "exact"
+			    : "sampled: the graph is over the exact bound's "
+			      "work budget");
 }
 
 /* bench: keeps the peak of the MPAS order, the schedule of the peak-memory
@@ -663,9 +744,10 @@ static int cmd_schedule(int argc, char **argv)
 			fprintf(stderr, "\r\033[Kplanning %d/%d: %s", i + 1, np,
 				paths[i]);
 		if (run_job(paths[i], &a, &o, &jobs[i], &e) ||
-		    dansched_phase_bound(jobs[i].g, jobs[i].plan,
-					 &jobs[i].lb_phase, &e))
+		    get_bounds(jobs[i].g, jobs[i].plan, &jobs[i].lb, &e))
 			rc = report(&e);
+		else if (a.verbose)
+			progress_bound(&jobs[i]);
 	}
 	if (tty)
 		fprintf(stderr, "\r\033[K");
@@ -688,25 +770,29 @@ static int cmd_schedule(int argc, char **argv)
 		    write_views(&jobs[i], a.out, a.trace, a.memmap, &e))
 			rc = report(&e);
 	if (rc == 0 && !a.json)
-		printf("%-22s %9s %10s %10s %7s %10s %10s %6s %10s %8s\n",
+		printf("%-22s %9s %10s %10s %7s %10s %10s %6s %10s %10s %9s "
+		       "%8s\n",
 		       "case", "nodes", "peak_vstay", "extra_ddr", "spills",
-		       "makespan", "lower_bnd", "ratio", "lb_phase", "seconds");
+		       "makespan", "lower_bnd", "ratio", "lb_phase", "lb_any",
+		       "ratio_any", "seconds");
 	for (int i = 0; i < np && rc == 0; i++) {
 		job *j = &jobs[i];
 		if (a.json) {
 			print_json(figures_json(j->case_name, &j->fig,
-						j->lb_phase));
+						&j->lb));
 			continue;
 		}
 		int64_t lb = lower_bound(&j->fig);
 		printf("%-22s %9lld %10lld %10lld %7lld %10lld %10lld %6.3f "
-		       "%10lld %8.3f\n",
+		       "%10lld %10lld%c %8.3f %8.3f\n",
 		       j->case_name, (long long)j->fig.nodes,
 		       (long long)j->fig.peak_vstay,
 		       (long long)j->fig.extra_ddr, (long long)j->fig.spills,
 		       (long long)j->fig.makespan, (long long)lb,
 		       lb ? (double)j->fig.makespan / (double)lb : 0.0,
-		       (long long)j->lb_phase, j->seconds);
+		       (long long)j->lb.phase, (long long)j->lb.any,
+		       j->lb.exact ? ' ' : '~', ratio_any(&j->fig, &j->lb),
+		       j->seconds);
 	}
 	free_jobs(jobs, np);
 	free_list(bundled, bundled ? np : 0);
@@ -963,6 +1049,160 @@ static int cmd_bench(int argc, char **argv)
 	return rc;
 }
 
+/* ---- tradeoff ---- */
+
+#define NBUDGET 5
+static const double budgets[NBUDGET] = {0, 5, 25, 100, 400};
+
+/* One graph's points: dan at each budget, each baseline, and lb_any. */
+typedef struct curve {
+	char case_name[256];
+	int64_t ddr[NBUDGET], mk[NBUDGET];
+	int64_t base_ddr[DANSCHED_DAN], base_mk[DANSCHED_DAN];
+	int64_t lb_any;
+} curve;
+
+/* Plans g with scheduler s (dan: at traffic budget pct), figures only. */
+static int plan_point(const dansched_graph *g, int s, double pct,
+		      int64_t *ddr, int64_t *mk, dansched_error *e)
+{
+	dansched_options o;
+	dansched_options_default(&o);
+	o.scheduler = s;
+	o.traffic_budget_pct = pct;
+	dansched_plan *p;
+	dansched_figures f;
+	int rc = dansched_schedule(g, &o, &p, &f, e);
+	dansched_plan_destroy(p);
+	*ddr = f.extra_ddr;
+	*mk = f.makespan;
+	return rc;
+}
+
+/* The points of graph path into c.  A budget whose plan is worse than
+ * the previous budget's (longer, or as long with more traffic) keeps the
+ * previous plan, which it is allowed to use. */
+static int trade_graph(const char *path, const args *a, curve *c,
+		       dansched_error *e)
+{
+	dansched_graph *g;
+	if (dansched_case_name(path, c->case_name, sizeof c->case_name)) {
+		snprintf(e->message, sizeof e->message, "%s: name too long",
+			 path);
+		return e->status = DANSCHED_BAD_INPUT;
+	}
+	int rc = dansched_graph_load(NULL, path, &a->caps, &g, e);
+	for (int i = 0; i < NBUDGET && rc == 0; i++) {
+		rc = plan_point(g, DANSCHED_DAN, budgets[i], &c->ddr[i],
+				&c->mk[i], e);
+		if (rc == 0 && i > 0 &&
+		    (c->mk[i] > c->mk[i - 1] ||
+		     (c->mk[i] == c->mk[i - 1] && c->ddr[i] > c->ddr[i - 1])))
+			c->mk[i] = c->mk[i - 1], c->ddr[i] = c->ddr[i - 1];
+	}
+	for (int s = 0; s < DANSCHED_DAN && rc == 0; s++)
+		rc = plan_point(g, s, 0, &c->base_ddr[s], &c->base_mk[s], e);
+	if (rc == 0)
+		rc = dansched_any_bound(g, NULL, &c->lb_any, NULL, NULL, e);
+	dansched_graph_destroy(g); /* NULL when it did not load */
+	return rc;
+}
+
+static int trade_chart(const curve *c, const char *dir, const char *pub,
+		       dansched_error *e)
+{
+	char path[4096];
+	snprintf(path, sizeof path, "%s/%s_tradeoff.svg", dir, c->case_name);
+	dansched_series s[1 + DANSCHED_DAN];
+	s[0] = (dansched_series){"dansched, traffic budget 0-400%", c->ddr,
+				 c->mk, NBUDGET, 1};
+	for (int k = 0; k < DANSCHED_DAN; k++)
+		s[1 + k] = (dansched_series){dansched_scheduler_name(k),
+					     &c->base_ddr[k], &c->base_mk[k],
+					     1, 0};
+	return dansched_write_tradeoff(NULL, path, c->case_name, s,
+				       1 + DANSCHED_DAN, pub, c->lb_any, NULL,
+				       e);
+}
+
+static void trade_print(const curve *c, bool json)
+{
+	if (!json) {
+		for (int i = 0; i < NBUDGET; i++)
+			printf("%-22s %6g %10lld %10lld\n", c->case_name,
+			       budgets[i], (long long)c->ddr[i],
+			       (long long)c->mk[i]);
+		return;
+	}
+	cJSON *o = cJSON_CreateObject();
+	cJSON_AddStringToObject(o, "case", c->case_name);
+	cJSON *arr = cJSON_AddArrayToObject(o, "points");
+	for (int i = 0; i < NBUDGET; i++) {
+		cJSON *pt = cJSON_CreateObject();
+		cJSON_AddNumberToObject(pt, "budget", budgets[i]);
+		cJSON_AddNumberToObject(pt, "extra_ddr", (double)c->ddr[i]);
+		cJSON_AddNumberToObject(pt, "makespan", (double)c->mk[i]);
+		cJSON_AddItemToArray(arr, pt);
+	}
+	print_json(o);
+}
+
+/* The published table, or NULL (with a note) when it cannot be read. */
+static const char *published_file(const char *path)
+{
+	if (access(path, R_OK) == 0)
+		return path;
+	fprintf(stderr, "dansched: note: %s: %s; the charts show no "
+			"published points\n",
+		path, strerror(errno));
+	return NULL;
+}
+
+static int cmd_tradeoff(int argc, char **argv)
+{
+	args a;
+	int rc = command_args(argc, argv, usage_tradeoff, &a);
+	if (rc)
+		return rc < 0 ? 0 : rc;
+	if (!a.out || a.npos == 0)
+		return usage_error(usage_tradeoff, "tradeoff needs GRAPH... and "
+				   "-o DIR%s", "");
+	curve *c = calloc((size_t)a.npos, sizeof *c);
+	if (!c)
+		return 2;
+	dansched_error e;
+	bool tty = !a.quiet && isatty(fileno(stderr));
+	for (int i = 0; i < a.npos && rc == 0; i++) {
+		if (tty)
+			fprintf(stderr, "\r\033[Ktradeoff %d/%d: %s", i + 1,
+				a.npos, a.pos[i]);
+		if (trade_graph(a.pos[i], &a, &c[i], &e))
+			rc = report(&e);
+		for (int k = 0; k < i && rc == 0; k++)
+			if (strcmp(c[i].case_name, c[k].case_name) == 0) {
+				fprintf(stderr, "dansched: %s and %s have the "
+						"same case name '%s'\n",
+					a.pos[k], a.pos[i], c[i].case_name);
+				rc = 2;
+			}
+	}
+	if (tty)
+		fprintf(stderr, "\r\033[K");
+	const char *pub = rc == 0 ? published_file(a.published) : NULL;
+	if (rc == 0)
+		rc = make_dir(a.out);
+	for (int i = 0; i < a.npos && rc == 0; i++)
+		if (trade_chart(&c[i], a.out, pub, &e))
+			rc = report(&e);
+	if (rc == 0 && !a.json)
+		printf("%-22s %6s %10s %10s\n", "case", "budget", "extra_ddr",
+		       "makespan");
+	for (int i = 0; i < a.npos && rc == 0; i++)
+		trade_print(&c[i], a.json);
+	free(c);
+	return rc;
+}
+
 /* ---- trace, memmap ---- */
 
 static int cmd_view(int argc, char **argv, bool memmap)
@@ -1038,6 +1278,8 @@ int main(int argc, char **argv)
 		return cmd_view(argc - 2, argv + 2, true);
 	if (strcmp(cmd, "gen") == 0)
 		return cmd_gen(argc - 2, argv + 2);
+	if (strcmp(cmd, "tradeoff") == 0)
+		return cmd_tradeoff(argc - 2, argv + 2);
 	fprintf(stderr, "dansched: unknown command '%s'\n\n%s", cmd,
 		usage_main);
 	return 2;

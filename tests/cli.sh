@@ -52,9 +52,13 @@ expect 0 "$B" eval "$G" "$T/id.txt" --json && {
 import json, sys
 d = json.load(open(sys.argv[1]))
 keys = ["peak_vstay", "extra_ddr", "spills", "makespan",
-        "lb_critical_path", "lb_pipe_load", "lb_phase"]
+        "lb_critical_path", "lb_pipe_load", "lb_phase", "lb_any"]
 missing = [k for k in keys if not isinstance(d.get(k), int)]
 assert not missing, missing
+assert d["lb_any_exact"] is True
+assert d["makespan"] >= d["lb_any"] >= max(d["lb_phase"], d["lb_pipe_load"])
+lb = max(d["lb_any"], d["lb_critical_path"], d["lb_pipe_load"])
+assert abs(d["ratio_any"] - d["makespan"] / lb) < 1e-9
 assert d["valid"] == 1 and d["nodes"] == int(sys.argv[2])
 assert d["spills"] == 0 and d["extra_ddr"] == 0
 assert d["makespan"] >= max(d["lb_critical_path"], d["lb_pipe_load"]) > 0
@@ -148,6 +152,17 @@ expect 0 "$B" schedule "$G" -o "$T/full" --trace --memmap --quiet && {
 			fail "schedule --trace --memmap did not write ${C}_$f"
 	done
 	grep -q "lower_bnd" "$T/out" || fail "schedule printed no lower bound"
+	grep -q "lb_any  *ratio_any" "$T/out" || fail "schedule printed no lb_any"
+}
+expect 0 "$B" schedule "$G" -o "$T/full" --json -v && {
+	grep -q "bound .*lb_any=[0-9]* .*(exact)" "$T/err" ||
+		fail "schedule -v: no bound line: $(cat "$T/err")"
+	python3 - "$T/out" <<'PY' || fail "schedule --json: $(cat "$T/out")"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["makespan"] >= d["lb_any"] >= d["lb_phase"] > 0
+assert d["lb_any_exact"] is True and d["ratio_any"] >= 1
+PY
 }
 expect 0 "$B" eval "$G" "$T/full/${C}_schedule.txt" "$T/full/${C}_memory.txt" \
 	"$T/full/${C}_spill.txt"
@@ -229,6 +244,53 @@ expect 0 "$B" bench "$G" --csv --quiet && {
 expect 0 "$B" gen --nodes 500 --kind attention --seed 3 -o "$T/gen.json" &&
 	expect 0 "$B" schedule "$T/gen.json" -o "$T/gen" --quiet
 expect 2 "$B" gen --nodes 500 --kind nope -o "$T/nope.json"
+
+# ---- tradeoff: budgets, the chart, the published points
+expect 0 "$B" tradeoff --help && { grep -q "published" "$T/out" || fail "tradeoff --help"; }
+expect 2 "$B" tradeoff "$G"
+expect 2 "$B" tradeoff -o "$T/tr"
+# a published table of our own: columns in another order, an extra column,
+# a row with an empty figure (skipped), a row of another case
+printf 'note,makespan,source,extra_ddr,case\nx,999999,Someone & co,4096,%s\ny,,Empty,100,%s\nz,5,Other,5,Other_Case\n' \
+	"$C" "$C" >"$T/pub.csv"
+expect 0 "$B" tradeoff "$G" -o "$T/tr" --json --published "$T/pub.csv" --quiet --cap L1=4096 && {
+	python3 - "$T/out" "$C" <<'PY' || fail "tradeoff --json: $(cat "$T/out")"
+import json, sys
+lines = open(sys.argv[1]).read().splitlines()
+assert len(lines) == 1
+d = json.loads(lines[0])
+assert d["case"] == sys.argv[2]
+assert [p["budget"] for p in d["points"]] == [0, 5, 25, 100, 400]
+m = [p["makespan"] for p in d["points"]]
+assert all(a >= b > 0 for a, b in zip(m, m[1:])), m
+assert all(isinstance(p["extra_ddr"], int) for p in d["points"])
+PY
+	svg="$T/tr/${C}_tradeoff.svg"
+	python3 - "$svg" <<'PY' || fail "tradeoff chart: $(head -c 300 "$svg")"
+import sys, xml.etree.ElementTree as E
+t = E.parse(sys.argv[1])
+text = open(sys.argv[1]).read()
+assert "Someone &amp; co" in text and "Other" not in text and "Empty" not in text
+for name in ["original", "free-first", "lpmf", "cp-list", "vpux", "dansched", "lb_any"]:
+    assert name in text, name
+assert "href" not in text and "<script" not in text and "@import" not in text
+PY
+	if command -v xmllint >/dev/null; then
+		xmllint --noout "$svg" || fail "tradeoff chart: xmllint"
+	fi
+}
+# the table, and a missing published table: a note, not an error
+expect 0 "$B" tradeoff "$G" -o "$T/tr2" --published "$T/none.csv" && {
+	grep -q "note: .*none.csv" "$T/err" || fail "tradeoff: no note for a missing published table: $(cat "$T/err")"
+	[ "$(grep -c "^$C " "$T/out")" -eq 5 ] || fail "tradeoff table: $(cat "$T/out")"
+	[ -s "$T/tr2/${C}_tradeoff.svg" ] || fail "tradeoff wrote no chart without published points"
+}
+# a malformed published table: exit 2 naming the file, no chart
+printf 'case,source,extra_ddr,makespan\n%s,x,many,5\n' "$C" >"$T/badpub.csv"
+expect 2 "$B" tradeoff "$G" -o "$T/tr3" --published "$T/badpub.csv" && {
+	grep -q "badpub.csv:2" "$T/err" || fail "tradeoff: bad published table not named: $(cat "$T/err")"
+	[ ! -e "$T/tr3/${C}_tradeoff.svg" ] || fail "tradeoff wrote a chart with a bad published table"
+}
 
 if [ "$fails" -ne 0 ]; then
 	echo "$fails CLI check(s) failed" >&2

@@ -2,7 +2,8 @@
  *
  * For every bundled graph and every baseline (original, free-first, lpmf,
  * cp-list, vpux): the plan passes the evaluator, a second run gives the
- * same bytes, and the orders that gate L0 ALLOCs keep the one-live rule. */
+ * same bytes, the orders that gate L0 ALLOCs keep the one-live rule, and
+ * the makespan is at least lb_any. */
 #include "test_util.h"
 
 #include "ds_pipeline.h"
@@ -28,6 +29,9 @@ static void check_bundled(const char *name, const char *path, ds_graph *g,
 	(void)name;
 	(void)ud;
 	ds_err e;
+	ds_bounds bd; /* lb_any holds for every plan */
+	if (ds_bounds_compute(g, NULL, 0, 0, &bd, &e))
+		fail_msg("%s: %s", path, e.msg);
 	for (int s = 0; s < DS_NSCHED; s++) {
 		if (s == DS_SCHED_DAN)
 			continue;
@@ -46,6 +50,10 @@ static void check_bundled(const char *name, const char *path, ds_graph *g,
 			fail_msg("%s, %s: invalid plan: %s", path,
 				 ds_sched_names[s], e.msg);
 		assert_int_equal(f.makespan, fa.makespan);
+		if (f.makespan < bd.any)
+			fail_msg("%s, %s: makespan %lld under lb_any %lld",
+				 path, ds_sched_names[s], (long long)f.makespan,
+				 (long long)bd.any);
 		if (!same_plan(&a, &b, g->nbuf))
 			fail_msg("%s, %s: two runs differ", path,
 				 ds_sched_names[s]);

@@ -70,6 +70,12 @@ static void run_dan(const ds_graph *g, stages *s)
 	if (ds_replay(g, &p, &ro, &again, &e))
 		fail_msg("%s: the final plan does not replay: %s", g->source,
 			 e.msg);
+	/* lb_any holds for every plan: each stage's */
+	ds_bounds bd;
+	if (ds_bounds_compute(g, NULL, 0, 0, &bd, &e))
+		fail_msg("%s: %s", g->source, e.msg);
+	assert_true(bd.any <= s->mpas.makespan && bd.any <= s->dlr.makespan &&
+		    bd.any <= s->cpe.makespan);
 	assert_int_equal(again.makespan, s->cpe.makespan);
 	assert_int_equal(again.extra_ddr, s->cpe.extra_ddr);
 	assert_int_equal(f.makespan, s->cpe.makespan);

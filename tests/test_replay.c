@@ -733,6 +733,10 @@ static void check_phase(const char *name, const char *path, ds_graph *g,
 	       (long long)f.makespan);
 	assert_true(lb >= g->critical_path);
 	assert_true(lb <= f.makespan);
+	ds_bounds bd;
+	assert_int_equal(ds_bounds_compute(g, p.order, p.len, 0, &bd, &e),
+			 DS_OK);
+	assert_true(bd.any >= lb && bd.any <= f.makespan);
 	ds_plan_free(g->heap, &p);
 	free(order);
 }
