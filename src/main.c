@@ -15,6 +15,7 @@
 #include <cjson/cJSON.h>
 #include <dirent.h>
 #include <errno.h>
+#include <getopt.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -117,9 +118,9 @@ static const char usage_schedule[] =
 	"                        repaired where the Ids are not topological\n"
 	"                        (Kahn's algorithm, least ready Id first)\n"
 	"  --effort N            search iterations for every stage (0: default)\n"
-	"  --traffic-budget PCT  CPE may raise extra DDR traffic by PCT %% of\n"
+	"  --traffic-budget PCT  CPE may raise extra DDR traffic by PCT % of\n"
 	"                        the DLR plan's (default 5)\n"
-	"  --peak-budget PCT     CPE may raise peak_vstay by PCT %% (default 0)\n"
+	"  --peak-budget PCT     CPE may raise peak_vstay by PCT % (default 0)\n"
 	"  --trace, --memmap     also write DIR/<case>_trace.json and\n"
 	"                        DIR/<case>_memmap.svg\n"
 	"  --json                one JSON object per graph instead of a table\n"
@@ -251,7 +252,40 @@ static double number_arg(const char *usage, const char *opt, const char *val)
 	return d;
 }
 
-static int parse_args(int argc, char **argv, const char *usage, args *a)
+/* Every option of every command; each command accepts the ones it names
+ * (command_args).  -h, -o and -v are the short ones. */
+enum {
+	OPT_STAGE = 256, OPT_SCHEDULER, OPT_CAP, OPT_EFFORT, OPT_TRAFFIC,
+	OPT_PEAK, OPT_NODES, OPT_KIND, OPT_SEED, OPT_PUBLISHED, OPT_Q1,
+	OPT_JSON, OPT_CSV, OPT_TRACE, OPT_MEMMAP, OPT_QUIET, OPT_SCALE,
+	OPT_ANY_SPILL_ORDER
+};
+
+static const struct option all_options[] = {
+	{"help", no_argument, NULL, 'h'},
+	{"verbose", no_argument, NULL, 'v'},
+	{"stage", required_argument, NULL, OPT_STAGE},
+	{"scheduler", required_argument, NULL, OPT_SCHEDULER},
+	{"cap", required_argument, NULL, OPT_CAP},
+	{"effort", required_argument, NULL, OPT_EFFORT},
+	{"traffic-budget", required_argument, NULL, OPT_TRAFFIC},
+	{"peak-budget", required_argument, NULL, OPT_PEAK},
+	{"nodes", required_argument, NULL, OPT_NODES},
+	{"kind", required_argument, NULL, OPT_KIND},
+	{"seed", required_argument, NULL, OPT_SEED},
+	{"published", required_argument, NULL, OPT_PUBLISHED},
+	{"q1", no_argument, NULL, OPT_Q1},
+	{"json", no_argument, NULL, OPT_JSON},
+	{"csv", no_argument, NULL, OPT_CSV},
+	{"trace", no_argument, NULL, OPT_TRACE},
+	{"memmap", no_argument, NULL, OPT_MEMMAP},
+	{"quiet", no_argument, NULL, OPT_QUIET},
+	{"scale", no_argument, NULL, OPT_SCALE},
+	{"any-spill-order", no_argument, NULL, OPT_ANY_SPILL_ORDER},
+};
+#define NOPTIONS (int)(sizeof all_options / sizeof *all_options)
+
+static void args_default(args *a)
 {
 	memset(a, 0, sizeof *a);
 	dansched_caps_default(&a->caps);
@@ -261,90 +295,120 @@ static int parse_args(int argc, char **argv, const char *usage, args *a)
 	a->seed = 1;
 	a->traffic_budget = 5;
 	a->published = DS_PUBLISHED;
-	static const char *const flags[] = {
-		"-h", "--help", "--q1", "--json", "--csv", "--trace",
-		"--memmap", "-v", "--verbose", "--quiet", "--scale",
-		"--any-spill-order"};
-	/* options with a value; from --effort on, the value is a number
-	 * (except --kind) */
-	static const char *const valued[] = {
-		"-o", "--stage", "--scheduler", "--cap", "--effort",
-		"--traffic-budget", "--peak-budget", "--nodes", "--kind",
-		"--seed", "--published"};
-	for (int i = 0; i < argc; i++) {
-		const char *s = argv[i];
-		int f = -1, k = -1;
-		for (int j = 0; j < (int)(sizeof flags / sizeof *flags); j++)
-			if (strcmp(s, flags[j]) == 0)
-				f = j;
-		for (int j = 0; j < (int)(sizeof valued / sizeof *valued); j++)
-			if (strcmp(s, valued[j]) == 0)
-				k = j;
-		if (f >= 0) {
-			bool *fl[] = {&a->help,	  &a->help,    &a->q1,
-				      &a->json,	  &a->csv,     &a->trace,
-				      &a->memmap, &a->verbose, &a->verbose,
-				      &a->quiet,  &a->scale,
-				      &a->any_spill_order};
-			*fl[f] = true;
-			continue;
-		}
-		if (k < 0) {
-			if (strncmp(s, "--cap=", 6) == 0) {
-				dansched_error e;
-				if (dansched_caps_parse(&a->caps, s + 6, &e))
-					return report(&e);
-				continue;
-			}
-			if (s[0] == '-' && s[1])
-				return usage_error(usage, "unknown option '%s'",
-						   s);
-			if (a->npos == 256)
-				return usage_error(usage, "too many arguments%s",
-						   "");
-			a->pos[a->npos++] = s;
-			continue;
-		}
-		if (i + 1 >= argc)
-			return usage_error(usage, "%s needs a value", s);
-		const char *val = argv[++i];
-		double d = 0;
-		if (k >= 4 && k != 8 && k != 10) {
-			d = number_arg(usage, s, val);
-			if (d < 0)
-				return 2;
-		}
-		dansched_error e;
-		switch (k) {
-		case 0: a->out = val; break;
-		case 1: a->stage = val; break;
-		case 2: a->scheduler = val; break;
-		case 3:
-			if (dansched_caps_parse(&a->caps, val, &e))
-				return report(&e);
-			break;
-		case 4: a->effort = (int64_t)d; break;
-		case 5: a->traffic_budget = d; break;
-		case 6: a->peak_budget = d; break;
-		case 7: a->nodes = (int64_t)d; break;
-		case 8: a->kind = val; break;
-		case 10: a->published = val; break;
-		default: a->seed = (int64_t)d; break;
-		}
+}
+
+/* Is the long option `name` one of the space-separated `names`? */
+static bool named(const char *names, const char *name)
+{
+	size_t n = strlen(name);
+	for (const char *s = names; (s = strstr(s, name)); s += n)
+		if ((s == names || s[-1] == ' ') && (s[n] == ' ' || !s[n]))
+			return true;
+	return false;
+}
+
+/* The option table of one command: --help and the long options it names,
+ * ended by a zero entry. */
+static void command_options(const char *longs, struct option *opts)
+{
+	int k = 0;
+	for (int i = 0; i < NOPTIONS; i++)
+		if (all_options[i].val == 'h' ||
+		    named(longs, all_options[i].name))
+			opts[k++] = all_options[i];
+	memset(&opts[k], 0, sizeof opts[k]);
+}
+
+/* Stores one parsed option; the exit status of a usage error, or 0. */
+static int set_option(int c, const char *opt, const char *val,
+		      const char *usage, args *a)
+{
+	double d = 0;
+	dansched_error e;
+	if (c == OPT_EFFORT || c == OPT_TRAFFIC || c == OPT_PEAK ||
+	    c == OPT_NODES || c == OPT_SEED) {
+		d = number_arg(usage, opt, val);
+		if (d < 0)
+			return 2;
+	}
+	switch (c) {
+	case 'h': a->help = true; break;
+	case 'o': a->out = val; break;
+	case 'v': a->verbose = true; break;
+	case OPT_STAGE: a->stage = val; break;
+	case OPT_SCHEDULER: a->scheduler = val; break;
+	case OPT_CAP:
+		if (dansched_caps_parse(&a->caps, val, &e))
+			return report(&e);
+		break;
+	case OPT_EFFORT: a->effort = (int64_t)d; break;
+	case OPT_TRAFFIC: a->traffic_budget = d; break;
+	case OPT_PEAK: a->peak_budget = d; break;
+	case OPT_NODES: a->nodes = (int64_t)d; break;
+	case OPT_KIND: a->kind = val; break;
+	case OPT_SEED: a->seed = (int64_t)d; break;
+	case OPT_PUBLISHED: a->published = val; break;
+	case OPT_Q1: a->q1 = true; break;
+	case OPT_JSON: a->json = true; break;
+	case OPT_CSV: a->csv = true; break;
+	case OPT_TRACE: a->trace = true; break;
+	case OPT_MEMMAP: a->memmap = true; break;
+	case OPT_QUIET: a->quiet = true; break;
+	case OPT_SCALE: a->scale = true; break;
+	case OPT_ANY_SPILL_ORDER: a->any_spill_order = true; break;
 	}
 	return 0;
 }
 
-/* parse_args for a command: 0 to go on, -1 when --help was answered, or
- * the exit status of a usage error. */
-static int command_args(int argc, char **argv, const char *usage, args *a)
+/* The text of the option getopt_long just refused. */
+static const char *refused_option(char **argv, char *buf, size_t size)
 {
-	int rc = parse_args(argc, argv, usage, a);
-	if (rc == 0 && a->help) {
+	if (optopt > 0 && optopt < 256) {
+		snprintf(buf, size, "-%c", optopt);
+		return buf;
+	}
+	return argv[optind - 1];
+}
+
+/* Parses a command's arguments (argv[0] is the command's name) with
+ * getopt_long: the short options `shorts` ("o:" and "v" where the command
+ * takes them; -h always) and the long options named in `longs`, separated
+ * by spaces (--help always); anything else is a usage error.  0 to go on,
+ * -1 when --help was answered, or the exit status of a usage error. */
+static int command_args(int argc, char **argv, const char *usage,
+			const char *shorts, const char *longs, args *a)
+{
+	struct option opts[NOPTIONS + 1];
+	char optstring[16];
+	snprintf(optstring, sizeof optstring, ":h%s", shorts);
+	command_options(longs, opts);
+	args_default(a);
+	opterr = 0;
+	optind = 1;
+	int c, rc = 0;
+	char buf[8];
+	while (rc == 0 &&
+	       (c = getopt_long(argc, argv, optstring, opts, NULL)) != -1) {
+		if (c == '?')
+			return usage_error(usage, "unknown option '%s'",
+					   refused_option(argv, buf, sizeof buf));
+		if (c == ':')
+			return usage_error(usage, "%s needs a value",
+					   refused_option(argv, buf, sizeof buf));
+		rc = set_option(c, argv[optind - 1], optarg, usage, a);
+	}
+	if (rc)
+		return rc;
+	if (a->help) {
 		fputs(usage, stdout);
 		return -1;
 	}
-	return rc;
+	for (int i = optind; i < argc; i++) {
+		if (a->npos == 256)
+			return usage_error(usage, "too many arguments%s", "");
+		a->pos[a->npos++] = argv[i];
+	}
+	return 0;
 }
 
 /* ---- printing figures ---- */
@@ -444,7 +508,8 @@ static int load_plan(const args *a, dansched_graph **g, dansched_plan **p,
 static int cmd_eval(int argc, char **argv)
 {
 	args a;
-	int rc = command_args(argc, argv, usage_eval, &a);
+	int rc = command_args(argc, argv, usage_eval, "",
+			      "q1 json any-spill-order cap", &a);
 	if (rc)
 		return rc < 0 ? 0 : rc;
 	if (a.npos < 2 || a.npos > 4)
@@ -503,7 +568,7 @@ static bool ends_with(const char *s, const char *suffix)
 static int cmd_convert(int argc, char **argv)
 {
 	args a;
-	int rc = command_args(argc, argv, usage_convert, &a);
+	int rc = command_args(argc, argv, usage_convert, "", "cap", &a);
 	if (rc)
 		return rc < 0 ? 0 : rc;
 	if (a.npos != 2)
@@ -701,7 +766,10 @@ static int write_views(const job *j, const char *dir, bool trace, bool mm,
 static int cmd_schedule(int argc, char **argv)
 {
 	args a;
-	int rc = command_args(argc, argv, usage_schedule, &a);
+	int rc = command_args(argc, argv, usage_schedule, "o:v",
+			      "stage scheduler effort traffic-budget "
+			      "peak-budget trace memmap json verbose quiet "
+			      "cap", &a);
 	if (rc)
 		return rc < 0 ? 0 : rc;
 	if (!a.out)
@@ -928,7 +996,8 @@ static int bench_scale(const args *a)
 static int cmd_bench(int argc, char **argv)
 {
 	args a;
-	int rc = command_args(argc, argv, usage_bench, &a);
+	int rc = command_args(argc, argv, usage_bench, "",
+			      "json csv quiet scale kind nodes cap", &a);
 	if (rc)
 		return rc < 0 ? 0 : rc;
 	if (a.scale)
@@ -1161,7 +1230,8 @@ static const char *published_file(const char *path)
 static int cmd_tradeoff(int argc, char **argv)
 {
 	args a;
-	int rc = command_args(argc, argv, usage_tradeoff, &a);
+	int rc = command_args(argc, argv, usage_tradeoff, "o:",
+			      "json published quiet cap", &a);
 	if (rc)
 		return rc < 0 ? 0 : rc;
 	if (!a.out || a.npos == 0)
@@ -1209,7 +1279,7 @@ static int cmd_view(int argc, char **argv, bool memmap)
 {
 	const char *usage = memmap ? usage_memmap : usage_trace;
 	args a;
-	int rc = command_args(argc, argv, usage, &a);
+	int rc = command_args(argc, argv, usage, "o:", "cap", &a);
 	if (rc)
 		return rc < 0 ? 0 : rc;
 	if (!a.out || a.npos < 2 || a.npos > 4 || a.npos == 3 ||
@@ -1232,7 +1302,8 @@ static int cmd_view(int argc, char **argv, bool memmap)
 static int cmd_gen(int argc, char **argv)
 {
 	args a;
-	int rc = command_args(argc, argv, usage_gen, &a);
+	int rc = command_args(argc, argv, usage_gen, "o:",
+			      "nodes kind seed cap", &a);
 	if (rc)
 		return rc < 0 ? 0 : rc;
 	if (!a.out || a.nodes <= 0 || a.npos)
@@ -1265,21 +1336,21 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	if (strcmp(cmd, "eval") == 0)
-		return cmd_eval(argc - 2, argv + 2);
+		return cmd_eval(argc - 1, argv + 1);
 	if (strcmp(cmd, "schedule") == 0)
-		return cmd_schedule(argc - 2, argv + 2);
+		return cmd_schedule(argc - 1, argv + 1);
 	if (strcmp(cmd, "convert") == 0)
-		return cmd_convert(argc - 2, argv + 2);
+		return cmd_convert(argc - 1, argv + 1);
 	if (strcmp(cmd, "bench") == 0)
-		return cmd_bench(argc - 2, argv + 2);
+		return cmd_bench(argc - 1, argv + 1);
 	if (strcmp(cmd, "trace") == 0)
-		return cmd_view(argc - 2, argv + 2, false);
+		return cmd_view(argc - 1, argv + 1, false);
 	if (strcmp(cmd, "memmap") == 0)
-		return cmd_view(argc - 2, argv + 2, true);
+		return cmd_view(argc - 1, argv + 1, true);
 	if (strcmp(cmd, "gen") == 0)
-		return cmd_gen(argc - 2, argv + 2);
+		return cmd_gen(argc - 1, argv + 1);
 	if (strcmp(cmd, "tradeoff") == 0)
-		return cmd_tradeoff(argc - 2, argv + 2);
+		return cmd_tradeoff(argc - 1, argv + 1);
 	fprintf(stderr, "dansched: unknown command '%s'\n\n%s", cmd,
 		usage_main);
 	return 2;

@@ -41,6 +41,17 @@ expect 2 "$B"
 expect 2 "$B" frobnicate && { grep -q "frobnicate" "$T/err" || fail "unknown command not named"; }
 expect 2 "$B" eval "$G"
 expect 2 "$B" eval "$G" "$T/none.txt" --bogus
+# each command takes only its own options (getopt_long, one table each)
+for bad in "eval $G $T/none.txt --scale" "eval $G $T/none.txt -o x" \
+	"gen --nodes 10 -o $T/g.json --stage dlr" "convert $G $T/c.json --json" \
+	"bench --traffic-budget 5" "schedule -o $T/x --q1"; do
+	expect 2 "$B" $bad && { grep -q "unknown option" "$T/err" || fail "$bad: $(cat "$T/err")"; }
+done
+expect 2 "$B" schedule -o && { grep -q -- "-o needs a value" "$T/err" || fail "-o without a value: $(cat "$T/err")"; }
+# --opt=value is the same as --opt value
+expect 0 "$B" gen --nodes=40 --kind=random --seed=3 -o "$T/geq.json"
+expect 0 "$B" gen --nodes 40 --kind random --seed 3 -o "$T/gsp.json" &&
+	{ cmp -s "$T/geq.json" "$T/gsp.json" || fail "--opt=value differs from --opt value"; }
 
 # ---- eval: the Id order is a valid schedule
 seq 0 $((N - 1)) >"$T/id.txt"
