@@ -224,7 +224,8 @@ static int dan_mpas(const ds_graph *g, const ds_run_opts *o, dan_run *d,
 }
 
 /* The final choice of a stage: plan *p (dan's) against the baselines'
- * plans, through CPE when cpe is set; then checked and reported. */
+ * plans, through CPE when cpe is set, then against its parts planned
+ * alone; then checked and reported. */
 static int dan_final(const ds_graph *g, const ds_run_opts *o, dan_run *d,
 		     const char *stage, const ds_cpe_opts *cpe, ds_plan *p,
 		     clock_t t0, ds_figures *fig, ds_err *e)
@@ -233,6 +234,8 @@ static int dan_final(const ds_graph *g, const ds_run_opts *o, dan_run *d,
 	int rc = check(g, &(ds_run_opts){0}, stage, p, false, t0, &f, e);
 	if (rc == DS_OK)
 		rc = ds_portfolio_final(g, &d->pf, cpe, p, &f, e);
+	if (rc == DS_OK)
+		rc = ds_parts_plan(g, o, p, &f, e);
 	if (rc == DS_OK)
 		rc = check(g, o, stage, p, false, t0, fig, e);
 	return rc;

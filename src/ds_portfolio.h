@@ -60,4 +60,11 @@ int ds_portfolio_final(const ds_graph *g, ds_portfolio *pf,
 		       const ds_cpe_opts *cpe, ds_plan *best, ds_figures *bf,
 		       ds_err *e);
 
+/* ds_parts.c: when g's weakly connected components are more than one,
+ * each planned alone with o, the plans back to back (through CPE at the
+ * CPE stage) replace *best (figures *bf) unless *best is at most the
+ * parts' sums of extra_ddr, spills and makespan. */
+int ds_parts_plan(const ds_graph *g, const ds_run_opts *o, ds_plan *best,
+		  ds_figures *bf, ds_err *e);
+
 #endif
