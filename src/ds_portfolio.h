@@ -60,7 +60,7 @@ int ds_portfolio_final(const ds_graph *g, ds_portfolio *pf,
 		       const ds_cpe_opts *cpe, ds_plan *best, ds_figures *bf,
 		       ds_err *e);
 
-/* ds_parts.c: when g's weakly connected components are more than one,
+/* ds_parts.c: when g's weakly connected components are 2 to 4,
  * each planned alone with o, the plans back to back (through CPE at the
  * CPE stage) replace *best (figures *bf) unless *best is at most the
  * parts' sums of extra_ddr, spills and makespan. */
