@@ -15,7 +15,9 @@
  * Requires: a valid graph and a plan of it from dan's DLR or CPE stage.
  * Guarantees: the plan returned passed ds_replay; with 2 to PARTS_MAX
  * parts its extra_ddr, spills and makespan are at most the parts' sums.
- * Cost: one pass over the constraints; with 2 to PARTS_MAX parts, dan on
+ * Cost: one pass over the constraints (and one over the edges for the
+ * parts' bounds, which spare the parts a plan without spills that ends
+ * within them); with 2 to PARTS_MAX parts otherwise, dan on
  * every part (about the whole graph's cost again), a replay and a CPE run.
  */
 #include "ds_portfolio.h"
@@ -214,6 +216,48 @@ static int plan_parts(const ds_graph *g, const ds_run_opts *o, parts *pt,
 	return rc;
 }
 
+/* The sum over the parts of a bound every plan of the part alone meets:
+ * the longest path of its edges in cycles, or its busiest pipe. */
+static int sum_bounds(const ds_graph *g, const parts *pt, int64_t *sum,
+		      ds_err *e)
+{
+	const ds_heap *h = g->heap;
+	int64_t *fin = ds_alloc(h, (size_t)g->n, sizeof *fin);
+	int64_t *lb = ds_alloc(h, (size_t)pt->k * ((size_t)g->npipes + 1),
+			       sizeof *lb);
+	if (!fin || !lb) {
+		ds_free(h, fin);
+		ds_free(h, lb);
+		return ds_fail(e, DS_ENOMEM, "out of memory");
+	}
+	/* lb[c * (npipes + 1)]: the part's longest path; then its pipes */
+	const size_t w = (size_t)g->npipes + 1;
+	for (int32_t i = 0; i < g->n; i++) {
+		int32_t v = g->topo[i];
+		int64_t start = 0;
+		for (int32_t k = g->epred_off[v]; k < g->epred_off[v + 1]; k++)
+			if (fin[g->epred[k]] > start)
+				start = fin[g->epred[k]];
+		fin[v] = start + g->cycles[v];
+		int64_t *row = lb + (size_t)pt->comp[v] * w;
+		if (fin[v] > row[0])
+			row[0] = fin[v];
+		if (g->pipe[v] >= 0)
+			row[1 + g->pipe[v]] += g->cycles[v];
+	}
+	*sum = 0;
+	for (int32_t c = 0; c < pt->k; c++) {
+		int64_t best = 0;
+		for (size_t j = 0; j < w; j++)
+			if (lb[c * w + j] > best)
+				best = lb[c * w + j];
+		*sum += best;
+	}
+	ds_free(h, fin);
+	ds_free(h, lb);
+	return DS_OK;
+}
+
 /* Is whole-graph plan f at most the parts' sums everywhere? */
 static bool within(const ds_figures *f, const ds_figures *sum)
 {
@@ -234,6 +278,12 @@ int ds_parts_plan(const ds_graph *g, const ds_run_opts *o, ds_plan *best,
 			 ? label(g, pt.comp, &pt.k, e)
 			 : ds_fail(e, DS_ENOMEM, "out of memory");
 	if (pt.k > PARTS_MAX)
+		pt.k = 1;
+	/* a plan without spills within the parts' bounds needs no parts */
+	int64_t lbs = 0;
+	if (rc == DS_OK && pt.k > 1 && bf->extra_ddr == 0 && bf->spills == 0)
+		rc = sum_bounds(g, &pt, &lbs, e);
+	if (rc == DS_OK && pt.k > 1 && bf->makespan <= lbs)
 		pt.k = 1;
 	if (rc == DS_OK && pt.k > 1)
 		rc = plan_parts(g, o, &pt, e);
