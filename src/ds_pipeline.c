@@ -1,8 +1,11 @@
 /* ds_pipeline.c: the schedulers, end to end, each plan checked.
  *
  * dan runs the passes in order — MPAS (an order), DLR (placement and
- * spills), CPE (pipeline overlap) — stopping after the stage asked for.
- * The baselines are an order plus the shared placer with their policy.
+ * spills), CPE (pipeline overlap) — stopping after the stage asked for;
+ * the baselines' orders and plans compete at each stage
+ * (ds_portfolio.c), and a graph of a few parts is also planned part by
+ * part (ds_parts.c).  The baselines are an order plus the shared placer
+ * with their policy.
  *
  * Requires: a valid graph.  Guarantees: the plan returned has passed
  * ds_replay (with the one-live rule for an MPAS-only plan), and *fig holds
@@ -231,7 +234,8 @@ static int dan_final(const ds_graph *g, const ds_run_opts *o, dan_run *d,
 		     clock_t t0, ds_figures *fig, ds_err *e)
 {
 	ds_figures f;
-	int rc = check(g, &(ds_run_opts){0}, stage, p, false, t0, &f, e);
+	ds_run_opts quiet = {0}; /* checked, not reported yet */
+	int rc = check(g, &quiet, stage, p, false, t0, &f, e);
 	if (rc == DS_OK)
 		rc = ds_portfolio_final(g, &d->pf, cpe, p, &f, e);
 	if (rc == DS_OK)
