@@ -34,9 +34,36 @@ int ds_baseline_order(const ds_graph *g, int s, int32_t *order, ds_err *e)
 	return orders[s](g, order, e);
 }
 
+/* Is order a topological order of g's constraints?  The node-Id order
+ * need not be one (the original schedule of a renumbered graph), and the
+ * placer requires one. */
+static int topological(const ds_graph *g, const int32_t *order, bool *ok,
+		       ds_err *e)
+{
+	int32_t *pos = ds_alloc(g->heap, (size_t)g->n, sizeof *pos);
+	if (!pos)
+		return ds_fail(e, DS_ENOMEM, "out of memory");
+	for (int32_t i = 0; i < g->n; i++)
+		pos[order[i]] = i;
+	*ok = true;
+	for (int32_t v = 0; v < g->n && *ok; v++)
+		for (int32_t k = g->pred_off[v]; k < g->pred_off[v + 1]; k++)
+			*ok = *ok && pos[g->pred[k]] < pos[v];
+	ds_free(g->heap, pos);
+	return DS_OK;
+}
+
 int ds_baseline_plan(const ds_graph *g, int s, const int32_t *order,
 		     ds_plan *out, ds_err *e)
 {
+	bool ok;
+	int rc = topological(g, order, &ok, e);
+	if (rc)
+		return rc;
+	if (!ok)
+		return ds_fail(e, DS_EINPUT, "%s: the %s order breaks an edge "
+			       "(the node Ids are not in a topological order)",
+			       g->source, ds_sched_names[s]);
 	static const ds_place_opts place[DS_NBASE] = {
 		{DS_FIRST_FIT, DS_VICTIM_FURTHEST}, /* original */
 		{DS_BEST_FIT, DS_VICTIM_FURTHEST},  /* free-first */
@@ -106,7 +133,7 @@ static int run_order(const ds_graph *g, int s, ds_portfolio *pf, ds_err *e)
 	pf->one_live[s] = rc == DS_OK;
 	pf->order_peak[s] = rc == DS_OK ? f.peak_vstay : INT64_MAX;
 	bounds(g, s, pf);
-	return DS_OK;
+	return topological(g, pf->order[s], &pf->usable[s], e);
 }
 
 /* Baseline s's plan and its figures (once). */
@@ -295,8 +322,8 @@ static int targets(const ds_graph *g, ds_portfolio *pf, const ds_figures *bf,
 	t->extra_ddr = t->makespan = INT64_MAX;
 	int rc = DS_OK;
 	for (int s = 0; s < DS_NBASE && rc == DS_OK; s++) {
-		if (pf->ddr_lb[s] > bf->extra_ddr &&
-		    pf->makespan_lb[s] > bf->makespan)
+		if (!pf->usable[s] || (pf->ddr_lb[s] > bf->extra_ddr &&
+				       pf->makespan_lb[s] > bf->makespan))
 			continue;
 		rc = place(g, s, pf, e);
 		if (rc == DS_OK && pf->fig[s].extra_ddr < t->extra_ddr)

@@ -8,7 +8,8 @@
 #define DS_NBASE DS_SCHED_DAN
 
 /* Baseline s's order of all n nodes, and its plan (the order placed by
- * the shared placer with s's policy). */
+ * the shared placer with s's policy; DS_EINPUT when the order breaks an
+ * edge, as the node-Id order of a graph numbered out of order does). */
 int ds_baseline_order(const ds_graph *g, int s, int32_t *order, ds_err *e);
 int ds_baseline_plan(const ds_graph *g, int s, const int32_t *order,
 		     ds_plan *out, ds_err *e);
@@ -17,6 +18,8 @@ int ds_baseline_plan(const ds_graph *g, int s, const int32_t *order,
  * made only where they may matter (see ds_portfolio_final). */
 typedef struct ds_portfolio {
 	int32_t *order[DS_NBASE];  /* each baseline's order (n nodes) */
+	bool usable[DS_NBASE];	   /* it is topological (the Id order may
+				      not be): only then is it placed */
 	bool one_live[DS_NBASE];   /* its order keeps the one-live rule */
 	int64_t order_peak[DS_NBASE];
 	/* lower bounds of the plan's extra_ddr (the bytes over capacity at
