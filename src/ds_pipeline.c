@@ -1,14 +1,18 @@
 /* ds_pipeline.c: the schedulers, end to end, each plan checked.
  *
  * dan runs the passes in order — MPAS (an order), DLR (placement and
- * spills), CPE (pipeline overlap) — stopping after the stage asked for.
- * The baselines are an order plus the shared placer with their policy.
+ * spills), CPE (pipeline overlap) — stopping after the stage asked for;
+ * the baselines' orders and plans compete at each stage
+ * (ds_portfolio.c), and a graph of a few parts is also planned part by
+ * part (ds_parts.c).  The baselines are an order plus the shared placer
+ * with their policy.
  *
  * Requires: a valid graph.  Guarantees: the plan returned has passed
  * ds_replay (with the one-live rule for an MPAS-only plan), its spills
  * numbered in the order their SPILL_OUTs run (ds_plan_sort_spills, checked
  * by a strict replay), and *fig holds its figures. */
 #include "ds_pipeline.h"
+#include "ds_portfolio.h"
 
 #include <string.h>
 #include <time.h>
@@ -51,28 +55,16 @@ static int check(const ds_graph *g, const ds_run_opts *o, const char *stage,
 	return rc;
 }
 
-typedef int (*order_fn)(const ds_graph *g, int32_t *order, ds_err *e);
-
 static int run_baseline(const ds_graph *g, const ds_run_opts *o,
 			ds_plan *out, ds_figures *fig, ds_err *e)
 {
-	static const order_fn orders[] = {ds_order_id, ds_order_free_first,
-					  ds_order_lpmf, ds_order_cp_list,
-					  ds_order_vpux};
-	static const ds_place_opts place[] = {
-		{DS_FIRST_FIT, DS_VICTIM_FURTHEST}, /* original */
-		{DS_BEST_FIT, DS_VICTIM_FURTHEST},  /* free-first */
-		{DS_BEST_FIT, DS_VICTIM_FURTHEST},  /* lpmf */
-		{DS_FIRST_FIT, DS_VICTIM_FURTHEST}, /* cp-list */
-		{DS_FIRST_FIT, DS_VICTIM_FURTHEST}, /* vpux: linear scan */
-	};
 	clock_t t0 = clock();
 	int32_t *order = ds_alloc(g->heap, (size_t)g->n, sizeof *order);
 	if (!order)
 		return ds_fail(e, DS_ENOMEM, "out of memory");
-	int rc = orders[o->scheduler](g, order, e);
+	int rc = ds_baseline_order(g, o->scheduler, order, e);
 	if (rc == DS_OK)
-		rc = ds_place(g, order, &place[o->scheduler], out, e);
+		rc = ds_baseline_plan(g, o->scheduler, order, out, e);
 	ds_free(g->heap, order);
 	if (rc == DS_OK)
 		rc = check(g, o, ds_sched_names[o->scheduler], out, false, t0,
@@ -93,6 +85,8 @@ static int run_baseline(const ds_graph *g, const ds_run_opts *o,
  * DLR effort), so large graphs get one. */
 #define DLR_STARTS 16
 #define DLR_START_WORK 40000
+/* and MPAS's own order when a baseline's replaced it */
+#define MAX_STARTS (DLR_STARTS + 1)
 
 static int dlr_starts(const ds_graph *g, const ds_run_opts *o)
 {
@@ -108,35 +102,36 @@ static bool dlr_better(const ds_figures *f, const ds_figures *best)
 	       (f->extra_ddr == best->extra_ddr && f->spills < best->spills);
 }
 
-/* DLR from order and the alternatives alt[0..nalt): the plan with the
- * least (extra_ddr, spills), the earlier on ties.  With alternatives,
+/* DLR from each of starts[0..nstart): the plan with the least
+ * (extra_ddr, spills), the earlier on ties.  With more than one start,
  * every start first gets a lite run (DLR without its most expensive
  * searches), then the best lite start (the best effort ones with effort)
  * a full one: the starts that place well at a first look are the ones
  * worth the search (Matmul_Case0: 7 full runs took 2.3 s, 7 lite and one
  * full 0.6 s, for the same 11,520). */
 static int dlr_best(const ds_graph *g, const ds_run_opts *o,
-		    const int32_t *order, const int32_t *alt, int nalt,
-		    ds_plan *out, ds_err *e)
+		    const int32_t *const *starts, int nstart, ds_plan *out,
+		    ds_err *e)
 {
-	DS_ASSERT(nalt < DLR_STARTS);
-	if (nalt == 0)
-		return ds_dlr(g, order, &o->dlr, out, e);
+	DS_ASSERT(nstart >= 1 && nstart <= MAX_STARTS);
+	if (nstart == 1)
+		return ds_dlr(g, starts[0], &o->dlr, out, e);
 	ds_dlr_opts lite = o->dlr;
 	lite.lite = true;
 	const int64_t nfull = o->dlr.effort > 1 ? o->dlr.effort : 1;
-	ds_figures best, f, first[DLR_STARTS];
-	bool full[DLR_STARTS] = {false};
+	ds_figures best, f, first[MAX_STARTS];
+	bool full[MAX_STARTS] = {false};
+	memset(&best, 0, sizeof best);
 	int rc = DS_OK;
 	bool have = false;
 	memset(out, 0, sizeof *out);
-	/* runs 0..nalt are the lite ones, then the full ones */
-	for (int64_t r = 0; r <= nalt + nfull && rc == DS_OK; r++) {
+	/* runs 0..nstart-1 are the lite ones, then the full ones */
+	for (int64_t r = 0; r < nstart + nfull && rc == DS_OK; r++) {
 		int k = (int)r;
-		if (r > nalt) {
+		if (r >= nstart) {
 			/* the best lite start not yet run in full */
 			k = -1;
-			for (int i = 0; i <= nalt; i++)
+			for (int i = 0; i < nstart; i++)
 				if (!full[i] &&
 				    (k < 0 || dlr_better(&first[i], &first[k])))
 					k = i;
@@ -145,12 +140,12 @@ static int dlr_best(const ds_graph *g, const ds_run_opts *o,
 			full[k] = true;
 		}
 		ds_plan p;
-		rc = ds_dlr(g, k ? alt + (size_t)(k - 1) * g->n : order,
-			    r > nalt ? &o->dlr : &lite, &p, e);
+		rc = ds_dlr(g, starts[k], r >= nstart ? &o->dlr : &lite, &p,
+			    e);
 		if (rc)
 			break;
 		rc = ds_replay(g, &p, NULL, &f, e);
-		if (r <= nalt)
+		if (r < nstart)
 			first[k] = f;
 		if (rc == DS_OK && (!have || dlr_better(&f, &best))) {
 			if (have)
@@ -167,64 +162,159 @@ static int dlr_best(const ds_graph *g, const ds_run_opts *o,
 	return rc;
 }
 
-static int run_dan(const ds_graph *g, const ds_run_opts *o, ds_plan *out,
-		   ds_figures *fig, ds_err *e)
+/* What dan's stages hand on: MPAS's orders and the baselines'. */
+typedef struct dan_run {
+	int32_t *order; /* the MPAS stage's order */
+	int32_t *alt;	/* MPAS's other orders (nalt * n), then
+			   MPAS's own when a baseline order replaced it */
+	int nalt;
+	bool replaced;
+	ds_portfolio pf;
+} dan_run;
+
+static void dan_free(const ds_graph *g, dan_run *d)
+{
+	ds_free(g->heap, d->order);
+	ds_free(g->heap, d->alt);
+	ds_portfolio_free(g, &d->pf);
+}
+
+/* The one-live peak of order, INT64_MAX when it breaks the rule. */
+static int one_live_peak(const ds_graph *g, const int32_t *order,
+			 int64_t *peak, ds_err *e)
+{
+	ds_plan p = {g->n, (int32_t *)order, NULL, 0, NULL};
+	ds_replay_opts ro = {.q1 = true};
+	ds_figures f;
+	int rc = ds_replay(g, &p, &ro, &f, e);
+	*peak = rc == DS_OK ? f.peak_vstay : INT64_MAX;
+	return rc == DS_EPLAN ? DS_OK : rc;
+}
+
+/* Stage 1: MPAS's orders, and the baselines' (their plans too when a
+ * later stage runs); the least peak among the one-live ones is the
+ * stage's order, MPAS's own then the last DLR start. */
+static int dan_mpas(const ds_graph *g, const ds_run_opts *o, dan_run *d,
+		    ds_figures *fig, ds_err *e)
 {
 	const ds_heap *h = g->heap;
-	ds_plan dlr, cpe;
-	memset(&dlr, 0, sizeof dlr);
-	memset(&cpe, 0, sizeof cpe);
 	clock_t t0 = clock();
-	int32_t *order = ds_alloc(h, (size_t)g->n, sizeof *order);
+	d->order = ds_alloc(h, (size_t)g->n, sizeof *d->order);
 	int nalt = o->stage == DS_STAGE_MPAS ? 0 : dlr_starts(g, o) - 1;
-	int32_t *alt = nalt ? ds_alloc(h, (size_t)nalt * g->n, sizeof *alt)
-			    : NULL;
-	if (!order || (nalt && !alt)) {
-		ds_free(h, order);
-		ds_free(h, alt);
+	d->alt = ds_alloc(h, (size_t)(nalt + 1) * g->n, sizeof *d->alt);
+	if (!d->order || !d->alt)
 		return ds_fail(e, DS_ENOMEM, "out of memory");
+	int rc = ds_mpas_alts(g, &o->mpas, d->order, d->alt, nalt, &d->nalt,
+			      e);
+	if (rc == DS_OK)
+		rc = ds_portfolio_run(g, &d->pf, e);
+	int64_t peak;
+	if (rc == DS_OK)
+		rc = one_live_peak(g, d->order, &peak, e);
+	if (rc == DS_OK) {
+		memcpy(d->alt + (size_t)d->nalt * g->n, d->order,
+		       (size_t)g->n * sizeof *d->order);
+		d->replaced = ds_portfolio_mpas(g, &d->pf, d->order, &peak) >= 0;
 	}
-	int rc = ds_mpas_alts(g, &o->mpas, order, alt, nalt, &nalt, e);
 	if (rc == DS_OK) {
 		/* the one-live rule binds the MPAS figure; a graph where it
 		 * cannot hold may still go on to the later stages */
-		ds_plan mp = {g->n, order, NULL, 0, NULL};
+		ds_plan mp = {g->n, d->order, NULL, 0, NULL};
 		rc = check(g, o, "mpas", &mp, true, t0, fig, e);
 		if (rc == DS_EPLAN && o->stage != DS_STAGE_MPAS)
 			rc = check(g, o, "mpas", &mp, false, t0, fig, e);
 	}
+	return rc;
+}
+
+/* The final choice of a stage: plan *p (dan's) against the baselines'
+ * plans, through CPE when cpe is set, then against its parts planned
+ * alone; then checked and reported. */
+static int dan_final(const ds_graph *g, const ds_run_opts *o, dan_run *d,
+		     const char *stage, const ds_cpe_opts *cpe, ds_plan *p,
+		     clock_t t0, ds_figures *fig, ds_err *e)
+{
+	ds_figures f;
+	ds_run_opts quiet = {0}; /* checked, not reported yet */
+	int rc = check(g, &quiet, stage, p, false, t0, &f, e);
+	if (rc == DS_OK)
+		rc = ds_portfolio_final(g, &d->pf, cpe, p, &f, e);
+	if (rc == DS_OK)
+		rc = ds_parts_plan(g, o, p, &f, e);
+	if (rc == DS_OK)
+		rc = check(g, o, stage, p, false, t0, fig, e);
+	return rc;
+}
+
+/* Stage 2: DLR from MPAS's orders, then from the baselines' one-live
+ * orders that place better than that (ds_portfolio_dlr). */
+static int dan_dlr(const ds_graph *g, const ds_run_opts *o, dan_run *d,
+		   ds_plan *out, ds_figures *fig, ds_err *e)
+{
+	clock_t t0 = clock();
+	const int32_t *starts[MAX_STARTS];
+	int k = 0;
+	starts[k++] = d->order;
+	if (d->replaced)
+		starts[k++] = d->alt + (size_t)d->nalt * g->n;
+	for (int i = 0; i < d->nalt; i++)
+		starts[k++] = d->alt + (size_t)i * g->n;
+	int rc = dlr_best(g, o, starts, k, out, e);
+	ds_figures f;
+	if (rc == DS_OK)
+		rc = ds_replay(g, out, NULL, &f, e);
+	if (rc == DS_OK)
+		rc = ds_portfolio_dlr(g, &d->pf, &o->dlr, out, &f, e);
+	if (rc == DS_OK && o->stage == DS_STAGE_DLR)
+		rc = dan_final(g, o, d, "dlr", NULL, out, t0, fig, e);
+	else if (rc == DS_OK)
+		rc = check(g, o, "dlr", out, false, t0, fig, e);
+	if (rc)
+		ds_plan_free(g->heap, out);
+	return rc;
+}
+
+/* Stage 3: CPE on DLR's plan, against the baselines' plans through CPE. */
+static int dan_cpe(const ds_graph *g, const ds_run_opts *o, dan_run *d,
+		   const ds_plan *dlr, ds_plan *out, ds_figures *fig,
+		   ds_err *e)
+{
+	clock_t t0 = clock();
+	int rc = ds_cpe(g, dlr, &o->cpe, out, e);
+	if (rc == DS_OK)
+		rc = dan_final(g, o, d, "cpe", &o->cpe, out, t0, fig, e);
+	if (rc)
+		ds_plan_free(g->heap, out);
+	return rc;
+}
+
+static int run_dan(const ds_graph *g, const ds_run_opts *o, ds_plan *out,
+		   ds_figures *fig, ds_err *e)
+{
+	dan_run d;
+	memset(&d, 0, sizeof d);
+	ds_plan dlr;
+	memset(&dlr, 0, sizeof dlr);
+	int rc = dan_mpas(g, o, &d, fig, e);
 	if (rc == DS_OK && o->stage == DS_STAGE_MPAS) {
-		ds_free(h, alt);
-		memset(out, 0, sizeof *out);
-		out->order = order;
+		out->order = d.order;
 		out->len = g->n;
+		d.order = NULL;
+		dan_free(g, &d);
 		return DS_OK;
 	}
-	if (rc == DS_OK) {
-		t0 = clock();
-		rc = dlr_best(g, o, order, alt, nalt, &dlr, e);
-		if (rc == DS_OK)
-			rc = check(g, o, "dlr", &dlr, false, t0, fig, e);
-	}
-	ds_free(h, order);
-	ds_free(h, alt);
+	if (rc == DS_OK)
+		rc = dan_dlr(g, o, &d, &dlr, fig, e);
 	if (rc == DS_OK && o->stage == DS_STAGE_DLR) {
 		*out = dlr;
+		dan_free(g, &d);
 		return DS_OK;
 	}
-	if (rc == DS_OK) {
-		t0 = clock();
-		rc = ds_cpe(g, &dlr, &o->cpe, &cpe, e);
-		if (rc == DS_OK)
-			rc = check(g, o, "cpe", &cpe, false, t0, fig, e);
-	}
-	ds_plan_free(h, &dlr);
-	if (rc) {
-		ds_plan_free(h, &cpe);
-		return rc;
-	}
-	*out = cpe;
-	return DS_OK;
+	if (rc == DS_OK)
+		rc = dan_cpe(g, o, &d, &dlr, out, fig, e);
+	ds_plan_free(g->heap, &dlr);
+	dan_free(g, &d);
+	return rc;
 }
 
 /* The plan is done: its spills numbered in the order they happen (the

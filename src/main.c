@@ -137,12 +137,17 @@ static const char usage_bench[] =
 	"on every graph (default: the bundled graphs), checks every plan with\n"
 	"the evaluator, and prints one table per metric with dan's reduction\n"
 	"against the original schedule and against the best baseline, the\n"
-	"averages, and the run times.  The original schedule is the node-Id\n"
-	"order, repaired where the Ids are not a topological order (Kahn's\n"
-	"algorithm taking the least ready Id).\n"
+	"averages, the run times, and notes where dan moves fewer bytes than\n"
+	"the best baseline with more spills.  peak_vstay is the peak of the\n"
+	"schedule of the peak-memory problem (dan: its MPAS order, the\n"
+	"baselines: their plan); plan_peak_vstay the peak of every final plan\n"
+	"(dan's later stages reorder for traffic and overlap).  The original\n"
+	"schedule is the node-Id order, repaired where the Ids are not a\n"
+	"topological order (Kahn's algorithm taking the least ready Id).\n"
 	"\n"
 	"  --json   {\"results\": [{\"case\", \"scheduler\", \"peak_vstay\",\n"
-	"           \"extra_ddr\", \"spills\", \"makespan\", \"seconds\"}, ...]}\n"
+	"           \"extra_ddr\", \"spills\", \"makespan\", \"seconds\",\n"
+	"           \"plan_peak_vstay\"}, ...]}\n"
 	"  --csv    the same rows as CSV\n"
 	"\n"
 	"With --scale: generates graphs of KIND (default matmul) of N/100,\n"
@@ -876,15 +881,22 @@ static double reduction(int64_t ref, int64_t x)
 	return 100.0 * (double)(ref - x) / (double)ref;
 }
 
-/* Metric m of a bench run.  peak_vstay is the peak-memory problem's
- * figure: the order's peak, which for dan is its MPAS schedule (DLR and
- * CPE reorder for traffic and overlap); the rest are the final plan's. */
+/* The metrics of a bench run, in table order.  peak_vstay is the
+ * peak-memory problem's figure: the order's peak, which for dan is its MPAS
+ * schedule (DLR and CPE reorder for traffic and overlap); plan_peak_vstay
+ * and the rest are the final plan's. */
+enum { M_PEAK, M_PLAN_PEAK, M_DDR, M_SPILLS, M_MAKESPAN, NMETRICS };
+static const char *const metric_keys[NMETRICS] = {
+	"peak_vstay", "plan_peak_vstay", "extra_ddr", "spills", "makespan"};
+
 static int64_t metric(const job *j, int m)
 {
 	switch (m) {
-	case 0: return j->order_peak ? j->order_peak : j->fig.peak_vstay;
-	case 1: return j->fig.extra_ddr;
-	case 2: return j->fig.spills;
+	case M_PEAK:
+		return j->order_peak ? j->order_peak : j->fig.peak_vstay;
+	case M_PLAN_PEAK: return j->fig.peak_vstay;
+	case M_DDR: return j->fig.extra_ddr;
+	case M_SPILLS: return j->fig.spills;
 	default: return j->fig.makespan;
 	}
 }
@@ -993,6 +1005,159 @@ static int bench_scale(const args *a)
 	return 0;
 }
 
+/* Runs every scheduler on every graph into jobs[graph * NSCHED + s]. */
+static int bench_run(const args *a, const char **paths, int np, job *jobs)
+{
+	dansched_error e;
+	bool tty = !a->quiet && isatty(fileno(stderr));
+	int rc = 0;
+	for (int i = 0; i < np && rc == 0; i++)
+		for (int s = 0; s < DANSCHED_NSCHEDULERS && rc == 0; s++) {
+			if (tty)
+				fprintf(stderr, "\r\033[Kbench %s: %s",
+					paths[i], dansched_scheduler_name(s));
+			dansched_options o;
+			dansched_options_default(&o);
+			o.scheduler = s;
+			o.progress = progress_bench;
+			if (run_job(paths[i], a, &o,
+				    &jobs[i * DANSCHED_NSCHEDULERS + s], &e))
+				rc = report(&e);
+		}
+	if (tty)
+		fprintf(stderr, "\r\033[K");
+	return rc;
+}
+
+/* --csv: one row per graph and scheduler. */
+static void bench_csv(const job *jobs, int njobs)
+{
+	printf("case,scheduler");
+	for (int m = 0; m < NMETRICS; m++)
+		if (m != M_PLAN_PEAK)
+			printf(",%s", metric_keys[m]);
+	printf(",seconds,%s\n", metric_keys[M_PLAN_PEAK]);
+	for (int k = 0; k < njobs; k++) {
+		const job *j = &jobs[k];
+		printf("%s,%s", j->case_name,
+		       dansched_scheduler_name(k % DANSCHED_NSCHEDULERS));
+		for (int m = 0; m < NMETRICS; m++)
+			if (m != M_PLAN_PEAK)
+				printf(",%lld", (long long)metric(j, m));
+		printf(",%.3f,%lld\n", j->seconds,
+		       (long long)metric(j, M_PLAN_PEAK));
+	}
+}
+
+/* --json: the same rows as objects. */
+static int bench_json(const job *jobs, int njobs)
+{
+	cJSON *root = cJSON_CreateObject();
+	cJSON *arr = cJSON_AddArrayToObject(root, "results");
+	for (int k = 0; k < njobs; k++) {
+		const job *j = &jobs[k];
+		cJSON *o = cJSON_CreateObject();
+		cJSON_AddStringToObject(o, "case", j->case_name);
+		cJSON_AddStringToObject(
+			o, "scheduler",
+			dansched_scheduler_name(k % DANSCHED_NSCHEDULERS));
+		for (int m = 0; m < NMETRICS; m++)
+			if (m != M_PLAN_PEAK)
+				cJSON_AddNumberToObject(o, metric_keys[m],
+							(double)metric(j, m));
+		cJSON_AddNumberToObject(o, "seconds", j->seconds);
+		cJSON_AddNumberToObject(o, metric_keys[M_PLAN_PEAK],
+					(double)metric(j, M_PLAN_PEAK));
+		cJSON_AddItemToArray(arr, o);
+	}
+	return print_json(root);
+}
+
+/* The least value of metric m among the baselines of one graph's row. */
+static int64_t best_baseline(const job *row, int m, int *who)
+{
+	int64_t best = INT64_MAX;
+	for (int s = 0; s < DANSCHED_NSCHEDULERS; s++)
+		if (s != DANSCHED_DAN && metric(&row[s], m) < best) {
+			best = metric(&row[s], m);
+			*who = s;
+		}
+	return best;
+}
+
+/* One table: metric m of every scheduler per graph, dan's reduction
+ * against the original and the best baseline, and their averages. */
+static void bench_table(const job *jobs, int np, int m)
+{
+	static const char *const titles[NMETRICS] = {
+		"peak_vstay (bytes; dan: its MPAS order, the baselines: their "
+		"plan)",
+		"plan_peak_vstay (bytes; every scheduler's final plan)",
+		"extra_ddr (bytes)", "spills", "makespan (cycles)"};
+	printf("%s%s\n\n%-22s", m ? "\n" : "", titles[m], "case");
+	for (int s = 0; s < DANSCHED_NSCHEDULERS; s++)
+		printf(" %10s", dansched_scheduler_name(s));
+	printf(" %9s %9s\n", "vs orig", "vs best");
+	double sum_o = 0, sum_b = 0;
+	for (int i = 0; i < np; i++) {
+		const job *row = &jobs[i * DANSCHED_NSCHEDULERS];
+		printf("%-22s", row->case_name);
+		for (int s = 0; s < DANSCHED_NSCHEDULERS; s++)
+			printf(" %10lld", (long long)metric(&row[s], m));
+		int who = 0;
+		int64_t dan = metric(&row[DANSCHED_DAN], m);
+		double ro = reduction(metric(&row[DANSCHED_ORIGINAL], m), dan);
+		double rb = reduction(best_baseline(row, m, &who), dan);
+		sum_o += ro;
+		sum_b += rb;
+		printf(" %8.1f%% %8.1f%%\n", ro, rb);
+	}
+	printf("%-22s", "average");
+	for (int s = 0; s < DANSCHED_NSCHEDULERS; s++)
+		printf(" %10s", "");
+	printf(" %8.1f%% %8.1f%%\n", sum_o / np, sum_b / np);
+}
+
+static void bench_times(const job *jobs, int np)
+{
+	printf("\nrun time (seconds, load + plan + check)\n\n%-22s", "case");
+	for (int s = 0; s < DANSCHED_NSCHEDULERS; s++)
+		printf(" %10s", dansched_scheduler_name(s));
+	printf("\n");
+	for (int i = 0; i < np; i++) {
+		printf("%-22s", jobs[i * DANSCHED_NSCHEDULERS].case_name);
+		for (int s = 0; s < DANSCHED_NSCHEDULERS; s++)
+			printf(" %10.3f",
+			       jobs[i * DANSCHED_NSCHEDULERS + s].seconds);
+		printf("\n");
+	}
+}
+
+/* Notes: where dan moves fewer bytes than the baseline moving the least
+ * but spills more often (more, smaller transfers). */
+static void bench_notes(const job *jobs, int np)
+{
+	bool any = false;
+	for (int i = 0; i < np; i++) {
+		const job *row = &jobs[i * DANSCHED_NSCHEDULERS];
+		int who = 0;
+		int64_t bytes = best_baseline(row, M_DDR, &who);
+		const job *dan = &row[DANSCHED_DAN];
+		if (metric(dan, M_DDR) >= bytes ||
+		    metric(dan, M_SPILLS) <= metric(&row[who], M_SPILLS))
+			continue;
+		if (!any)
+			printf("\nnotes\n\n");
+		any = true;
+		printf("%s: dan moves fewer bytes than %s (%lld against "
+		       "%lld) with more spills (%lld against %lld)\n",
+		       row->case_name, dansched_scheduler_name(who),
+		       (long long)metric(dan, M_DDR), (long long)bytes,
+		       (long long)metric(dan, M_SPILLS),
+		       (long long)metric(&row[who], M_SPILLS));
+	}
+}
+
 static int cmd_bench(int argc, char **argv)
 {
 	args a;
@@ -1010,110 +1175,24 @@ static int cmd_bench(int argc, char **argv)
 			return rc;
 		paths = (const char **)bundled;
 	}
-	job *jobs = calloc((size_t)np * DANSCHED_NSCHEDULERS, sizeof *jobs);
+	int njobs = np * DANSCHED_NSCHEDULERS;
+	job *jobs = calloc((size_t)njobs, sizeof *jobs);
 	if (!jobs) {
 		free_list(bundled, np);
 		return 2;
 	}
-	dansched_error e;
-	bool tty = !a.quiet && isatty(fileno(stderr));
-	for (int i = 0; i < np && rc == 0; i++)
-		for (int s = 0; s < DANSCHED_NSCHEDULERS && rc == 0; s++) {
-			if (tty)
-				fprintf(stderr, "\r\033[Kbench %s: %s",
-					paths[i], dansched_scheduler_name(s));
-			dansched_options o;
-			dansched_options_default(&o);
-			o.scheduler = s;
-			o.progress = progress_bench;
-			if (run_job(paths[i], &a, &o, &jobs[i * DANSCHED_NSCHEDULERS + s],
-				    &e))
-				rc = report(&e);
-		}
-	if (tty)
-		fprintf(stderr, "\r\033[K");
-	if (rc == 0 && (a.json || a.csv)) {
-		cJSON *root = a.json ? cJSON_CreateObject() : NULL;
-		cJSON *arr = a.json ? cJSON_AddArrayToObject(root, "results")
-				    : NULL;
-		if (a.csv)
-			printf("case,scheduler,peak_vstay,extra_ddr,spills,"
-			       "makespan,seconds\n");
-		for (int k = 0; k < np * DANSCHED_NSCHEDULERS; k++) {
-			job *j = &jobs[k];
-			const char *sn = dansched_scheduler_name(k % DANSCHED_NSCHEDULERS);
-			if (a.csv) {
-				printf("%s,%s,%lld,%lld,%lld,%lld,%.3f\n",
-				       j->case_name, sn, (long long)metric(j, 0),
-				       (long long)metric(j, 1),
-				       (long long)metric(j, 2),
-				       (long long)metric(j, 3), j->seconds);
-				continue;
-			}
-			cJSON *o = cJSON_CreateObject();
-			cJSON_AddStringToObject(o, "case", j->case_name);
-			cJSON_AddStringToObject(o, "scheduler", sn);
-			for (int m = 0; m < 4; m++) {
-				static const char *keys[4] = {
-					"peak_vstay", "extra_ddr", "spills",
-					"makespan"};
-				cJSON_AddNumberToObject(
-					o, keys[m], (double)metric(j, m));
-			}
-			cJSON_AddNumberToObject(o, "seconds", j->seconds);
-			cJSON_AddItemToArray(arr, o);
-		}
-		if (a.json)
-			rc = print_json(root);
-	} else if (rc == 0) {
-		static const char *titles[4] = {
-			"peak_vstay (bytes; dan: its MPAS order)",
-						"extra_ddr (bytes)", "spills",
-						"makespan (cycles)"};
-		for (int m = 0; m < 4; m++) {
-			printf("%s%s\n\n%-22s", m ? "\n" : "", titles[m],
-			       "case");
-			for (int s = 0; s < DANSCHED_NSCHEDULERS; s++)
-				printf(" %10s", dansched_scheduler_name(s));
-			printf(" %9s %9s\n", "vs orig", "vs best");
-			double sum_o = 0, sum_b = 0;
-			for (int i = 0; i < np; i++) {
-				job *row = &jobs[i * DANSCHED_NSCHEDULERS];
-				printf("%-22s", row->case_name);
-				int64_t best = INT64_MAX;
-				for (int s = 0; s < DANSCHED_NSCHEDULERS; s++) {
-					int64_t v = metric(&row[s], m);
-					printf(" %10lld", (long long)v);
-					if (s != DANSCHED_DAN && v < best)
-						best = v;
-				}
-				int64_t dan = metric(&row[DANSCHED_DAN], m);
-				double ro = reduction(
-					metric(&row[DANSCHED_ORIGINAL], m),
-					dan);
-				double rb = reduction(best, dan);
-				sum_o += ro;
-				sum_b += rb;
-				printf(" %8.1f%% %8.1f%%\n", ro, rb);
-			}
-			printf("%-22s", "average");
-			for (int s = 0; s < DANSCHED_NSCHEDULERS; s++)
-				printf(" %10s", "");
-			printf(" %8.1f%% %8.1f%%\n", sum_o / np, sum_b / np);
-		}
-		printf("\nrun time (seconds, load + plan + check)\n\n%-22s",
-		       "case");
-		for (int s = 0; s < DANSCHED_NSCHEDULERS; s++)
-			printf(" %10s", dansched_scheduler_name(s));
-		printf("\n");
-		for (int i = 0; i < np; i++) {
-			printf("%-22s", jobs[i * DANSCHED_NSCHEDULERS].case_name);
-			for (int s = 0; s < DANSCHED_NSCHEDULERS; s++)
-				printf(" %10.3f", jobs[i * DANSCHED_NSCHEDULERS + s].seconds);
-			printf("\n");
-		}
+	rc = bench_run(&a, paths, np, jobs);
+	if (rc == 0 && a.json)
+		rc = bench_json(jobs, njobs);
+	else if (rc == 0 && a.csv)
+		bench_csv(jobs, njobs);
+	else if (rc == 0) {
+		for (int m = 0; m < NMETRICS; m++)
+			bench_table(jobs, np, m);
+		bench_times(jobs, np);
+		bench_notes(jobs, np);
 	}
-	free_jobs(jobs, np * DANSCHED_NSCHEDULERS);
+	free_jobs(jobs, njobs);
 	free_list(bundled, bundled ? np : 0);
 	return rc;
 }

@@ -1,0 +1,318 @@
+/* ds_parts.c: a graph never planned worse than its parts.
+ *
+ * A graph whose weakly connected components are separate operators can
+ * always be run one part after the other: each part planned alone, the
+ * plans concatenated (orders back to back, offsets as planned, spills
+ * renumbered in order) make a valid plan whose traffic and spills are the
+ * parts' sums and whose makespan is at most their sum (a part's nodes
+ * wait at most for the end of the one before).  Planning the whole graph
+ * at once can do worse (Matmul_Case0 with Conv_Case0: 74,688 bytes where
+ * the parts move 57,408), so dan plans the parts too and keeps the
+ * concatenation, through CPE with no traffic budget so that the parts
+ * overlap on the pipes, unless the whole graph's plan is at most the
+ * parts' sums on traffic, spills and makespan.
+ *
+ * Requires: a valid graph and a plan of it from dan's DLR or CPE stage.
+ * Guarantees: the plan returned passed ds_replay; with 2 to PARTS_MAX
+ * parts its extra_ddr, spills and makespan are at most the parts' sums.
+ * Cost: one pass over the constraints (and one over the edges for the
+ * parts' bounds, which spare the parts a plan without spills that ends
+ * within them); with 2 to PARTS_MAX parts otherwise, dan on
+ * every part (about the whole graph's cost again), a replay and a CPE run.
+ */
+#include "ds_portfolio.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Graphs of more parts are planned whole only: the generated random and
+ * attention graphs fall into 7 to 42 parts, where planning each alone
+ * (up to 16 DLR starts each) cost 3x the time for the same plan (random
+ * 20k seed 3, 42 parts: 4.97 s against 1.66 s, 21,824 bytes either way);
+ * a union of two operators has 2. */
+#define PARTS_MAX 4
+
+/* comp[v]: the part of node v, by a flood over the constraints; *k parts,
+ * numbered by their least node. */
+static int label(const ds_graph *g, int32_t *comp, int32_t *k, ds_err *e)
+{
+	int32_t *stack = ds_alloc(g->heap, (size_t)g->n, sizeof *stack);
+	if (!stack)
+		return ds_fail(e, DS_ENOMEM, "out of memory");
+	for (int32_t v = 0; v < g->n; v++)
+		comp[v] = -1;
+	*k = 0;
+	for (int32_t r = 0; r < g->n; r++) {
+		if (comp[r] >= 0)
+			continue;
+		int32_t top = 0;
+		stack[top++] = r;
+		comp[r] = *k;
+		while (top > 0) {
+			int32_t v = stack[--top];
+			for (int dir = 0; dir < 2; dir++) {
+				const int32_t *off = dir ? g->pred_off
+							 : g->succ_off;
+				const int32_t *adj = dir ? g->pred : g->succ;
+				for (int32_t i = off[v]; i < off[v + 1]; i++)
+					if (comp[adj[i]] < 0) {
+						comp[adj[i]] = *k;
+						stack[top++] = adj[i];
+					}
+			}
+		}
+		(*k)++;
+	}
+	ds_free(g->heap, stack);
+	return DS_OK;
+}
+
+/* Node v of g into builder b as node id. */
+static int add_node(const ds_graph *g, int32_t v, int64_t id, ds_builder *b,
+		    int64_t *bufs, ds_err *e)
+{
+	if (g->kind[v] != DS_OP) {
+		int32_t x = g->buf[v];
+		return ds_builder_buffer(b, id, g->kind[v] == DS_FREE,
+					 g->buf_id[x], g->buf_size[x],
+					 ds_mem_names[g->buf_mem[x]], e);
+	}
+	int32_t nb = g->use_off[v + 1] - g->use_off[v];
+	for (int32_t k = 0; k < nb; k++)
+		bufs[k] = g->buf_id[g->use[g->use_off[v] + k]];
+	return ds_builder_op(b, id, g->ops[g->op[v]], g->pipes[g->pipe[v]],
+			     g->cycles[v], bufs, nb, e);
+}
+
+/* The graph of part c: its nodes in g's order (node i of the part is
+ * nodes[i] of g), its edges, g's capacities. */
+static int part_graph(const ds_graph *g, const int32_t *comp, int32_t c,
+		      const int32_t *nodes, int32_t nc, int32_t *local,
+		      ds_graph **out, ds_err *e)
+{
+	ds_builder *b = ds_builder_new(g->heap, g->source);
+	int64_t *bufs = ds_alloc(g->heap, (size_t)g->nbuf + 1, sizeof *bufs);
+	int rc = b && bufs ? DS_OK : ds_fail(e, DS_ENOMEM, "out of memory");
+	for (int32_t i = 0; i < nc && rc == DS_OK; i++) {
+		local[nodes[i]] = i;
+		rc = add_node(g, nodes[i], i, b, bufs, e);
+	}
+	for (int64_t k = 0; k < g->nedge && rc == DS_OK; k++)
+		if (comp[g->esrc[k]] == c)
+			rc = ds_builder_edge(b, local[g->esrc[k]],
+					     local[g->edst[k]], e);
+	if (rc == DS_OK)
+		rc = ds_builder_finish(b, &g->caps, out, e);
+	ds_builder_free(b);
+	ds_free(g->heap, bufs);
+	return rc;
+}
+
+/* Appends plan p of part graph pg (node i is nodes[i] of g) to cat, whose
+ * spills so far are cat->nspill. */
+static void append(const ds_graph *g, const ds_graph *pg, const ds_plan *p,
+		   const int32_t *nodes, ds_plan *cat)
+{
+	int32_t k0 = cat->nspill;
+	for (int32_t i = 0; i < p->len; i++) {
+		int32_t x = p->order[i];
+		cat->order[cat->len++] =
+			x < pg->n ? nodes[x] : g->n + 2 * k0 + (x - pg->n);
+	}
+	for (int32_t b = 0; b < pg->nbuf && p->offset; b++)
+		cat->offset[ds_graph_find_buf(g, pg->buf_id[b])] =
+			p->offset[b];
+	for (int32_t k = 0; k < p->nspill; k++) {
+		cat->spill[k0 + k].buf =
+			ds_graph_find_buf(g, pg->buf_id[p->spill[k].buf]);
+		cat->spill[k0 + k].offset = p->spill[k].offset;
+	}
+	cat->nspill += p->nspill;
+}
+
+/* Grows cat's order and spills for a part plan p. */
+static int reserve(const ds_graph *g, ds_plan *cat, const ds_plan *p,
+		   ds_err *e)
+{
+	size_t len = (size_t)cat->len + (size_t)p->len;
+	size_t ns = (size_t)cat->nspill + (size_t)p->nspill;
+	int32_t *order = ds_grow(g->heap, cat->order, len + 1, sizeof *order);
+	if (order)
+		cat->order = order;
+	ds_spill *sp = ds_grow(g->heap, cat->spill, ns + 1, sizeof *sp);
+	if (sp)
+		cat->spill = sp;
+	return order && sp ? DS_OK : ds_fail(e, DS_ENOMEM, "out of memory");
+}
+
+/* The sums of the parts' figures, and their plans back to back. */
+typedef struct parts {
+	int32_t *comp, *nodes, *local, k;
+	ds_hkey *seq; /* the parts in the order they run: largest first */
+	ds_plan cat;
+	ds_figures sum;
+} parts;
+
+/* Plans part c alone with o and appends its plan to pt->cat. */
+static int plan_part(const ds_graph *g, const ds_run_opts *o, parts *pt,
+		     int32_t c, ds_err *e)
+{
+	int32_t nc = 0;
+	for (int32_t v = 0; v < g->n; v++)
+		if (pt->comp[v] == c)
+			pt->nodes[nc++] = v;
+	ds_graph *pg = NULL;
+	int rc = part_graph(g, pt->comp, c, pt->nodes, nc, pt->local, &pg, e);
+	ds_run_opts po = *o;
+	po.progress = NULL;
+	ds_plan p;
+	ds_figures f;
+	memset(&p, 0, sizeof p);
+	if (rc == DS_OK)
+		rc = ds_run(pg, &po, &p, &f, e);
+	if (rc == DS_OK)
+		rc = reserve(g, &pt->cat, &p, e);
+	if (rc == DS_OK) {
+		append(g, pg, &p, pt->nodes, &pt->cat);
+		pt->sum.extra_ddr += f.extra_ddr;
+		pt->sum.spills += f.spills;
+		pt->sum.makespan += f.makespan;
+	}
+	ds_plan_free(g->heap, &p);
+	if (pg)
+		ds_graph_free(pg);
+	return rc;
+}
+
+static void parts_free(const ds_graph *g, parts *pt)
+{
+	ds_free(g->heap, pt->comp);
+	ds_free(g->heap, pt->nodes);
+	ds_free(g->heap, pt->local);
+	ds_free(g->heap, pt->seq);
+	ds_plan_free(g->heap, &pt->cat);
+}
+
+/* Every part planned alone, the plans concatenated into pt->cat. */
+static int plan_parts(const ds_graph *g, const ds_run_opts *o, parts *pt,
+		      ds_err *e)
+{
+	const ds_heap *h = g->heap;
+	pt->cat.offset = ds_alloc(h, (size_t)g->nbuf + 1,
+				  sizeof *pt->cat.offset);
+	pt->seq = ds_alloc(h, (size_t)pt->k, sizeof *pt->seq);
+	if (!pt->cat.offset || !pt->seq)
+		return ds_fail(e, DS_ENOMEM, "out of memory");
+	for (int32_t c = 0; c < pt->k; c++) {
+		pt->seq[c].h = (uint64_t)g->n;
+		pt->seq[c].x = c;
+	}
+	for (int32_t v = 0; v < g->n; v++)
+		pt->seq[pt->comp[v]].h--;
+	qsort(pt->seq, (size_t)pt->k, sizeof *pt->seq, ds_hkey_cmp);
+	int rc = DS_OK;
+	for (int32_t c = 0; c < pt->k && rc == DS_OK; c++)
+		rc = plan_part(g, o, pt, pt->seq[c].x, e);
+	return rc;
+}
+
+/* The sum over the parts of a bound every plan of the part alone meets:
+ * the longest path of its edges in cycles, or its busiest pipe. */
+static int sum_bounds(const ds_graph *g, const parts *pt, int64_t *sum,
+		      ds_err *e)
+{
+	const ds_heap *h = g->heap;
+	int64_t *fin = ds_alloc(h, (size_t)g->n, sizeof *fin);
+	int64_t *lb = ds_alloc(h, (size_t)pt->k * ((size_t)g->npipes + 1),
+			       sizeof *lb);
+	if (!fin || !lb) {
+		ds_free(h, fin);
+		ds_free(h, lb);
+		return ds_fail(e, DS_ENOMEM, "out of memory");
+	}
+	/* lb[c * (npipes + 1)]: the part's longest path; then its pipes */
+	const size_t w = (size_t)g->npipes + 1;
+	for (int32_t i = 0; i < g->n; i++) {
+		int32_t v = g->topo[i];
+		int64_t start = 0;
+		for (int32_t k = g->epred_off[v]; k < g->epred_off[v + 1]; k++)
+			if (fin[g->epred[k]] > start)
+				start = fin[g->epred[k]];
+		fin[v] = start + g->cycles[v];
+		int64_t *row = lb + (size_t)pt->comp[v] * w;
+		if (fin[v] > row[0])
+			row[0] = fin[v];
+		if (g->pipe[v] >= 0)
+			row[1 + g->pipe[v]] += g->cycles[v];
+	}
+	*sum = 0;
+	for (int32_t c = 0; c < pt->k; c++) {
+		int64_t best = 0;
+		for (size_t j = 0; j < w; j++)
+			if (lb[c * w + j] > best)
+				best = lb[c * w + j];
+		*sum += best;
+	}
+	ds_free(h, fin);
+	ds_free(h, lb);
+	return DS_OK;
+}
+
+/* Is whole-graph plan f at most the parts' sums everywhere? */
+static bool within(const ds_figures *f, const ds_figures *sum)
+{
+	return f->extra_ddr <= sum->extra_ddr && f->spills <= sum->spills &&
+	       f->makespan <= sum->makespan;
+}
+
+int ds_parts_plan(const ds_graph *g, const ds_run_opts *o, ds_plan *best,
+		  ds_figures *bf, ds_err *e)
+{
+	parts pt;
+	memset(&pt, 0, sizeof pt);
+	const ds_heap *h = g->heap;
+	pt.comp = ds_alloc(h, (size_t)g->n, sizeof *pt.comp);
+	pt.nodes = ds_alloc(h, (size_t)g->n, sizeof *pt.nodes);
+	pt.local = ds_alloc(h, (size_t)g->n, sizeof *pt.local);
+	int rc = pt.comp && pt.nodes && pt.local
+			 ? label(g, pt.comp, &pt.k, e)
+			 : ds_fail(e, DS_ENOMEM, "out of memory");
+	if (pt.k > PARTS_MAX)
+		pt.k = 1;
+	/* a plan without spills within the parts' bounds needs no parts */
+	int64_t lbs = 0;
+	if (rc == DS_OK && pt.k > 1 && bf->extra_ddr == 0 && bf->spills == 0)
+		rc = sum_bounds(g, &pt, &lbs, e);
+	if (rc == DS_OK && pt.k > 1 && bf->makespan <= lbs)
+		pt.k = 1;
+	if (rc == DS_OK && pt.k > 1)
+		rc = plan_parts(g, o, &pt, e);
+	ds_figures f;
+	if (rc == DS_OK && pt.k > 1 && !within(bf, &pt.sum))
+		rc = ds_replay(g, &pt.cat, NULL, &f, e);
+	if (rc == DS_OK && pt.k > 1 && !within(bf, &pt.sum)) {
+		ds_plan_free(h, best);
+		*best = pt.cat;
+		*bf = f;
+		memset(&pt.cat, 0, sizeof pt.cat);
+		if (o->stage == DS_STAGE_CPE) {
+			ds_cpe_opts co = o->cpe;
+			co.traffic_budget_pct = 0;
+			co.peak_budget_pct = 0;
+			ds_plan c;
+			memset(&c, 0, sizeof c);
+			rc = ds_cpe(g, best, &co, &c, e);
+			if (rc == DS_OK)
+				rc = ds_replay(g, &c, NULL, &f, e);
+			if (rc == DS_OK && within(&f, bf)) {
+				ds_plan_free(h, best);
+				*best = c;
+				*bf = f;
+			} else {
+				ds_plan_free(h, &c);
+			}
+		}
+	}
+	parts_free(g, &pt);
+	return rc;
+}
