@@ -8,12 +8,16 @@
  * candidate, and every greedy order does on the bundled graphs).  The
  * aim is the least peak_vstay.  A graph holding several operators that
  * share nothing (weakly connected components) is scheduled one operator
- * after the other, each on its own (ds_mpas() at the end of the file).
+ * after the other, each on its own (ds_mpas_alts() at the end of the
+ * file).  The files: this one (the views, the candidate orders, the
+ * pass), ds_mpas_greedy.c (the greedy run, gr_; its candidates, cand_,
+ * in treaps, tp_), ds_mpas_ls.c (the local search, ls_); ds_mpas_int.h
+ * holds what they share.
  *
  * Method.  Operations do not change memory: the decision is which
  * operation (with the ALLOCs it needs) runs next; an ALLOC is best run
  * just before its first user and a FREE just after its last.  The list
- * scheduler (greedy()) keeps candidate targets: an operation with its
+ * scheduler (gr_run()) keeps candidate targets: an operation with its
  * ancestors that have not run ("closure", bounded in size), extended along
  * buffers left with a single consumer (a load alone looks cheap, but its
  * buffer stays until the consumer runs).  A target is rated by simulating
@@ -57,36 +61,54 @@
  * O((N + E) * K * D * log C) with K the closure bound (24), D the fan-out
  * of the re-rating after each decision and C the candidates (up to N):
  * the candidates sit in treaps, one per L0 memory they wait for, and a
- * decision finds the best in O(log C) (tbest()).  A decision also re-rates
+ * decision finds the best in O(log C) (tp_best()).  A decision also re-rates
  * the candidates whose stale ratings put them ahead, a few per decision
  * on the graphs measured (a candidate found waiting for a busy L0 memory
  * keeps its last full rating, so the waiting ones do not all come back
- * each time the memory frees).  forced(), when no candidate can run,
+ * each time the memory frees).  gr_forced(), when no candidate can run,
  * rates every node that waits for nothing (a set kept up to date),
  * O(R * K) a call for R such nodes; it never runs on the bundled graphs
  * nor on the generator's at 100k nodes.  There are
  * GREEDY_WORK * effort / N runs (at least one, at most NVARIANTS *
  * MAX_ROUNDS), so small graphs get more.  The structural rank: see
  * ds_rank.c (O((N + E) log N) per round of hashing; the two band
- * orders O((N + E) log(N + E))).  Splitting into
- * operators: O(N + E) and a copy of the graph.  The
- * local search, on the two best orders, does at most effort move
- * evaluations of O(W) each (W the window, 256 operations); finding the
- * moves of a step is O(N + 48 B) and an accepted move costs O(N + E),
+ * orders O((N + E) log(N + E))).  Splitting into operators: O(N + E)
+ * and a copy of the graph.  The local search, on the LS_STARTS best
+ * orders, does at most effort move
+ * evaluations of O(W) each (W the window, LS_WINDOW operations); finding
+ * the moves of a step is O(N + 48 B) and an accepted move costs O(N + E),
  * these together bounded by LS_SCAN * W * effort.  So O((N + E) log N)
  * for a given effort: 1M nodes of the generator's matmul kind take 4 to
- * 5 s.  Memory O(N + E). */
+ * 5 s.  Memory O(N + E), every scratch array of a run from one arena
+ * (mpas_init), released in one call. */
 #include "ds_mpas_int.h"
+#include "ds_rank.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-/* Move evaluations of the local search per polished order, by default. */
+/* ---- tuning (measured: peak_vstay of the six bundled graphs and of gen
+ * random_1 and attention_1 at 3000 nodes, --stage mpas; each value
+ * against half and double of it) ---- */
+
+/* Move evaluations of the local search per polished order, by default
+ * (--effort 0). */
 #define DEFAULT_EFFORT 40000
-/* Greedy runs: GREEDY_WORK * effort / N of them. */
+/* Greedy runs: GREEDY_WORK * effort / N of them. @GREEDY_WORK@ */
 #define GREEDY_WORK 2
-/* Orders polished by the local search. */
+/* Rounds of each greedy variant, at most. @MAX_ROUNDS@ */
+#define MAX_ROUNDS 8
+/* A greedy target's closure holds at most this many nodes. @KMAX@ */
+#define GREEDY_KMAX 24
+/* Orders polished by the local search. @LS_STARTS@ */
 #define LS_STARTS 2
+/* Smoothing rounds of the third band order (ds_band_order()).
+ * @BAND_SMOOTH@ */
+#define BAND_SMOOTH 10
+/* At most this many other orders go to the next stage (ds_mpas_alts):
+ * enough for DLR, which places up to DLR_STARTS - 1 = 15 of them on
+ * small graphs (DLR_STARTS in ds_pipeline.c says what chose that). */
+#define MAX_ALTS 16
 
 /* ---- orders as a whole ---- */
 
@@ -181,27 +203,6 @@ static void levels(const view *v, const int32_t *topo, bool rev,
 	}
 }
 
-/* ---- lists in rank order ---- */
-
-/* Sorts each list of a CSR by rank: one sort of all entries keyed by
- * (list, rank), O(E log E) whatever the degrees. */
-static void sort_lists(ds_arena *a, const int32_t *off, int32_t *adj,
-		       int32_t n, const int32_t *rank)
-{
-	int64_t ne = off[n];
-	ds_hkey *k = ds_arena_alloc(a, (size_t)ne + 1, sizeof *k);
-	if (!k)
-		return;
-	for (int32_t x = 0; x < n; x++)
-		for (int32_t i = off[x]; i < off[x + 1]; i++)
-			k[i] = (ds_hkey){(uint64_t)x << 32 | (uint32_t)rank[adj[i]],
-				      adj[i]};
-	qsort(k, (size_t)ne, sizeof *k, ds_hkey_cmp);
-	for (int64_t i = 0; i < ne; i++)
-		adj[i] = k[i].x;
-	ds_arena_release(a, k);
-}
-
 /* Per node, in both directions: the bytes counted in peak_vstay, the L0
  * memory, the mate, the kind in the reversed view. */
 static void views_nodes(const ds_graph *g, views *w)
@@ -249,12 +250,14 @@ static int views_build(const ds_graph *g, ds_arena *a, views *w, ds_err *e)
 		return rc;
 	/* lists in rank order: the closures' visiting order is then
 	 * structural too */
+	ds_hkey *k = ds_arena_alloc(a, (size_t)ne + 1, sizeof *k);
+	if (!k)
+		return ds_fail(e, DS_ENOMEM, "out of memory");
 	memcpy(w->pred_s, g->pred, (size_t)ne * sizeof *w->pred_s);
 	memcpy(w->succ_s, g->succ, (size_t)ne * sizeof *w->succ_s);
-	sort_lists(a, g->pred_off, w->pred_s, n, w->rank);
-	sort_lists(a, g->succ_off, w->succ_s, n, w->rank);
-	if (a->failed)
-		return ds_fail(e, DS_ENOMEM, "out of memory");
+	ds_rank_sort_lists(g->pred_off, w->pred_s, n, w->rank, k);
+	ds_rank_sort_lists(g->succ_off, w->succ_s, n, w->rank, k);
+	ds_arena_release(a, k);
 	views_nodes(g, w);
 	w->fw = (view){n,	     g->pred_off,  w->pred_s,	 g->succ_off,
 		       w->succ_s,    g->kind,	   w->stay,	 w->l0,
@@ -278,18 +281,13 @@ static int views_build(const ds_graph *g, ds_arena *a, views *w, ds_err *e)
  * which the buffers live at its previous round's peak weigh more (see
  * bump_peak), as many as the effort allows for the graph's size. */
 static const gparams variants[] = {
-	{1, POL_NET, PR_NET, 24},
-	{0, POL_NET, PR_NET, 24},
-	{1, POL_RISE, PR_NET, 24},
-	{0, POL_PEAK, PR_CREDIT, 24},
-	{0, POL_RANK, PR_NET, 24},
+	{.dir = 1, .pol = POL_NET, .prio = PR_NET, .kmax = GREEDY_KMAX},
+	{.dir = 0, .pol = POL_NET, .prio = PR_NET, .kmax = GREEDY_KMAX},
+	{.dir = 1, .pol = POL_RISE, .prio = PR_NET, .kmax = GREEDY_KMAX},
+	{.dir = 0, .pol = POL_PEAK, .prio = PR_CREDIT, .kmax = GREEDY_KMAX},
+	{.dir = 0, .pol = POL_RANK, .prio = PR_NET, .kmax = GREEDY_KMAX},
 };
 #define NVARIANTS ((int)(sizeof variants / sizeof variants[0]))
-#define MAX_ROUNDS 8
-/* Smoothing rounds of the third band order (ds_band_order()). */
-#define BAND_SMOOTH 10
-/* At most this many other orders go to the next stage (ds_mpas_alts). */
-#define MAX_ALTS 16
 
 /* The best orders found, best first; ties keep the earlier one. */
 typedef struct pool {

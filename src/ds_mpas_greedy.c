@@ -845,13 +845,127 @@ run *gr_new(ds_arena *a, int32_t n, int64_t ne, ds_err *err)
 	return r;
 }
 
-/* One greedy run over view v into out[0..n); *invalid when the one-live
- * rule had to be broken. */
-int gr_run(run *r, const view *v, const gparams *p, int32_t *out,
-	   bool *invalid, ds_err *err)
+/* ---- debug checks (asserts live only) ---- */
+
+#ifndef NDEBUG
+/* Treap x, filed under root m: keys strictly increasing in order, heap
+ * order by tp_above, tmin (POL_PEAK) the subtree's first by priority,
+ * every node a candidate filed there.  Returns its size; *lo, *hi: its
+ * first and last node.  Recursive: O(depth) stack, the treaps' own. */
+static int64_t gr_check_treap(const run *r, int32_t x, int m, int32_t *lo,
+			      int32_t *hi)
+{
+	if (x < 0)
+		return 0;
+	int32_t l = r->tl[x], rt = r->tr[x], llo, lhi, rlo, rhi;
+	DS_ASSERT(r->cpos[x] >= 0 && r->cpos[x] < r->nc);
+	DS_ASSERT(r->c[r->cpos[x]].t == x && r->c[r->cpos[x]].why + 1 == m);
+	int64_t k = 1 + gr_check_treap(r, l, m, &llo, &lhi) +
+		    gr_check_treap(r, rt, m, &rlo, &rhi);
+	DS_ASSERT(l < 0 || (tp_above(x, l) && cand_key(r, lhi, x)));
+	DS_ASSERT(rt < 0 || (tp_above(x, rt) && cand_key(r, x, rlo)));
+	if (r->p->pol == POL_PEAK) {
+		int32_t first = x;
+		if (l >= 0)
+			first = cand_prio_first(r, r->tmin[l], first);
+		if (rt >= 0)
+			first = cand_prio_first(r, first, r->tmin[rt]);
+		DS_ASSERT(r->tmin[x] == first);
+	}
+	*lo = l >= 0 ? llo : x;
+	*hi = rt >= 0 ? rhi : x;
+	return k;
+}
+
+/* The candidates against their treaps: every one filed in the treap of
+ * the memory it waits for, and tp_best the best of each by a scan. */
+static void gr_check_cands(const run *r)
+{
+	int64_t total = 0;
+	for (int m = 0; m <= NL0; m++) {
+		int32_t lo, hi, best = -1;
+		total += gr_check_treap(r, r->troot[m], m, &lo, &hi);
+		for (int64_t i = 0; i < r->nc; i++)
+			if (r->c[i].why + 1 == m &&
+			    (best < 0 ||
+			     cand_better(r, &r->c[i], cand_get(r, best))))
+				best = r->c[i].t;
+		DS_ASSERT(tp_best(r, r->troot[m]) == best);
+	}
+	DS_ASSERT(total == r->nc);
+}
+
+/* What node x waits for, from scratch: an ALLOC its preds not done;
+ * another node its preds not available (a node not done, or an ALLOC
+ * whose preds are not all done). */
+static int32_t gr_wait_of(const run *r, int32_t x)
+{
+	const view *v = r->v;
+	int32_t w = 0;
+	for (int32_t k = v->poff[x]; k < v->poff[x + 1]; k++) {
+		int32_t y = v->pred[k];
+		if (v->kind[x] == DS_ALLOC || v->kind[y] != DS_ALLOC)
+			w += !r->done[y];
+		else
+			w += gr_wait_of(r, y) > 0;
+	}
+	return w;
+}
+
+/* The counters, the memory level and the ready set of the real state
+ * against a recomputation from the done flags. */
+static void gr_check_state(const run *r)
+{
+	const view *v = r->v;
+	int64_t cur = 0;
+	int32_t l0cnt[NL0] = {0}, nrdy = 0, ndone = 0;
+	for (int32_t x = 0; x < v->n; x++) {
+		int32_t pa = 0;
+		for (int32_t k = v->poff[x]; k < v->poff[x + 1]; k++)
+			pa += v->kind[x] != DS_ALLOC &&
+			      v->kind[v->pred[k]] == DS_ALLOC &&
+			      !r->done[v->pred[k]];
+		DS_ASSERT(r->palloc[x] == pa);
+		DS_ASSERT(r->wait[x] == gr_wait_of(r, x));
+		DS_ASSERT((r->rpos[x] >= 0) == (!r->done[x] && !r->wait[x]));
+		DS_ASSERT(r->rpos[x] < 0 || r->rdy[r->rpos[x]] == x);
+		nrdy += r->rpos[x] >= 0;
+		if (!r->done[x])
+			continue;
+		ndone++;
+		int d = v->kind[x] == DS_ALLOC ? 1 : v->kind[x] == DS_FREE ? -1 : 0;
+		cur += d * v->stay[x];
+		if (v->l0[x] >= 0)
+			l0cnt[v->l0[x]] += d;
+	}
+	DS_ASSERT(nrdy == r->nrdy && ndone == r->nout && cur == r->cur);
+	for (int m = 0; m < NL0; m++)
+		DS_ASSERT(l0cnt[m] == r->l0cnt[m] &&
+			  (r->l0cnt[m] > 0) == (r->l0hold[m] >= 0));
+}
+#endif
+
+/* At the 2^k-th decision of a run (O(log N) times, O(N + E + C) each),
+ * the incremental structures against a recomputation from scratch. */
+static void gr_check(run *r)
+{
+#ifndef NDEBUG
+	r->ndecide++;
+	if (r->ndecide & (r->ndecide - 1))
+		return;
+	DS_ASSERT(!r->sim);
+	gr_check_cands(r);
+	gr_check_state(r);
+#else
+	(void)r;
+#endif
+}
+
+/* A fresh run over view v: nothing done, the counters from the graph,
+ * what waits for nothing in the ready set, and what costs nothing run. */
+static void gr_reset(run *r, const view *v, const gparams *p, int32_t *out)
 {
 	const int32_t n = v->n;
-	int rc = DS_OK;
 	r->v = v;
 	r->p = p;
 	r->out = out;
@@ -867,6 +981,9 @@ int gr_run(run *r, const view *v, const gparams *p, int32_t *out,
 		r->troot[m] = -1;
 	r->nout = 0;
 	r->invalid = false;
+#ifndef NDEBUG
+	r->ndecide = 0;
+#endif
 	memset(r->done, 0, (size_t)n * sizeof *r->done);
 	memset(r->wait, 0, (size_t)n * sizeof *r->wait);
 	memset(r->palloc, 0, (size_t)n * sizeof *r->palloc);
@@ -898,9 +1015,15 @@ int gr_run(run *r, const view *v, const gparams *p, int32_t *out,
 		gr_make_eager_if_ready(r, x);
 	}
 	gr_drain(r);
-	/* first candidates: what can run now, and one or two steps on */
+}
+
+/* The first candidates: what can run now, and one or two steps on. */
+static int gr_seed(run *r, ds_err *err)
+{
+	const view *v = r->v;
+	int rc = DS_OK;
 	r->round++;
-	for (int32_t x = 0; x < n && rc == DS_OK; x++) {
+	for (int32_t x = 0; x < v->n && rc == DS_OK; x++) {
 		if (r->done[x] || v->kind[x] == DS_ALLOC || r->wait[x] != 0)
 			continue;
 		rc = gr_consider(r, x, err);
@@ -912,53 +1035,78 @@ int gr_run(run *r, const view *v, const gparams *p, int32_t *out,
 				rc = gr_consider(r, v->succ[j], err);
 		}
 	}
-	r->runpeak = r->peak;
-	while (rc == DS_OK && r->nout < n) {
-		/* the best candidate whose L0 memory is free: the best of
-		 * each treap that may run */
-		int32_t bi = -1;
-		for (int m = -1; m < NL0; m++) {
-			if (m >= 0 && r->l0cnt[m] > 0)
-				continue;
-			int32_t t = tp_best(r, r->troot[m + 1]);
-			if (t >= 0 && (bi < 0 || cand_better(r, cand_get(r, t),
-							 cand_get(r, bi))))
-				bi = t;
-		}
-		int32_t from = r->nout;
-		if (bi < 0) {
-			gr_forced(r);
-		} else {
-			/* its rating may be stale: rate it again, and look
-			 * again unless it is unchanged */
-			cand e, old = *cand_get(r, bi);
-			int ev = gr_rate(r, old.t, &e);
-			if (ev == EV_BIG || ev == EV_UNSAFE) {
-				cand_remove(r, old.t);
-				continue;
-			}
-			if (ev == EV_BLOCKED || e.rise != old.rise ||
-			    e.net != old.net || e.credit != old.credit) {
-				/* found waiting for a busy L0 memory: keep the
-				 * rating of its last full simulation; the
-				 * partial one stops at the busy memory, looks
-				 * cheap, and would be re-rated each time that
-				 * memory frees (for all candidates waiting for
-				 * it: quadratic) */
-				if (ev == EV_BLOCKED && old.why < 0) {
-					e.rise = old.rise;
-					e.net = old.net;
-					e.credit = old.credit;
-				}
-				rc = cand_set(r, &e, err);
-				continue;
-			}
-			gr_commit(r);
-		}
-		if (r->peak > r->runpeak)
-			r->runpeak = r->peak;
-		rc = gr_retrigger(r, from, err);
+	return rc;
+}
+
+/* The best candidate whose L0 memory is free: the best of each treap
+ * that may run; -1 when there is none. */
+static int32_t gr_best(const run *r)
+{
+	int32_t bi = -1;
+	for (int m = -1; m < NL0; m++) {
+		if (m >= 0 && r->l0cnt[m] > 0)
+			continue;
+		int32_t t = tp_best(r, r->troot[m + 1]);
+		if (t >= 0 &&
+		    (bi < 0 || cand_better(r, cand_get(r, t), cand_get(r, bi))))
+			bi = t;
 	}
+	return bi;
+}
+
+/* Rates the best candidate bi again (its rating may be stale): runs it
+ * when unchanged (true), else files the new rating or drops it. */
+static bool gr_recheck(run *r, int32_t bi, int *rc, ds_err *err)
+{
+	cand e, old = *cand_get(r, bi);
+	int ev = gr_rate(r, old.t, &e);
+	if (ev == EV_BIG || ev == EV_UNSAFE) {
+		cand_remove(r, old.t);
+		return false;
+	}
+	if (ev == EV_BLOCKED || e.rise != old.rise || e.net != old.net ||
+	    e.credit != old.credit) {
+		/* found waiting for a busy L0 memory: keep the rating of its
+		 * last full simulation; the partial one stops at the busy
+		 * memory, looks cheap, and would be re-rated each time that
+		 * memory frees (for all candidates waiting for it:
+		 * quadratic) */
+		if (ev == EV_BLOCKED && old.why < 0) {
+			e.rise = old.rise;
+			e.net = old.net;
+			e.credit = old.credit;
+		}
+		*rc = cand_set(r, &e, err);
+		return false;
+	}
+	gr_commit(r);
+	return true;
+}
+
+/* One decision: the best candidate runs (or, with none, gr_forced), and
+ * the successors of what ran are rated again. */
+static int gr_step(run *r, ds_err *err)
+{
+	int rc = DS_OK;
+	gr_check(r);
+	int32_t bi = gr_best(r), from = r->nout;
+	if (bi < 0)
+		gr_forced(r);
+	else if (!gr_recheck(r, bi, &rc, err))
+		return rc;
+	if (r->peak > r->runpeak)
+		r->runpeak = r->peak;
+	return gr_retrigger(r, from, err);
+}
+
+int gr_run(run *r, const view *v, const gparams *p, int32_t *out,
+	   bool *invalid, ds_err *err)
+{
+	gr_reset(r, v, p, out);
+	int rc = gr_seed(r, err);
+	r->runpeak = r->peak;
+	while (rc == DS_OK && r->nout < v->n)
+		rc = gr_step(r, err);
 	*invalid = r->invalid;
 	return rc;
 }

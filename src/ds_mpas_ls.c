@@ -18,7 +18,7 @@
  *
  * Cost, N nodes, E edges, B buffers: at most effort move evaluations of
  * O(W) each (W = LS_WINDOW operations); finding the moves of a step is
- * O(N + 48 B) and an accepted move costs O(N + B) (ls_eval_all), these
+ * O(N + 48 B) and an accepted move costs O(N + E) (ls_eval_all), these
  * together bounded by LS_SCAN * W * effort.  Memory O(N + E), from the
  * caller's arena. */
 #include "ds_mpas_int.h"
@@ -299,6 +299,54 @@ static void ls_block_all(ls *s, int32_t lo, int32_t hi, int32_t b, int32_t p,
 	ls_pull_front(s, lo, hi, st, ord);
 }
 
+/* Peak positions a step looks at, at most, from where the last move
+ * was. @LS_PEAKS@ */
+#define LS_PEAKS 16
+
+enum { LS_NONE, LS_MOVED, LS_SPENT };
+
+/* The moves that take buffer b off peak position p in direction dir (0:
+ * its first operation later, 1: its last earlier, 2: all its remaining
+ * users first), up to reach positions past p: the first one that lowers
+ * the peak or the number of positions at it is made (LS_MOVED); LS_SPENT
+ * when the budget of move evaluations ran out. */
+static int ls_try_buffer(ls *s, int32_t b, int32_t p, int dir, int32_t window,
+			 int32_t reach, int64_t budget)
+{
+	int32_t *ord = s->ord;
+	for (int32_t d = 0; d <= reach; d++) {
+		int32_t lo = dir ? p - d : s->first[b];
+		int32_t hi = dir ? s->last[b] : p + d;
+		if (lo < 0 || hi >= s->nops || hi - lo > window)
+			break;
+		if (lo == hi || (dir == 1   ? lo <= s->first[b]
+				 : dir == 0 ? hi >= s->last[b]
+					    : hi <= p))
+			break;
+		if (s->ntry >= budget)
+			return LS_SPENT;
+		if (dir == 2)
+			ls_block_all(s, lo, hi, b, p, ord);
+		else
+			ls_block(s, lo, hi, !dir, ord);
+		s->ntry++;
+		int64_t pk;
+		int32_t np;
+		if (!ls_try(s, lo, hi, ord, &pk, &np))
+			continue;
+		if (pk > s->peak || (pk == s->peak && np >= s->npeak))
+			continue;
+		memcpy(s->seq + lo, ord, (size_t)(hi - lo + 1) * sizeof *ord);
+		s->pstart = p;
+		s->work += s->nops + s->nbuf;
+		bool ok = ls_eval_all(s);
+		DS_ASSERT(ok && s->peak == pk && s->npeak == np);
+		(void)ok;
+		return LS_MOVED;
+	}
+	return LS_NONE;
+}
+
 /* One step: the first move found that takes a buffer live at a peak
  * position off it and lowers the peak or the number of positions at the
  * peak.  A buffer leaves position p when its first operation (with its
@@ -307,13 +355,12 @@ static void ls_block_all(ls *s, int32_t lo, int32_t hi, int32_t b, int32_t p,
  * little earlier.  False at a local optimum. */
 static bool ls_step(ls *s, int32_t window, int32_t reach, int64_t budget)
 {
-	int32_t *ord = s->ord;
 	int32_t seen = 0;
 	if (s->work > budget * LS_WINDOW * LS_SCAN)
 		return false;
 	/* from the position of the last move on: the peaks before it
 	 * resisted already */
-	for (int32_t q = 0; q < s->nops && seen < 16; q++) {
+	for (int32_t q = 0; q < s->nops && seen < LS_PEAKS; q++) {
 		int32_t p = (s->pstart + q) % s->nops;
 		s->work++;
 		if (s->val[p] != s->peak)
@@ -329,45 +376,11 @@ static bool ls_step(ls *s, int32_t window, int32_t reach, int64_t budget)
 				if (bsize(s, b) == 0 || s->first[b] < 0 ||
 				    s->first[b] > p || s->last[b] < p)
 					continue;
-				for (int32_t d = 0, dir = (di + 2) % 3;
-				     d <= reach; d++) {
-					int32_t lo = dir ? p - d : s->first[b];
-					int32_t hi = dir ? s->last[b] : p + d;
-					if (lo < 0 || hi >= s->nops ||
-					    hi - lo > window)
-						break;
-					if (lo == hi ||
-					    (dir == 1 ? lo <= s->first[b]
-					     : dir == 0 ? hi >= s->last[b]
-							: hi <= p))
-						break;
-					if (s->ntry >= budget)
-						return false;
-					if (dir == 2)
-						ls_block_all(s, lo, hi, b, p,
-							     ord);
-					else
-						ls_block(s, lo, hi, !dir, ord);
-					s->ntry++;
-					int64_t pk;
-					int32_t np;
-					if (!ls_try(s, lo, hi, ord, &pk, &np))
-						continue;
-					if (pk > s->peak ||
-					    (pk == s->peak && np >= s->npeak))
-						continue;
-					memcpy(s->seq + lo, ord,
-					       (size_t)(hi - lo + 1) *
-						       sizeof *ord);
-					s->pstart = p;
-					s->work += s->nops + s->nbuf;
-					bool ok = ls_eval_all(s);
-					DS_ASSERT(ok && s->peak == pk &&
-						  s->npeak == np);
-					(void)ok;
-					return true;
-				}
-		}
+				int got = ls_try_buffer(s, b, p, (di + 2) % 3,
+							window, reach, budget);
+				if (got != LS_NONE)
+					return got == LS_MOVED;
+			}
 	}
 	return false;
 }

@@ -67,6 +67,7 @@
  * the sweeps and each pull, O((N + E) log(N + E)) for the sorts of each
  * pull (one, plus one per round of smoothing); memory O(N + E). */
 #include "ds_stage.h"
+#include "ds_rank.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -277,6 +278,7 @@ static bool went_before(const went *a, const went *b)
 typedef struct wheap {
 	went *e;
 	int64_t n, cap;
+	int64_t npop; /* pops so far (the debug check's interval) */
 } wheap;
 
 static int wheap_push(ds_arena *a, wheap *q, went v, ds_err *err)
@@ -298,8 +300,24 @@ static int wheap_push(ds_arena *a, wheap *q, went v, ds_err *err)
 	return DS_OK;
 }
 
+/* Debug check (asserts live only): at the 2^k-th pop, the heap order
+ * of every entry against its parent, O(size) each time. */
+static void wheap_check(wheap *q)
+{
+#ifndef NDEBUG
+	q->npop++;
+	if (q->npop & (q->npop - 1))
+		return;
+	for (int64_t i = 1; i < q->n; i++)
+		DS_ASSERT(!went_before(&q->e[i], &q->e[(i - 1) / 2]));
+#else
+	(void)q;
+#endif
+}
+
 static went wheap_pop(wheap *q)
 {
+	wheap_check(q);
 	went top = q->e[0], v = q->e[--q->n];
 	int64_t i = 0;
 	for (;;) {
@@ -513,10 +531,8 @@ static int walk_run(const ds_graph *g, const uint8_t *pull, const int32_t *ht,
 	return DS_OK;
 }
 
-/* Sorts each list of a CSR by rank, with k[off[n]] as scratch: one sort
- * of all entries keyed by (list, rank), O(E log E). */
-static void sort_by_rank(const int32_t *off, int32_t *adj, int32_t n,
-			 const int32_t *rank, ds_hkey *k)
+void ds_rank_sort_lists(const int32_t *off, int32_t *adj, int32_t n,
+			const int32_t *rank, ds_hkey *k)
 {
 	int64_t ne = off[n];
 	for (int32_t x = 0; x < n; x++)
@@ -582,7 +598,7 @@ static void canon_pred_order(const ds_graph *g, canon *c, int32_t *placed)
 	for (int32_t i = 0; i < n; i++)
 		placed[c->k[i].x] = i;
 	memcpy(c->psort, g->pred, (size_t)g->pred_off[n] * sizeof *c->psort);
-	sort_by_rank(g->pred_off, c->psort, n, placed, c->k2);
+	ds_rank_sort_lists(g->pred_off, c->psort, n, placed, c->k2);
 }
 
 /* The pulled operations walked operation hd needs that are not placed
@@ -1017,6 +1033,12 @@ static void band_once(band *b, const int32_t *rank, const int32_t *comp,
 			DS_ASSERT(!b->abort);
 			b->abort = false;
 		}
+#ifndef NDEBUG
+	/* every node out once, after all its predecessors: the counters
+	 * band_emit keeps end at zero (O(N), once per order) */
+	for (int32_t x = 0; x < n; x++)
+		DS_ASSERT(b->state[x] == 2 && b->left[x] == 0);
+#endif
 }
 
 static int32_t uf_find(int32_t *par, int32_t x)
