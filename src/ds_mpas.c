@@ -58,8 +58,9 @@
  * user before it.  The best order wins; ties keep the earlier candidate.
  *
  * Cost, N nodes, E constraint edges, B buffers: a greedy run is about
- * O((N + E) * K * D * log C) with K the closure bound (24), D the fan-out
- * of the re-rating after each decision and C the candidates (up to N):
+ * O((N + E) * K * D * log C) with K the closure bound (GREEDY_KMAX), D
+ * the fan-out of the re-rating after each decision and C the candidates
+ * (up to N):
  * the candidates sit in treaps, one per L0 memory they wait for, and a
  * decision finds the best in O(log C) (tp_best()).  A decision also re-rates
  * the candidates whose stale ratings put them ahead, a few per decision
@@ -87,23 +88,34 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* ---- tuning (measured: peak_vstay of the six bundled graphs and of gen
- * random_1 and attention_1 at 3000 nodes, --stage mpas; each value
- * against half and double of it) ---- */
+/* ---- tuning ----
+ * Measured (issue 15) on the six bundled graphs and gen --nodes 3000
+ * --kind random/attention --seed 1, `schedule --stage mpas -v`, each
+ * value against half and double of it, the rest unchanged: the sum of
+ * the eight peak_vstay is 72,938 at these values; the MPAS CPU seconds
+ * (summed, a loaded 2-core machine) are only indicative. */
 
 /* Move evaluations of the local search per polished order, by default
  * (--effort 0). */
 #define DEFAULT_EFFORT 40000
-/* Greedy runs: GREEDY_WORK * effort / N of them. @GREEDY_WORK@ */
+/* Greedy runs: GREEDY_WORK * effort / N of them.  1 or 4: every peak
+ * the same; 4 takes about twice the time (4.2 s against 1.9 s). */
 #define GREEDY_WORK 2
-/* Rounds of each greedy variant, at most. @MAX_ROUNDS@ */
+/* Rounds of each greedy variant, at most (binds below 2,000 nodes at the
+ * default effort).  4 or 16: every peak the same. */
 #define MAX_ROUNDS 8
-/* A greedy target's closure holds at most this many nodes. @KMAX@ */
+/* A greedy target's closure holds at most this many nodes.  12: 73,044
+ * (Conv_Case1 5,216 but FlashAttention_Case0 4,498 against 5,360 and
+ * 4,248); 48: 73,012 (5,184 and 4,498), and more time (3.4 s against
+ * 2.3 s at 12). */
 #define GREEDY_KMAX 24
-/* Orders polished by the local search. @LS_STARTS@ */
+/* Orders polished by the local search.  4: every peak the same, more
+ * time (3.5 s against 2.7 s in that run); 1 not measured (the pool's
+ * code needs at least 2). */
 #define LS_STARTS 2
-/* Smoothing rounds of the third band order (ds_band_order()).
- * @BAND_SMOOTH@ */
+/* Smoothing rounds of the third band order (ds_band_order()).  5 or 20:
+ * every peak the same on these graphs (the smoothed order wins on none of
+ * them at 3000 nodes). */
 #define BAND_SMOOTH 10
 /* At most this many other orders go to the next stage (ds_mpas_alts):
  * enough for DLR, which places up to DLR_STARTS - 1 = 15 of them on

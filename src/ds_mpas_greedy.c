@@ -21,8 +21,9 @@
  * cand_key(); the best that may run is found in O(log C) (tp_best).
  *
  * Cost, N nodes, E edges: O((N + E) * K * D * log C) a run, with K the
- * closure bound (24), D the fan-out of the re-rating after each decision
- * and C the candidates (up to N); gr_forced(), when no candidate can run,
+ * closure bound (gparams.kmax, 24), D the fan-out of the re-rating
+ * after each decision and C the candidates (up to N); gr_forced(), when
+ * no candidate can run,
  * is O(R * K) for R nodes waiting for nothing (it never runs on the
  * bundled graphs nor on the generator's at 100k nodes).  Memory
  * O(N + E), taken once (gr_new) and reused by every run.  With asserts
@@ -31,6 +32,21 @@
 #include "ds_mpas_int.h"
 
 #include <string.h>
+
+/* ---- tuning (measured as in ds_mpas.c: peak_vstay of the six bundled
+ * graphs and of gen random_1 and attention_1, half and double) ---- */
+
+/* gr_l0_needs gives up (the state counts as unsafe) past this many nodes
+ * searched: a bound on its cost.  128 or 512: every peak the same. */
+#define GR_NEEDS_MAX 256
+/* A target extended along single consumers plays at most GR_PLAY_SPAN
+ * times the closure bound nodes.  2: peak sum 72,754 (Conv_Case1 5,176
+ * against 5,360, the rest the same); 8: 72,922 (Conv_Case1 5,344): a
+ * lead for a later change, kept here as the refactor keeps every plan. */
+#define GR_PLAY_SPAN 4
+/* The credit's fixed point: a buffer's size times the share of its users
+ * that ran, in 1/CREDIT_SCALE (a unit, not a tuning). */
+#define CREDIT_SCALE 1024
 
 /* ---- candidates ---- */
 
@@ -499,7 +515,7 @@ static int gr_l0_needs(run *r, int32_t f)
 	r->stk[sp++] = f;
 	while (sp > 0) {
 		int32_t x = r->stk[--sp];
-		if (++seen > 256)
+		if (++seen > GR_NEEDS_MAX)
 			return (1 << NL0) - 1;
 		if (v->kind[x] == DS_ALLOC && v->l0[x] >= 0)
 			needs |= 1 << v->l0[x];
@@ -607,7 +623,7 @@ static int gr_play(run *r, int32_t t, bool *newl0)
 	gr_play_closure(r, &nfresh, newl0);
 	if (r->viol >= 0)
 		return EV_BLOCKED;
-	while (scan < nfresh && r->nplan < 4 * r->p->kmax) {
+	while (scan < nfresh && r->nplan < GR_PLAY_SPAN * r->p->kmax) {
 		int32_t a = r->fresh[scan++], b = v->buf[a], left = 0, u = -1;
 		if (r->done[v->mate[a]])
 			continue;
@@ -617,7 +633,7 @@ static int gr_play(run *r, int32_t t, bool *newl0)
 				u = v->user[k];
 			}
 		if (left != 1 || !gr_closure(r, u) ||
-		    r->nplan + r->nclos > 4 * r->p->kmax)
+		    r->nplan + r->nclos > GR_PLAY_SPAN * r->p->kmax)
 			continue;
 		ckpt c;
 		bool l0 = *newl0;
@@ -664,7 +680,7 @@ static int64_t gr_credit(run *r)
 				else if (!r->done[u])
 					left++;
 			}
-			sum += v->stay[a] * 1024 * ran / (left + ran);
+			sum += v->stay[a] * CREDIT_SCALE * ran / (left + ran);
 		}
 	}
 	return sum;

@@ -72,7 +72,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Rounds of neighbourhood hashing, at most. */
+/* Rounds of neighbourhood hashing, at most: a bound on the cost, as the
+ * refinement stops by itself once the classes stop growing (which round
+ * that is on the bundled graphs was not measured). */
 #define CANON_ROUNDS 64
 
 static uint64_t mix64(uint64_t z)
@@ -337,7 +339,9 @@ static went wheap_pop(wheap *q)
 
 /* A buffer that more than TOUCH_MAX walked operations read re-ages none
  * of them: a buffer everything reads says little about what to do next,
- * and scanning its readers at every step would cost O(N) each. */
+ * and scanning its readers at every step would cost O(N) each.  32 or
+ * 128: the same peak_vstay from MPAS on the six bundled graphs and gen
+ * random/attention at 3000 nodes (issue 15's measurement, ds_mpas.c). */
 #define TOUCH_MAX 64
 
 /* The walk state: which buffers each walked operation touches (its own
