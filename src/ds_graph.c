@@ -462,154 +462,224 @@ static int32_t kahn(int32_t n, const int32_t *pred_off, const int32_t *soff,
 	return tail;
 }
 
-static int finish_graph(ds_builder *b, ds_graph *g, const ds_caps *caps,
-			ds_err *e)
+/* The state of one ds_builder_finish: the builder, the graph being
+ * filled, and the scratch arrays (all from one arena). */
+typedef struct fin {
+	ds_builder *b;
+	ds_graph *g;
+	const ds_caps *caps;
+	ds_err *e;
+	ds_arena ar;
+	int32_t n;
+	int32_t *slot;	/* per Id: the builder's index of that node */
+	bufent *be;	/* ALLOC and FREE nodes by (buffer, FREE, Id) */
+	int32_t nbn;
+	int32_t *indeg; /* Kahn's in-degrees, and the nodes it left */
+} fin;
+
+static int fin_oom(fin *f)
 {
-	const ds_heap *h = b->heap;
-	const int32_t n = (int32_t)b->n;
-	int32_t *slot = NULL;
-	bufent *be = NULL;
-	int32_t *ef = NULL, *et = NULL, *indeg = NULL, *cnt = NULL;
-	int64_t *cp = NULL;
-	int rc = DS_OK;
-#define NEW(p, count)                                                    \
-	do {                                                             \
-		(p) = ds_alloc(h, (size_t)(count), sizeof *(p));         \
-		if (!(p)) {                                              \
-			rc = ds_fail(e, DS_ENOMEM, "%s: out of memory", \
-				     b->source);                         \
-			goto out;                                        \
-		}                                                        \
-	} while (0)
-#define FAIL(...)                                       \
-	do {                                            \
-		rc = ds_fail(e, DS_EINPUT, __VA_ARGS__); \
-		goto out;                               \
-	} while (0)
+	return ds_fail(f->e, DS_ENOMEM, "%s: out of memory", f->b->source);
+}
 
-	g->caps = *caps;
-	g->n = n;
-	if (n == 0)
-		FAIL("%s: the graph has no nodes", b->source);
+/* count zeroed elements of size for the graph (freed with it), or NULL
+ * after reporting the failure. */
+static void *fin_new(fin *f, int64_t count, size_t size)
+{
+	void *p = ds_alloc(f->b->heap, (size_t)count, size);
+	if (!p)
+		fin_oom(f);
+	return p;
+}
 
-	/* Ids: exactly 0..n-1 */
-	NEW(slot, n);
+/* The same, scratch: released at the end of ds_builder_finish. */
+static void *fin_tmp(fin *f, int64_t count, size_t size)
+{
+	void *p = ds_arena_alloc(&f->ar, (size_t)count, size);
+	if (!p)
+		fin_oom(f);
+	return p;
+}
+
+/* Ids: exactly 0..n-1. */
+static int check_ids(fin *f)
+{
+	const ds_builder *b = f->b;
+	const int32_t n = f->n;
+	if (!(f->slot = fin_tmp(f, n, sizeof *f->slot)))
+		return DS_ENOMEM;
 	for (int32_t i = 0; i < n; i++)
-		slot[i] = -1;
+		f->slot[i] = -1;
 	for (int32_t i = 0; i < n; i++) {
 		int64_t id = b->id[i];
 		if (id >= n)
-			FAIL("%s: node Id %lld out of range: %d nodes need Ids "
-			     "0..%d",
-			     b->source, (long long)id, n, n - 1);
-		if (slot[id] >= 0)
-			FAIL("%s: node Id %lld appears twice", b->source,
-			     (long long)id);
-		slot[id] = i;
+			return ds_fail(f->e, DS_EINPUT,
+				       "%s: node Id %lld out of range: %d "
+				       "nodes need Ids 0..%d",
+				       b->source, (long long)id, n, n - 1);
+		if (f->slot[id] >= 0)
+			return ds_fail(f->e, DS_EINPUT,
+				       "%s: node Id %lld appears twice",
+				       b->source, (long long)id);
+		f->slot[id] = i;
 	}
+	return DS_OK;
+}
 
-	/* per-node fields, in Id order */
-	NEW(g->kind, n);
-	NEW(g->op, n);
-	NEW(g->pipe, n);
-	NEW(g->cycles, n);
-	NEW(g->buf, n);
+/* Per-node fields, in Id order. */
+static int copy_nodes(fin *f)
+{
+	const ds_builder *b = f->b;
+	ds_graph *g = f->g;
+	const int32_t n = f->n;
+	if (!(g->kind = fin_new(f, n, sizeof *g->kind)) ||
+	    !(g->op = fin_new(f, n, sizeof *g->op)) ||
+	    !(g->pipe = fin_new(f, n, sizeof *g->pipe)) ||
+	    !(g->cycles = fin_new(f, n, sizeof *g->cycles)) ||
+	    !(g->buf = fin_new(f, n, sizeof *g->buf)))
+		return DS_ENOMEM;
 	for (int32_t v = 0; v < n; v++) {
-		int32_t i = slot[v];
+		int32_t i = f->slot[v];
 		g->kind[v] = b->kind[i];
 		g->op[v] = b->op[i];
 		g->pipe[v] = b->pipe[i];
 		g->cycles[v] = b->cycles[i];
 		g->buf[v] = -1;
 	}
+	return DS_OK;
+}
 
-	/* buffers: one ALLOC and one FREE each, matching Size and Type */
+/* The ALLOC and FREE nodes sorted by buffer, ALLOC first: f->be. */
+static int sort_buffer_nodes(fin *f)
+{
+	const ds_builder *b = f->b;
 	int32_t nbn = 0;
-	for (int32_t i = 0; i < n; i++)
+	for (int32_t i = 0; i < f->n; i++)
 		nbn += b->kind[i] != DS_OP;
-	NEW(be, nbn ? nbn : 1);
+	if (!(f->be = fin_tmp(f, nbn ? nbn : 1, sizeof *f->be)))
+		return DS_ENOMEM;
 	nbn = 0;
-	for (int32_t v = 0; v < n; v++) {
-		int32_t i = slot[v];
+	for (int32_t v = 0; v < f->n; v++) {
+		int32_t i = f->slot[v];
 		if (b->kind[i] != DS_OP)
-			be[nbn++] = (bufent){b->bufid[i], v,
-					     b->kind[i] == DS_FREE};
+			f->be[nbn++] = (bufent){b->bufid[i], v,
+						b->kind[i] == DS_FREE};
 	}
-	qsort(be, (size_t)nbn, sizeof *be, cmp_bufent);
+	qsort(f->be, (size_t)nbn, sizeof *f->be, cmp_bufent);
+	f->nbn = nbn;
+	return DS_OK;
+}
+
+/* The nodes be[k..j) of one buffer: one ALLOC and one FREE, matching
+ * Size and Type, the Size within the memory's capacity. */
+static int check_buffer(fin *f, int32_t k, int32_t j)
+{
+	const ds_builder *b = f->b;
+	const bufent *be = f->be;
+	int32_t na = 0, nf = 0;
+	for (int32_t t = k; t < j; t++)
+		be[t].is_free ? nf++ : na++;
+	long long bid = (long long)be[k].bufid;
+	if (na != 1 || nf != 1)
+		return ds_fail(f->e, DS_EINPUT,
+			       "%s: buffer %lld has %d ALLOC and %d FREE "
+			       "nodes (needs exactly one of each)",
+			       b->source, bid, na, nf);
+	int32_t ia = f->slot[be[k].node], ifr = f->slot[be[k + 1].node];
+	if (b->size[ia] != b->size[ifr])
+		return ds_fail(f->e, DS_EINPUT,
+			       "%s: buffer %lld: Size %lld at ALLOC (node %d) "
+			       "but %lld at FREE (node %d)",
+			       b->source, bid, (long long)b->size[ia],
+			       be[k].node, (long long)b->size[ifr],
+			       be[k + 1].node);
+	if (b->mem[ia] != b->mem[ifr])
+		return ds_fail(f->e, DS_EINPUT,
+			       "%s: buffer %lld: Type %s at ALLOC (node %d) "
+			       "but %s at FREE (node %d)",
+			       b->source, bid, ds_mem_names[b->mem[ia]],
+			       be[k].node, ds_mem_names[b->mem[ifr]],
+			       be[k + 1].node);
+	if (b->size[ia] > f->caps->cap[b->mem[ia]])
+		return ds_fail(f->e, DS_EINPUT,
+			       "%s: buffer %lld: Size %lld exceeds %s "
+			       "capacity %lld",
+			       b->source, bid, (long long)b->size[ia],
+			       ds_mem_names[b->mem[ia]],
+			       (long long)f->caps->cap[b->mem[ia]]);
+	return DS_OK;
+}
+
+/* Buffers: one ALLOC and one FREE each, matching Size and Type; the
+ * buffer arrays, by increasing buffer Id. */
+static int check_buffers(fin *f)
+{
+	ds_graph *g = f->g;
+	int rc = sort_buffer_nodes(f);
 	int32_t nbuf = 0;
-	for (int32_t k = 0; k < nbn;) {
+	for (int32_t k = 0; k < f->nbn && rc == DS_OK; nbuf++) {
 		int32_t j = k;
-		while (j < nbn && be[j].bufid == be[k].bufid)
+		while (j < f->nbn && f->be[j].bufid == f->be[k].bufid)
 			j++;
-		int32_t na = 0, nf = 0;
-		for (int32_t t = k; t < j; t++)
-			be[t].is_free ? nf++ : na++;
-		long long bid = (long long)be[k].bufid;
-		if (na != 1 || nf != 1)
-			FAIL("%s: buffer %lld has %d ALLOC and %d FREE nodes "
-			     "(needs exactly one of each)",
-			     b->source, bid, na, nf);
-		int32_t ia = slot[be[k].node], ifr = slot[be[k + 1].node];
-		if (b->size[ia] != b->size[ifr])
-			FAIL("%s: buffer %lld: Size %lld at ALLOC (node %d) "
-			     "but %lld at FREE (node %d)",
-			     b->source, bid, (long long)b->size[ia],
-			     be[k].node, (long long)b->size[ifr],
-			     be[k + 1].node);
-		if (b->mem[ia] != b->mem[ifr])
-			FAIL("%s: buffer %lld: Type %s at ALLOC (node %d) but "
-			     "%s at FREE (node %d)",
-			     b->source, bid, ds_mem_names[b->mem[ia]],
-			     be[k].node, ds_mem_names[b->mem[ifr]],
-			     be[k + 1].node);
-		if (b->size[ia] > caps->cap[b->mem[ia]])
-			FAIL("%s: buffer %lld: Size %lld exceeds %s capacity "
-			     "%lld",
-			     b->source, bid, (long long)b->size[ia],
-			     ds_mem_names[b->mem[ia]],
-			     (long long)caps->cap[b->mem[ia]]);
-		nbuf++;
+		rc = check_buffer(f, k, j);
 		k = j;
 	}
+	if (rc)
+		return rc;
 	g->nbuf = nbuf;
-	NEW(g->buf_id, nbuf);
-	NEW(g->buf_size, nbuf);
-	NEW(g->buf_mem, nbuf);
-	NEW(g->buf_alloc, nbuf);
-	NEW(g->buf_free, nbuf);
-	NEW(g->buf_copyin, nbuf);
-	for (int32_t k = 0, x = 0; k < nbn; k += 2, x++) {
-		int32_t ia = slot[be[k].node];
+	if (!(g->buf_id = fin_new(f, nbuf, sizeof *g->buf_id)) ||
+	    !(g->buf_size = fin_new(f, nbuf, sizeof *g->buf_size)) ||
+	    !(g->buf_mem = fin_new(f, nbuf, sizeof *g->buf_mem)) ||
+	    !(g->buf_alloc = fin_new(f, nbuf, sizeof *g->buf_alloc)) ||
+	    !(g->buf_free = fin_new(f, nbuf, sizeof *g->buf_free)) ||
+	    !(g->buf_copyin = fin_new(f, nbuf, sizeof *g->buf_copyin)))
+		return DS_ENOMEM;
+	for (int32_t k = 0, x = 0; k < f->nbn; k += 2, x++) {
+		const bufent *be = f->be;
+		int32_t ia = f->slot[be[k].node];
 		g->buf_id[x] = be[k].bufid;
-		g->buf_size[x] = b->size[ia];
-		g->buf_mem[x] = (uint8_t)b->mem[ia];
+		g->buf_size[x] = f->b->size[ia];
+		g->buf_mem[x] = (uint8_t)f->b->mem[ia];
 		g->buf_alloc[x] = be[k].node;
 		g->buf_free[x] = be[k + 1].node;
 		g->buf[be[k].node] = x;
 		g->buf[be[k + 1].node] = x;
 	}
+	return DS_OK;
+}
 
-	/* operations' buffers, as buffer indices */
-	NEW(g->use_off, (int64_t)n + 1);
-	NEW(g->use, b->nuses ? b->nuses : 1);
-	NEW(g->user_off, (int64_t)nbuf + 1);
-	NEW(g->user, b->nuses ? b->nuses : 1);
+/* Operations' buffers, as buffer indices (use), and each buffer's users
+ * (user); a buffer used by a COPY_IN is marked. */
+static int check_uses(fin *f)
+{
+	const ds_builder *b = f->b;
+	ds_graph *g = f->g;
+	const int32_t n = f->n, nbuf = g->nbuf;
+	int32_t *cnt;
+	if (!(g->use_off = fin_new(f, (int64_t)n + 1, sizeof *g->use_off)) ||
+	    !(g->use = fin_new(f, b->nuses ? b->nuses : 1, sizeof *g->use)) ||
+	    !(g->user_off =
+		      fin_new(f, (int64_t)nbuf + 1, sizeof *g->user_off)) ||
+	    !(g->user = fin_new(f, b->nuses ? b->nuses : 1, sizeof *g->user)))
+		return DS_ENOMEM;
 	int32_t copy_in = -1;
 	for (int32_t k = 0; k < b->ops.n; k++)
 		if (strcmp(b->ops.str[k], "COPY_IN") == 0)
 			copy_in = k;
 	int64_t nu = 0;
 	for (int32_t v = 0; v < n; v++) {
-		int32_t i = slot[v];
+		int32_t i = f->slot[v];
 		g->use_off[v] = (int32_t)nu;
 		for (int32_t k = 0; k < b->nuse[i]; k++) {
 			int64_t bid = b->uses[b->use_start[i] + k];
 			int32_t x = ds_graph_find_buf(g, bid);
 			if (x < 0)
-				FAIL("%s: node %d (%s) uses buffer %lld, which "
-				     "has no ALLOC",
-				     b->source, v, b->ops.str[b->op[i]],
-				     (long long)bid);
+				return ds_fail(f->e, DS_EINPUT,
+					       "%s: node %d (%s) uses buffer "
+					       "%lld, which has no ALLOC",
+					       b->source, v,
+					       b->ops.str[b->op[i]],
+					       (long long)bid);
 			g->use[nu++] = x;
 			g->user_off[x + 1]++;
 			if (b->op[i] == copy_in)
@@ -619,86 +689,83 @@ static int finish_graph(ds_builder *b, ds_graph *g, const ds_caps *caps,
 	g->use_off[n] = (int32_t)nu;
 	for (int32_t x = 0; x < nbuf; x++)
 		g->user_off[x + 1] += g->user_off[x];
-	NEW(cnt, nbuf ? nbuf : 1);
+	if (!(cnt = fin_tmp(f, nbuf ? nbuf : 1, sizeof *cnt)))
+		return DS_ENOMEM;
 	for (int32_t v = 0; v < n; v++)
 		for (int32_t k = g->use_off[v]; k < g->use_off[v + 1]; k++) {
 			int32_t x = g->use[k];
 			g->user[g->user_off[x] + cnt[x]++] = v;
 		}
+	ds_arena_release(&f->ar, cnt);
+	return DS_OK;
+}
 
-	/* edges */
+/* Edges: both ends exist, no loop; epred, the graph's own edges by
+ * destination (timing and critical path). */
+static int check_edges(fin *f)
+{
+	const ds_builder *b = f->b;
+	ds_graph *g = f->g;
+	const int32_t n = f->n;
 	g->nedge = b->ne;
-	NEW(g->esrc, b->ne ? b->ne : 1);
-	NEW(g->edst, b->ne ? b->ne : 1);
+	if (!(g->esrc = fin_new(f, b->ne ? b->ne : 1, sizeof *g->esrc)) ||
+	    !(g->edst = fin_new(f, b->ne ? b->ne : 1, sizeof *g->edst)))
+		return DS_ENOMEM;
 	for (int64_t k = 0; k < b->ne; k++) {
 		int64_t s = b->esrc[k], d = b->edst[k];
 		if (s < 0 || s >= n || d < 0 || d >= n)
-			FAIL("%s: edge %lld [%lld, %lld] names node %lld, which "
-			     "does not exist",
-			     b->source, (long long)k, (long long)s,
-			     (long long)d,
-			     (long long)(s < 0 || s >= n ? s : d));
+			return ds_fail(f->e, DS_EINPUT,
+				       "%s: edge %lld [%lld, %lld] names node "
+				       "%lld, which does not exist",
+				       b->source, (long long)k, (long long)s,
+				       (long long)d,
+				       (long long)(s < 0 || s >= n ? s : d));
 		if (s == d)
-			FAIL("%s: edge %lld [%lld, %lld] is a loop: the edges "
-			     "form a cycle",
-			     b->source, (long long)k, (long long)s,
-			     (long long)d);
+			return ds_fail(f->e, DS_EINPUT,
+				       "%s: edge %lld [%lld, %lld] is a loop: "
+				       "the edges form a cycle",
+				       b->source, (long long)k, (long long)s,
+				       (long long)d);
 		g->esrc[k] = (int32_t)s;
 		g->edst[k] = (int32_t)d;
 	}
-	/* the graph's own edges, by destination: timing and critical path */
-	NEW(g->epred_off, (int64_t)n + 1);
-	NEW(g->epred, b->ne ? b->ne : 1);
+	if (!(g->epred_off =
+		      fin_new(f, (int64_t)n + 1, sizeof *g->epred_off)) ||
+	    !(g->epred = fin_new(f, b->ne ? b->ne : 1, sizeof *g->epred)))
+		return DS_ENOMEM;
 	build_csr(n, b->ne, g->edst, g->esrc, g->epred_off, g->epred);
-	NEW(indeg, n);
-	NEW(g->topo, n);
-	{
-		/* a cycle among the edges themselves, named with them */
-		int32_t *soff, *sadj;
-		NEW(soff, (int64_t)n + 1);
-		sadj = ds_alloc(h, (size_t)(b->ne ? b->ne : 1), sizeof *sadj);
-		if (!sadj) {
-			ds_free(h, soff);
-			rc = ds_fail(e, DS_ENOMEM, "%s: out of memory",
-				     b->source);
-			goto out;
-		}
-		build_csr(n, b->ne, g->esrc, g->edst, soff, sadj);
-		int32_t done = kahn(n, g->epred_off, soff, sadj, indeg, g->topo);
-		ds_free(h, soff);
-		ds_free(h, sadj);
-		if (done < n) {
-			rc = report_cycle(g, g->epred_off, g->epred, indeg,
-					  "the edges form a cycle", e);
-			goto out;
-		}
-	}
+	return DS_OK;
+}
 
-	/* The order constraints: the edges, and each buffer's ALLOC before
-	 * its users and its FREE after them (residency demands it even where
-	 * no edge says so).  Every pass that orders nodes follows these;
-	 * duplicates of edges are dropped. */
-	int64_t m = b->ne + 2 * b->nuses + nbuf;
-	if (m > INT32_MAX)
-		FAIL("%s: too many edges", b->source);
-	NEW(ef, m);
-	NEW(et, m);
-	int64_t k = 0;
-	for (; k < b->ne; k++)
-		ef[k] = g->esrc[k], et[k] = g->edst[k];
-	for (int32_t v = 0; v < n; v++)
-		for (int32_t u = g->use_off[v]; u < g->use_off[v + 1]; u++) {
-			int32_t x = g->use[u];
-			ef[k] = g->buf_alloc[x], et[k++] = v;
-			ef[k] = v, et[k++] = g->buf_free[x];
-		}
-	for (int32_t x = 0; x < nbuf; x++)
-		ef[k] = g->buf_alloc[x], et[k++] = g->buf_free[x];
-	NEW(g->pred_off, (int64_t)n + 1);
-	NEW(g->pred, m);
-	build_csr(n, m, et, ef, g->pred_off, g->pred);
+/* A cycle among the edges themselves, named with them. */
+static int check_edge_cycle(fin *f)
+{
+	ds_graph *g = f->g;
+	const int32_t n = f->n;
+	int64_t ne = f->b->ne;
+	if (!(f->indeg = fin_tmp(f, n, sizeof *f->indeg)) ||
+	    !(g->topo = fin_new(f, n, sizeof *g->topo)))
+		return DS_ENOMEM;
+	int32_t *soff = fin_tmp(f, (int64_t)n + 1, sizeof *soff);
+	int32_t *sadj = soff ? fin_tmp(f, ne ? ne : 1, sizeof *sadj) : NULL;
+	if (!sadj)
+		return DS_ENOMEM;
+	build_csr(n, ne, g->esrc, g->edst, soff, sadj);
+	int32_t done = kahn(n, g->epred_off, soff, sadj, f->indeg, g->topo);
+	ds_arena_release(&f->ar, sadj);
+	ds_arena_release(&f->ar, soff);
+	if (done < n)
+		return report_cycle(g, g->epred_off, g->epred, f->indeg,
+				    "the edges form a cycle", f->e);
+	return DS_OK;
+}
+
+/* Each pred list sorted, duplicates dropped; then ef/et rewritten as the
+ * remaining (pred, node) pairs.  Returns how many remain. */
+static int32_t dedup_preds(ds_graph *g, int32_t *ef, int32_t *et)
+{
 	int32_t w = 0, start = 0;
-	for (int32_t v = 0; v < n; v++) {
+	for (int32_t v = 0; v < g->n; v++) {
 		int32_t lo = start, hi = g->pred_off[v + 1];
 		start = hi;
 		qsort(g->pred + lo, (size_t)(hi - lo), sizeof *g->pred,
@@ -708,40 +775,98 @@ static int finish_graph(ds_builder *b, ds_graph *g, const ds_caps *caps,
 			if (q == lo || g->pred[q] != g->pred[q - 1])
 				g->pred[w++] = g->pred[q];
 	}
-	g->pred_off[n] = w;
-	for (int32_t v = 0, q = 0; v < n; v++)
+	g->pred_off[g->n] = w;
+	for (int32_t v = 0, q = 0; v < g->n; v++)
 		for (; q < g->pred_off[v + 1]; q++)
 			ef[q] = g->pred[q], et[q] = v;
-	NEW(g->succ_off, (int64_t)n + 1);
-	NEW(g->succ, w ? w : 1);
-	build_csr(n, w, ef, et, g->succ_off, g->succ);
+	return w;
+}
 
-	/* topological order over the constraints (Kahn, FIFO seeded in Id
-	 * order), then the critical path over the edges */
-	if (kahn(n, g->pred_off, g->succ_off, g->succ, indeg, g->topo) < n) {
-		rc = report_cycle(g, g->pred_off, g->pred, indeg,
-				  "a buffer is used outside its ALLOC..FREE "
-				  "(edges with each ALLOC before its users "
-				  "and FREE after them form a cycle)",
-				  e);
-		goto out;
-	}
-	NEW(cp, n);
-	for (int32_t i = 0; i < n; i++) {
+/* The order constraints: the edges, and each buffer's ALLOC before its
+ * users and its FREE after them (residency demands it even where no edge
+ * says so).  Every pass that orders nodes follows these; duplicates of
+ * edges are dropped. */
+static int build_constraints(fin *f)
+{
+	const ds_builder *b = f->b;
+	ds_graph *g = f->g;
+	const int32_t n = f->n;
+	int64_t m = b->ne + 2 * b->nuses + g->nbuf;
+	if (m > INT32_MAX)
+		return ds_fail(f->e, DS_EINPUT, "%s: too many edges",
+			       b->source);
+	int32_t *ef = fin_tmp(f, m, sizeof *ef);
+	int32_t *et = ef ? fin_tmp(f, m, sizeof *et) : NULL;
+	if (!et)
+		return DS_ENOMEM;
+	int64_t k = 0;
+	for (; k < b->ne; k++)
+		ef[k] = g->esrc[k], et[k] = g->edst[k];
+	for (int32_t v = 0; v < n; v++)
+		for (int32_t u = g->use_off[v]; u < g->use_off[v + 1]; u++) {
+			int32_t x = g->use[u];
+			ef[k] = g->buf_alloc[x], et[k++] = v;
+			ef[k] = v, et[k++] = g->buf_free[x];
+		}
+	for (int32_t x = 0; x < g->nbuf; x++)
+		ef[k] = g->buf_alloc[x], et[k++] = g->buf_free[x];
+	if (!(g->pred_off = fin_new(f, (int64_t)n + 1, sizeof *g->pred_off)) ||
+	    !(g->pred = fin_new(f, m, sizeof *g->pred)))
+		return DS_ENOMEM;
+	build_csr(n, m, et, ef, g->pred_off, g->pred);
+	int32_t w = dedup_preds(g, ef, et);
+	if (!(g->succ_off = fin_new(f, (int64_t)n + 1, sizeof *g->succ_off)) ||
+	    !(g->succ = fin_new(f, w ? w : 1, sizeof *g->succ)))
+		return DS_ENOMEM;
+	build_csr(n, w, ef, et, g->succ_off, g->succ);
+	ds_arena_release(&f->ar, et);
+	ds_arena_release(&f->ar, ef);
+	return DS_OK;
+}
+
+/* Topological order over the constraints (Kahn, FIFO seeded in Id
+ * order). */
+static int order_constraints(fin *f)
+{
+	ds_graph *g = f->g;
+	if (kahn(f->n, g->pred_off, g->succ_off, g->succ, f->indeg, g->topo) <
+	    f->n)
+		return report_cycle(g, g->pred_off, g->pred, f->indeg,
+				    "a buffer is used outside its ALLOC..FREE "
+				    "(edges with each ALLOC before its users "
+				    "and FREE after them form a cycle)",
+				    f->e);
+	return DS_OK;
+}
+
+/* The critical path over the edges, along the topological order. */
+static int critical_path(fin *f)
+{
+	ds_graph *g = f->g;
+	int64_t *cp = fin_tmp(f, f->n, sizeof *cp);
+	if (!cp)
+		return DS_ENOMEM;
+	for (int32_t i = 0; i < f->n; i++) {
 		int32_t v = g->topo[i];
-		int64_t s0 = 0, fin;
+		int64_t s0 = 0, end;
 		for (int32_t q = g->epred_off[v]; q < g->epred_off[v + 1]; q++)
 			if (cp[g->epred[q]] > s0)
 				s0 = cp[g->epred[q]];
-		if (!ds_add(s0, g->cycles[v], &fin))
-			FAIL("%s: the critical path overflows 64 bits",
-			     b->source);
-		cp[v] = fin;
-		if (fin > g->critical_path)
-			g->critical_path = fin;
+		if (!ds_add(s0, g->cycles[v], &end))
+			return ds_fail(f->e, DS_EINPUT,
+				       "%s: the critical path overflows 64 "
+				       "bits",
+				       f->b->source);
+		cp[v] = end;
+		if (end > g->critical_path)
+			g->critical_path = end;
 	}
+	return DS_OK;
+}
 
-	/* names move from the builder to the graph */
+/* Names move from the builder to the graph. */
+static void move_names(ds_builder *b, ds_graph *g)
+{
 	g->nops = (int32_t)b->ops.n;
 	g->ops = b->ops.str;
 	b->ops.str = NULL;
@@ -750,17 +875,32 @@ static int finish_graph(ds_builder *b, ds_graph *g, const ds_caps *caps,
 	g->pipes = b->pipes.str;
 	b->pipes.str = NULL;
 	b->pipes.n = 0;
-out:
-	ds_free(h, slot);
-	ds_free(h, be);
-	ds_free(h, ef);
-	ds_free(h, et);
-	ds_free(h, indeg);
-	ds_free(h, cnt);
-	ds_free(h, cp);
+}
+
+/* The graph from the builder's nodes and edges, each check in turn; the
+ * first refusal (or failed allocation) stops. */
+static int finish_graph(ds_builder *b, ds_graph *g, const ds_caps *caps,
+			ds_err *e)
+{
+	fin f = {.b = b, .g = g, .caps = caps, .e = e, .n = (int32_t)b->n};
+	ds_arena_init(&f.ar, b->heap);
+	g->caps = *caps;
+	g->n = f.n;
+	if (f.n == 0)
+		return ds_fail(e, DS_EINPUT, "%s: the graph has no nodes",
+			       b->source);
+	int (*const steps[])(fin *) = {
+		check_ids,	   copy_nodes,	      check_buffers,
+		check_uses,	   check_edges,	      check_edge_cycle,
+		build_constraints, order_constraints, critical_path,
+	};
+	int rc = DS_OK;
+	for (size_t i = 0; i < sizeof steps / sizeof *steps && !rc; i++)
+		rc = steps[i](&f);
+	if (rc == DS_OK)
+		move_names(b, g);
+	ds_arena_free(&f.ar);
 	return rc;
-#undef NEW
-#undef FAIL
 }
 
 int ds_builder_finish(ds_builder *b, const ds_caps *caps, ds_graph **out,

@@ -67,11 +67,14 @@
  * the sweeps and each pull, O((N + E) log(N + E)) for the sorts of each
  * pull (one, plus one per round of smoothing); memory O(N + E). */
 #include "ds_stage.h"
+#include "ds_rank.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-/* Rounds of neighbourhood hashing, at most. */
+/* Rounds of neighbourhood hashing, at most: a bound on the cost, as the
+ * refinement stops by itself once the classes stop growing (which round
+ * that is on the bundled graphs was not measured). */
 #define CANON_ROUNDS 64
 
 static uint64_t mix64(uint64_t z)
@@ -277,13 +280,19 @@ static bool went_before(const went *a, const went *b)
 typedef struct wheap {
 	went *e;
 	int64_t n, cap;
+	int64_t npop; /* pops so far (the debug check's interval) */
 } wheap;
 
-static int wheap_push(const ds_heap *h, wheap *q, went v, ds_err *err)
+static int wheap_push(ds_arena *a, wheap *q, went v, ds_err *err)
 {
-	if (ds_reserve(h, (void **)&q->e, &q->cap, q->n + 1, sizeof *q->e,
-		       err))
-		return DS_ENOMEM;
+	if (q->n == q->cap) {
+		int64_t cap = q->cap < 16 ? 16 : 2 * q->cap;
+		went *e = ds_arena_grow(a, q->e, (size_t)cap, sizeof *e);
+		if (!e)
+			return ds_fail(err, DS_ENOMEM, "out of memory");
+		q->e = e;
+		q->cap = cap;
+	}
 	int64_t i = q->n++;
 	while (i > 0 && went_before(&v, &q->e[(i - 1) / 2])) {
 		q->e[i] = q->e[(i - 1) / 2];
@@ -293,8 +302,24 @@ static int wheap_push(const ds_heap *h, wheap *q, went v, ds_err *err)
 	return DS_OK;
 }
 
+/* Debug check (asserts live only): at the 2^k-th pop, the heap order
+ * of every entry against its parent, O(size) each time. */
+static void wheap_check(wheap *q)
+{
+#ifndef NDEBUG
+	q->npop++;
+	if (q->npop & (q->npop - 1))
+		return;
+	for (int64_t i = 1; i < q->n; i++)
+		DS_ASSERT(!went_before(&q->e[i], &q->e[(i - 1) / 2]));
+#else
+	(void)q;
+#endif
+}
+
 static went wheap_pop(wheap *q)
 {
+	wheap_check(q);
 	went top = q->e[0], v = q->e[--q->n];
 	int64_t i = 0;
 	for (;;) {
@@ -314,7 +339,9 @@ static went wheap_pop(wheap *q)
 
 /* A buffer that more than TOUCH_MAX walked operations read re-ages none
  * of them: a buffer everything reads says little about what to do next,
- * and scanning its readers at every step would cost O(N) each. */
+ * and scanning its readers at every step would cost O(N) each.  32 or
+ * 128: the same peak_vstay from MPAS on the six bundled graphs and gen
+ * random/attention at 3000 nodes (issue 15's measurement, ds_mpas.c). */
 #define TOUCH_MAX 64
 
 /* The walk state: which buffers each walked operation touches (its own
@@ -326,20 +353,8 @@ typedef struct walk {
 	int32_t *mark, *cnt, *list;
 	int64_t *age; /* when a walked operation became ready */
 	wheap q;
+	ds_arena *ar; /* where all of these come from */
 } walk;
-
-static void walk_free(const ds_heap *h, walk *w)
-{
-	ds_free(h, w->hoff);
-	ds_free(h, w->hbuf);
-	ds_free(h, w->boff);
-	ds_free(h, w->bop);
-	ds_free(h, w->mark);
-	ds_free(h, w->cnt);
-	ds_free(h, w->list);
-	ds_free(h, w->age);
-	ds_free(h, w->q.e);
-}
 
 /* The buffers of walked operation x and of the pulled operations it
  * pulls (found depth first, marked st); into out when out is set.
@@ -373,24 +388,24 @@ static int32_t head_bufs(const ds_graph *g, const uint8_t *pull, int32_t x,
 	return nb;
 }
 
+/* The walk's tables from a: each walked operation's buffers (its own
+ * and its pulled inputs'), and each buffer's walked operations. */
 static int walk_init(const ds_graph *g, const uint8_t *pull, walk *w,
-		     int32_t *stk, ds_err *e)
+		     int32_t *stk, ds_arena *a, ds_err *e)
 {
-	const ds_heap *h = g->heap;
 	const int32_t n = g->n, nb = g->nbuf;
+	const size_t n1 = (size_t)n + 1;
 	memset(w, 0, sizeof *w);
-	w->hoff = ds_alloc(h, (size_t)n + 1, sizeof *w->hoff);
-	w->boff = ds_alloc(h, (size_t)nb + 2, sizeof *w->boff);
-	w->mark = ds_alloc(h, (size_t)n + 1, sizeof *w->mark);
-	w->cnt = ds_alloc(h, (size_t)n + 1, sizeof *w->cnt);
-	w->list = ds_alloc(h, (size_t)n + 1, sizeof *w->list);
-	w->age = ds_alloc(h, (size_t)n + 1, sizeof *w->age);
-	int32_t *bmark = ds_alloc(h, (size_t)nb + 1, sizeof *bmark);
-	if (!w->hoff || !w->boff || !w->mark || !w->cnt || !w->list ||
-	    !w->age || !bmark) {
-		ds_free(h, bmark);
+	w->ar = a;
+	w->hoff = ds_arena_alloc(a, n1, sizeof *w->hoff);
+	w->boff = ds_arena_alloc(a, (size_t)nb + 2, sizeof *w->boff);
+	w->mark = ds_arena_alloc(a, n1, sizeof *w->mark);
+	w->cnt = ds_arena_alloc(a, n1, sizeof *w->cnt);
+	w->list = ds_arena_alloc(a, n1, sizeof *w->list);
+	w->age = ds_arena_alloc(a, n1, sizeof *w->age);
+	int32_t *bmark = ds_arena_alloc(a, (size_t)nb + 1, sizeof *bmark);
+	if (a->failed)
 		return ds_fail(e, DS_ENOMEM, "out of memory");
-	}
 	int32_t st = 0;
 	int64_t tot = 0;
 	for (int pass = 0; pass < 2; pass++) {
@@ -404,15 +419,15 @@ static int walk_init(const ds_graph *g, const uint8_t *pull, walk *w,
 		}
 		w->hoff[n] = tot;
 		if (!pass) {
-			w->hbuf = ds_alloc(h, (size_t)tot + 1, sizeof *w->hbuf);
-			w->bop = ds_alloc(h, (size_t)tot + 1, sizeof *w->bop);
-			if (!w->hbuf || !w->bop) {
-				ds_free(h, bmark);
+			w->hbuf = ds_arena_alloc(a, (size_t)tot + 1,
+						 sizeof *w->hbuf);
+			w->bop = ds_arena_alloc(a, (size_t)tot + 1,
+						sizeof *w->bop);
+			if (a->failed)
 				return ds_fail(e, DS_ENOMEM, "out of memory");
-			}
 		}
 	}
-	ds_free(h, bmark);
+	ds_arena_release(a, bmark);
 	/* the reverse, each buffer's operations in increasing x (the
 	 * order does not matter: all of them are counted) */
 	for (int64_t i = 0; i < tot; i++)
@@ -426,23 +441,55 @@ static int walk_init(const ds_graph *g, const uint8_t *pull, walk *w,
 	return DS_OK;
 }
 
+/* The walked operations that wait for nothing and share buffers with
+ * the operation x just walked (at step stamp) are as young as it now,
+ * the more shared the better: pushed again with that age. */
+static int walk_reage(const int32_t *ht, const int32_t *hr, walk *w,
+		      const int32_t *indeg, const int64_t *pos, int32_t x,
+		      int64_t stamp, ds_err *e)
+{
+	int32_t nl = 0;
+	for (int64_t i = w->hoff[x]; i < w->hoff[x + 1]; i++) {
+		int32_t b = w->hbuf[i];
+		int64_t b0 = w->boff[b], b1 = w->boff[b + 1];
+		if (b1 - b0 > TOUCH_MAX)
+			continue;
+		for (int64_t j = b0; j < b1; j++) {
+			int32_t y = w->bop[j];
+			if (pos[y] >= 0 || indeg[y] != 0)
+				continue;
+			if (w->mark[y] != x + 1) {
+				w->mark[y] = x + 1;
+				w->list[nl++] = y;
+			}
+			w->cnt[y]++;
+		}
+	}
+	for (int32_t i = 0; i < nl; i++) {
+		int32_t y = w->list[i];
+		if (wheap_push(w->ar, &w->q,
+			       (went){w->age[y], stamp, ht[y], w->cnt[y], hr[y],
+				      y},
+			       e))
+			return DS_ENOMEM;
+	}
+	return DS_OK;
+}
+
 /* Walks the graph (see the rank's comment) into pos[]: for a walked
  * operation its place among them (from 1), for other nodes the number
- * of walked operations before them. */
+ * of walked operations before them.  Buffer nodes and pulled operations
+ * go at once (stack stk), walked operations through the heap. */
 static int walk_run(const ds_graph *g, const uint8_t *pull, const int32_t *ht,
 		    const int32_t *hr, walk *w, int32_t *indeg, int32_t *stk,
 		    int64_t *pos, ds_err *e)
 {
-	const ds_heap *h = g->heap;
 	const int32_t n = g->n;
 	int32_t sp = 0;
 	int64_t stamp = 0;
-	int rc = DS_OK;
 	w->q.n = 0;
 	memset(w->mark, 0, (size_t)n * sizeof *w->mark);
 	memset(w->cnt, 0, (size_t)n * sizeof *w->cnt);
-	/* buffer nodes and pulled operations go at once (stack), walked
-	 * operations through the heap */
 	for (int32_t x = 0; x < n; x++) {
 		pos[x] = -1;
 		indeg[x] = g->pred_off[x + 1] - g->pred_off[x];
@@ -450,11 +497,9 @@ static int walk_run(const ds_graph *g, const uint8_t *pull, const int32_t *ht,
 			continue;
 		if (g->kind[x] != DS_OP || pull[x])
 			stk[sp++] = x;
-		else
-			rc = wheap_push(h, &w->q,
-					(went){0, 0, ht[x], 0, hr[x], x}, e);
-		if (rc)
-			return rc;
+		else if (wheap_push(w->ar, &w->q,
+				    (went){0, 0, ht[x], 0, hr[x], x}, e))
+			return DS_ENOMEM;
 	}
 	for (;;) {
 		int32_t x;
@@ -476,51 +521,22 @@ static int walk_run(const ds_graph *g, const uint8_t *pull, const int32_t *ht,
 				continue;
 			if (g->kind[y] != DS_OP || pull[y])
 				stk[sp++] = y;
-			else if (wheap_push(h, &w->q,
+			else if (wheap_push(w->ar, &w->q,
 					    (went){stamp, stamp, ht[y], 0, hr[y], y},
 					    e))
 				return DS_ENOMEM;
 			else
 				w->age[y] = stamp;
 		}
-		if (g->kind[x] != DS_OP || pull[x])
-			continue;
-		/* the walked operations that wait for nothing and share its
-		 * buffers are as young as it now, the more shared the
-		 * better */
-		int32_t nl = 0;
-		for (int64_t i = w->hoff[x]; i < w->hoff[x + 1]; i++) {
-			int32_t b = w->hbuf[i];
-			int64_t b0 = w->boff[b], b1 = w->boff[b + 1];
-			if (b1 - b0 > TOUCH_MAX)
-				continue;
-			for (int64_t j = b0; j < b1; j++) {
-				int32_t y = w->bop[j];
-				if (pos[y] >= 0 || indeg[y] != 0)
-					continue;
-				if (w->mark[y] != x + 1) {
-					w->mark[y] = x + 1;
-					w->list[nl++] = y;
-				}
-				w->cnt[y]++;
-			}
-		}
-		for (int32_t i = 0; i < nl; i++) {
-			int32_t y = w->list[i];
-			if (wheap_push(h, &w->q,
-				       (went){w->age[y], stamp, ht[y], w->cnt[y],
-					      hr[y], y},
-				       e))
-				return DS_ENOMEM;
-		}
+		if (g->kind[x] == DS_OP && !pull[x] &&
+		    walk_reage(ht, hr, w, indeg, pos, x, stamp, e))
+			return DS_ENOMEM;
 	}
 	return DS_OK;
 }
 
-/* Sorts each list of a CSR by rank, with k[off[n]] as scratch: one sort
- * of all entries keyed by (list, rank), O(E log E). */
-static void sort_by_rank(const int32_t *off, int32_t *adj, int32_t n,
-			 const int32_t *rank, ds_hkey *k)
+void ds_rank_sort_lists(const int32_t *off, int32_t *adj, int32_t n,
+			const int32_t *rank, ds_hkey *k)
 {
 	int64_t ne = off[n];
 	for (int32_t x = 0; x < n; x++)
@@ -533,8 +549,9 @@ static void sort_by_rank(const int32_t *off, int32_t *adj, int32_t n,
 }
 
 /* The structural rank's working state: the hashes, depths and heights,
- * the pulled operations, the walk's tables, scratch. */
+ * the pulled operations, the walk's tables, scratch; all from ar. */
 typedef struct canon {
+	ds_arena ar;
 	uint64_t *hs, *h2;
 	ds_hkey *k, *k2;	 /* k2: [E + 1] */
 	int32_t *psort; /* pred lists sorted by the hash rank */
@@ -545,127 +562,113 @@ typedef struct canon {
 	walk W;
 } canon;
 
-static void canon_free(const ds_heap *h, canon *c)
-{
-	ds_free(h, c->hs);
-	ds_free(h, c->h2);
-	ds_free(h, c->k);
-	ds_free(h, c->k2);
-	ds_free(h, c->psort);
-	ds_free(h, c->pk);
-	ds_free(h, c->indeg);
-	ds_free(h, c->ht);
-	ds_free(h, c->hr);
-	ds_free(h, c->stk);
-	ds_free(h, c->dp);
-	ds_free(h, c->pull);
-	walk_free(h, &c->W);
-	memset(c, 0, sizeof *c);
-}
-
 static int canon_init(const ds_graph *g, canon *c, ds_err *e)
 {
-	const ds_heap *h = g->heap;
 	const int32_t n = g->n;
+	const size_t n1 = (size_t)n + 1, ne1 = (size_t)g->pred_off[n] + 1;
+	ds_arena *a = &c->ar;
 	memset(c, 0, sizeof *c);
-	c->hs = ds_alloc(h, (size_t)n + 1, sizeof *c->hs);
-	c->h2 = ds_alloc(h, (size_t)n + 1, sizeof *c->h2);
-	c->k = ds_alloc(h, (size_t)n + 1, sizeof *c->k);
-	c->k2 = ds_alloc(h, (size_t)g->pred_off[n] + 1, sizeof *c->k2);
-	c->psort = ds_alloc(h, (size_t)g->pred_off[n] + 1, sizeof *c->psort);
-	c->pk = ds_alloc(h, (size_t)n + 1, sizeof *c->pk);
-	c->indeg = ds_alloc(h, (size_t)n + 1, sizeof *c->indeg);
-	c->ht = ds_alloc(h, (size_t)n + 1, sizeof *c->ht);
-	c->hr = ds_alloc(h, (size_t)n + 1, sizeof *c->hr);
-	c->stk = ds_alloc(h, (size_t)n + 1, sizeof *c->stk);
-	c->dp = ds_alloc(h, (size_t)n + 1, sizeof *c->dp);
-	c->pull = ds_alloc(h, (size_t)n + 1, sizeof *c->pull);
-	if (!c->hs || !c->h2 || !c->k || !c->k2 || !c->psort || !c->pk ||
-	    !c->indeg || !c->ht || !c->hr || !c->stk || !c->dp || !c->pull)
+	ds_arena_init(a, g->heap);
+	c->hs = ds_arena_alloc(a, n1, sizeof *c->hs);
+	c->h2 = ds_arena_alloc(a, n1, sizeof *c->h2);
+	c->k = ds_arena_alloc(a, n1, sizeof *c->k);
+	c->k2 = ds_arena_alloc(a, ne1, sizeof *c->k2);
+	c->psort = ds_arena_alloc(a, ne1, sizeof *c->psort);
+	c->pk = ds_arena_alloc(a, n1, sizeof *c->pk);
+	c->indeg = ds_arena_alloc(a, n1, sizeof *c->indeg);
+	c->ht = ds_arena_alloc(a, n1, sizeof *c->ht);
+	c->hr = ds_arena_alloc(a, n1, sizeof *c->hr);
+	c->stk = ds_arena_alloc(a, n1, sizeof *c->stk);
+	c->dp = ds_arena_alloc(a, n1, sizeof *c->dp);
+	c->pull = ds_arena_alloc(a, n1, sizeof *c->pull);
+	if (a->failed)
 		return ds_fail(e, DS_ENOMEM, "out of memory");
 	hash_nodes(g, c->hs, c->h2, c->dp, c->ht, c->k);
 	pulled(g, c->pull);
-	return walk_init(g, c->pull, &c->W, c->stk, e);
+	return walk_init(g, c->pull, &c->W, c->stk, a, e);
 }
 
-/* rank[0..n): a permutation of 0..n-1 as described above.
- * O((N + E) log N), plus the walk's re-ageing: O(T log N) for T the
- * (operation, shared buffer) pairs, at most TOUCH_MAX per buffer per
- * walked operation. */
-static int canon_rank(const ds_graph *g, canon *c, int32_t *rank,
-		      ds_err *e)
+/* The pred lists into psort, deepest first (a chain of products
+ * accumulating into one buffer is followed back before the moves of its
+ * last step), then by hash rank; placed[] is scratch. */
+static void canon_pred_order(const ds_graph *g, canon *c, int32_t *placed)
 {
 	const int32_t n = g->n;
-	int32_t *hr = c->hr;
-	pkey *pk = c->pk;
-	const uint8_t *pull = c->pull;
-	int64_t *pos = (int64_t *)c->h2;
-	hash_rank(c->hs, n, c->k, hr);
-	int rc = walk_run(g, pull, c->ht, hr, &c->W, c->indeg, c->stk, pos, e);
-	if (rc)
-		return rc;
-	/* operations: walked ones at their position; pulled ones just
-	 * before the first walked operation that needs them, depth first,
-	 * so that two products feeding one operation do not interleave
-	 * their moves */
-	int32_t *byp = c->W.list, *idx = c->W.cnt, *emit = c->stk;
-	int32_t *placed = c->W.mark, nw = 0;
-	int32_t *ps = c->psort;
-	/* preds deepest first (a chain of products accumulating into one
-	 * buffer is followed back before the moves of its last step), then
-	 * by hash rank; placed[] holds that order for the sort, then the
-	 * flags */
 	for (int32_t x = 0; x < n; x++)
-		c->k[x] = (ds_hkey){(uint64_t)(n - c->dp[x]) << 32 | (uint32_t)hr[x],
-				 x};
+		c->k[x] = (ds_hkey){(uint64_t)(n - c->dp[x]) << 32 |
+					    (uint32_t)c->hr[x],
+				    x};
 	qsort(c->k, (size_t)n, sizeof *c->k, ds_hkey_cmp);
 	for (int32_t i = 0; i < n; i++)
 		placed[c->k[i].x] = i;
-	memcpy(ps, g->pred, (size_t)g->pred_off[n] * sizeof *ps);
-	sort_by_rank(g->pred_off, ps, n, placed, c->k2);
+	memcpy(c->psort, g->pred, (size_t)g->pred_off[n] * sizeof *c->psort);
+	ds_rank_sort_lists(g->pred_off, c->psort, n, placed, c->k2);
+}
+
+/* The pulled operations walked operation hd needs that are not placed
+ * yet, depth first (preds in psort order), just before it. */
+static void canon_pull(const ds_graph *g, canon *c, int32_t hd,
+		       const int64_t *pos, int32_t *placed)
+{
+	const int32_t *ps = c->psort;
+	int32_t *idx = c->W.cnt, *emit = c->stk;
+	int32_t *st = c->indeg; /* zero after the walk; scratch */
+	int32_t sp = 0, ne = 0;
+	st[sp] = hd;
+	idx[sp++] = g->pred_off[hd];
+	while (sp > 0) {
+		int32_t y = st[sp - 1], p = -1;
+		while (idx[sp - 1] < g->pred_off[y + 1]) {
+			int32_t q = ps[idx[sp - 1]++];
+			if (!placed[q]) {
+				p = q;
+				break;
+			}
+		}
+		if (p >= 0) {
+			placed[p] = 1;
+			st[sp] = p;
+			idx[sp++] = g->pred_off[p];
+			continue;
+		}
+		sp--;
+		if (y != hd)
+			emit[ne++] = y;
+	}
+	for (int32_t t = 0; t < ne; t++) {
+		c->pk[emit[t]].pos = pos[hd];
+		c->pk[emit[t]].sub = t - ne;
+	}
+}
+
+/* Operations: walked ones at their position; pulled ones just before the
+ * first walked operation that needs them, depth first, so that two
+ * products feeding one operation do not interleave their moves. */
+static void canon_operations(const ds_graph *g, canon *c, const int64_t *pos)
+{
+	const int32_t n = g->n;
+	int32_t *byp = c->W.list, *placed = c->W.mark, nw = 0;
+	canon_pred_order(g, c, placed);
 	for (int32_t x = 0; x < n; x++) {
-		pk[x] = (pkey){pos[x], 0, 1, hr[x], x};
-		bool walked = g->kind[x] == DS_OP && !pull[x];
-		placed[x] = !(g->kind[x] == DS_OP && pull[x]);
+		c->pk[x] = (pkey){pos[x], 0, 1, c->hr[x], x};
+		bool walked = g->kind[x] == DS_OP && !c->pull[x];
+		placed[x] = !(g->kind[x] == DS_OP && c->pull[x]);
 		if (walked) {
 			DS_ASSERT(pos[x] >= 1 && pos[x] <= n);
 			byp[pos[x] - 1] = x;
 			nw++;
 		}
 	}
-	for (int32_t i = 0; i < nw; i++) {
-		int32_t hd = byp[i], sp = 0, ne = 0;
-		int32_t *st = c->indeg; /* zero after the walk; scratch */
-		st[sp] = hd;
-		idx[sp++] = g->pred_off[hd];
-		while (sp > 0) {
-			int32_t y = st[sp - 1], p = -1;
-			while (idx[sp - 1] < g->pred_off[y + 1]) {
-				int32_t q = ps[idx[sp - 1]++];
-				if (!placed[q]) {
-					p = q;
-					break;
-				}
-			}
-			if (p >= 0) {
-				placed[p] = 1;
-				st[sp] = p;
-				idx[sp++] = g->pred_off[p];
-				continue;
-			}
-			sp--;
-			if (y != hd)
-				emit[ne++] = y;
-		}
-		for (int32_t t = 0; t < ne; t++) {
-			pk[emit[t]].pos = pos[hd];
-			pk[emit[t]].sub = t - ne;
-		}
-	}
+	for (int32_t i = 0; i < nw; i++)
+		canon_pull(g, c, byp[i], pos, placed);
 	memset(c->indeg, 0, (size_t)n * sizeof *c->indeg);
-	/* an ALLOC just before its first operation, a FREE just after its
-	 * last */
-	for (int32_t x = 0; x < n; x++) {
+}
+
+/* An ALLOC just before its first operation, a FREE just after its
+ * last. */
+static void canon_buffers(const ds_graph *g, pkey *pk)
+{
+	for (int32_t x = 0; x < g->n; x++) {
 		if (g->kind[x] == DS_OP)
 			continue;
 		bool alloc = g->kind[x] == DS_ALLOC, any = false;
@@ -685,9 +688,27 @@ static int canon_rank(const ds_graph *g, canon *c, int32_t *rank,
 			any = true;
 		}
 	}
-	qsort(pk, (size_t)n, sizeof *pk, pkey_cmp);
+}
+
+/* rank[0..n): a permutation of 0..n-1 as described above.
+ * O((N + E) log N), plus the walk's re-ageing: O(T log N) for T the
+ * (operation, shared buffer) pairs, at most TOUCH_MAX per buffer per
+ * walked operation. */
+static int canon_rank(const ds_graph *g, canon *c, int32_t *rank,
+		      ds_err *e)
+{
+	const int32_t n = g->n;
+	int64_t *pos = (int64_t *)c->h2;
+	hash_rank(c->hs, n, c->k, c->hr);
+	int rc = walk_run(g, c->pull, c->ht, c->hr, &c->W, c->indeg, c->stk,
+			  pos, e);
+	if (rc)
+		return rc;
+	canon_operations(g, c, pos);
+	canon_buffers(g, c->pk);
+	qsort(c->pk, (size_t)n, sizeof *c->pk, pkey_cmp);
 	for (int32_t i = 0; i < n; i++)
-		rank[pk[i].x] = i;
+		rank[c->pk[i].x] = i;
 	return DS_OK;
 }
 
@@ -697,7 +718,7 @@ int ds_structural_rank(const ds_graph *g, int32_t *rank, ds_err *e)
 	int rc = canon_init(g, &c, e);
 	if (rc == DS_OK)
 		rc = canon_rank(g, &c, rank, e);
-	canon_free(g->heap, &c);
+	ds_arena_free(&c.ar);
 	return rc;
 }
 
@@ -837,101 +858,126 @@ static bool band_push(band *b, int32_t x, bool plain)
 	return true;
 }
 
-static void band_run(band *b)
+/* A give-up in progress: frames up to the nearest GROUP are dropped (a
+ * NODE's node is new again); there the member in hand waits. */
+static void band_unwind(band *b, bframe *f)
+{
+	if (f->type != F_GROUP) {
+		if (f->type == F_NODE)
+			b->state[f->x] = 0;
+		b->sp--;
+		return;
+	}
+	b->abort = false;
+	if (f->phase == 0)
+		f->i++;
+}
+
+/* A NODE: its next predecessor not out is pulled; with none left, the
+ * node goes out. */
+static void band_step_node(band *b, bframe *f)
 {
 	const ds_graph *g = b->g;
+	int32_t x = f->x;
+	if (f->i == g->pred_off[x + 1]) {
+		b->sp--;
+		band_emit(b, x);
+		return;
+	}
+	int32_t p = b->ps[f->i];
+	if (b->state[p] == 2)
+		f->i++;
+	else if (!band_push(b, p, false))
+		b->abort = true; /* p is a puller of x */
+}
+
+/* A GNODE: its predecessors inside the group first (GNODEs), then its
+ * node as a plain NODE. */
+static void band_step_gnode(band *b, bframe *f)
+{
+	const ds_graph *g = b->g;
+	int32_t x = f->x;
+	if (f->wait || b->state[x] == 2) {
+		b->sp--;
+		return;
+	}
+	int32_t p = f->i < g->pred_off[x + 1] ? b->ps[f->i] : -1;
+	if (p >= 0 && b->grp[p] == b->grp[x]) {
+		f->i++;
+		if (b->state[p] != 2)
+			b->st[b->sp++] =
+				(bframe){p, g->pred_off[p], F_GNODE, 0, 0};
+		return;
+	}
+	f->wait = 1;
+	if (!band_push(b, x, true))
+		b->abort = true;
+}
+
+/* A GROUP's phase 0 at member y: what the group needs from outside; the
+ * ALLOCs wait for their users. */
+static void band_group_needs(band *b, bframe *f, int32_t y)
+{
+	const ds_graph *g = b->g;
+	int32_t k = g->pred_off[y], end_p = g->pred_off[y + 1];
+	for (; k < end_p; k++) {
+		int32_t p = b->ps[k];
+		if (b->grp[p] != f->x && b->state[p] != 2 &&
+		    g->kind[p] != DS_ALLOC)
+			break;
+	}
+	/* a need already being pulled below is not one the group can meet
+	 * first: the member waits */
+	if (k == end_p || !band_push(b, b->ps[k], false))
+		f->i++;
+}
+
+/* A GROUP: member by member, its outside needs (phase 0), its sinks as
+ * GNODEs (phase 1), then the rest (phase 2). */
+static void band_step_group(band *b, bframe *f)
+{
+	const ds_graph *g = b->g;
+	int32_t r = f->x;
+	if (f->i == b->moff[r + 1]) {
+		if (f->phase == 2) {
+			b->sp--;
+			return;
+		}
+		f->phase++;
+		f->i = b->moff[r];
+		return;
+	}
+	int32_t y = b->mem[f->i];
+	if (f->phase == 0) {
+		band_group_needs(b, f, y);
+		return;
+	}
+	f->i++;
+	if (b->state[y] == 2)
+		return;
+	if (f->phase == 2) {
+		band_push(b, y, true);
+		return;
+	}
+	bool sink = true;
+	for (int32_t k = g->succ_off[y]; k < g->succ_off[y + 1] && sink; k++)
+		sink = b->grp[g->succ[k]] != r;
+	if (sink)
+		b->st[b->sp++] = (bframe){y, g->pred_off[y], F_GNODE, 0, 0};
+}
+
+static void band_run(band *b)
+{
 	while (b->sp > 0) {
 		bframe *f = &b->st[b->sp - 1];
-		if (b->abort && f->type != F_GROUP) {
-			if (f->type == F_NODE)
-				b->state[f->x] = 0;
-			b->sp--;
-			continue;
-		}
-		if (b->abort) {
-			/* a GROUP: the member in hand waits */
-			b->abort = false;
-			if (f->phase == 0)
-				f->i++;
-			continue;
-		}
-		if (f->type == F_NODE) {
-			int32_t x = f->x;
-			if (f->i == g->pred_off[x + 1]) {
-				b->sp--;
-				band_emit(b, x);
-				continue;
-			}
-			int32_t p = b->ps[f->i];
-			if (b->state[p] == 2)
-				f->i++;
-			else if (!band_push(b, p, false))
-				b->abort = true; /* p is a puller of x */
-			continue;
-		}
-		if (f->type == F_GNODE) {
-			int32_t x = f->x;
-			if (f->wait || b->state[x] == 2) {
-				b->sp--;
-				continue;
-			}
-			int32_t p = f->i < g->pred_off[x + 1] ? b->ps[f->i]
-							       : -1;
-			if (p >= 0 && b->grp[p] == b->grp[x]) {
-				f->i++;
-				if (b->state[p] != 2)
-					b->st[b->sp++] = (bframe){
-						p, g->pred_off[p], F_GNODE, 0,
-						0};
-				continue;
-			}
-			f->wait = 1;
-			if (!band_push(b, x, true))
-				b->abort = true;
-			continue;
-		}
-		/* a GROUP */
-		int32_t r = f->x, end = b->moff[r + 1];
-		if (f->i == end) {
-			if (f->phase == 2) {
-				b->sp--;
-				continue;
-			}
-			f->phase++;
-			f->i = b->moff[r];
-			continue;
-		}
-		int32_t y = b->mem[f->i];
-		if (f->phase == 0) {
-			/* what the group needs from outside, member by
-			 * member; the ALLOCs wait for their users */
-			int32_t k = g->pred_off[y], end_p = g->pred_off[y + 1];
-			for (; k < end_p; k++) {
-				int32_t p = b->ps[k];
-				if (b->grp[p] != r && b->state[p] != 2 &&
-				    g->kind[p] != DS_ALLOC)
-					break;
-			}
-			/* a need already being pulled below is not one the
-			 * group can meet first: the member waits */
-			if (k == end_p || !band_push(b, b->ps[k], false))
-				f->i++;
-			continue;
-		}
-		f->i++;
-		if (b->state[y] == 2)
-			continue;
-		if (f->phase == 1) {
-			bool sink = true;
-			for (int32_t k = g->succ_off[y];
-			     k < g->succ_off[y + 1] && sink; k++)
-				sink = b->grp[g->succ[k]] != r;
-			if (sink)
-				b->st[b->sp++] = (bframe){y, g->pred_off[y],
-							  F_GNODE, 0, 0};
-		} else {
-			band_push(b, y, true);
-		}
+		if (b->abort)
+			band_unwind(b, f);
+		else if (f->type == F_NODE)
+			band_step_node(b, f);
+		else if (f->type == F_GNODE)
+			band_step_gnode(b, f);
+		else
+			band_step_group(b, f);
 	}
 }
 
@@ -991,6 +1037,12 @@ static void band_once(band *b, const int32_t *rank, const int32_t *comp,
 			DS_ASSERT(!b->abort);
 			b->abort = false;
 		}
+#ifndef NDEBUG
+	/* every node out once, after all its predecessors: the counters
+	 * band_emit keeps end at zero (O(N), once per order) */
+	for (int32_t x = 0; x < n; x++)
+		DS_ASSERT(b->state[x] == 2 && b->left[x] == 0);
+#endif
 }
 
 static int32_t uf_find(int32_t *par, int32_t x)
@@ -1002,59 +1054,55 @@ static int32_t uf_find(int32_t *par, int32_t x)
 	return x;
 }
 
-int ds_band_order(const ds_graph *g, const int32_t *rank, bool rev,
-		  int smooth, int32_t *out, ds_err *e)
+/* The scratch of one ds_band_order, all from one arena: per node the
+ * distances (du: then the position along the long axis; dv: then the
+ * depth inside the L0 group), the component, and the pull's arrays. */
+typedef struct bscratch {
+	int32_t *du, *dv, *comp, *mark, *queue, *grp;
+	int64_t *pos;
+	bkey *k;
+} bscratch;
+
+/* Per component, the long axis: a sweep from its least-ranked node finds
+ * one end u, a sweep from u the other end v; a node's position (in du
+ * from then on) is how much nearer u than v it is (the other way when
+ * rev), the components numbered by their least rank.  left[] is
+ * scratch. */
+static void band_axes(const ds_graph *g, const int32_t *rank, bool rev,
+		      bscratch *s, int32_t *left)
 {
-	const ds_heap *h = g->heap;
 	const int32_t n = g->n;
-	const int64_t ne = g->pred_off[n];
-	int32_t *du = ds_alloc(h, (size_t)n + 1, sizeof *du);
-	int32_t *dv = ds_alloc(h, (size_t)n + 1, sizeof *dv);
-	int32_t *comp = ds_alloc(h, (size_t)n + 1, sizeof *comp);
-	int32_t *mark = ds_alloc(h, (size_t)n + 1, sizeof *mark);
-	int32_t *queue = ds_alloc(h, (size_t)n + 1, sizeof *queue);
-	int32_t *left = ds_alloc(h, (size_t)n + 1, sizeof *left);
-	int32_t *grp = ds_alloc(h, (size_t)n + 1, sizeof *grp);
-	int32_t *moff = ds_alloc(h, (size_t)n + 2, sizeof *moff);
-	int32_t *mem = ds_alloc(h, (size_t)n + 1, sizeof *mem);
-	int32_t *ps = ds_alloc(h, (size_t)ne + 1, sizeof *ps);
-	uint8_t *state = ds_alloc(h, (size_t)n + 1, sizeof *state);
-	uint8_t *started = ds_alloc(h, (size_t)n + 1, sizeof *started);
-	bframe *st = ds_alloc(h, 3 * (size_t)n + 3, sizeof *st);
-	bkey *k = ds_alloc(h, (size_t)(ne > n ? ne : n) + 1, sizeof *k);
-	int64_t *pos = ds_alloc(h, (size_t)n + 1, sizeof *pos);
-	int rc = DS_OK;
-	if (!du || !dv || !comp || !mark || !queue || !left || !grp ||
-	    !moff || !mem || !ps || !state || !started || !st || !k || !pos) {
-		rc = ds_fail(e, DS_ENOMEM, "out of memory");
-		goto out;
-	}
-	/* per component, the long axis: a sweep from its least-ranked
-	 * node finds one end u, a sweep from u the other end v; a node's
-	 * position (in du from then on) is how much nearer u than v it
-	 * is, the components numbered by their least rank */
 	for (int32_t x = 0; x < n; x++) {
-		left[rank[x]] = x; /* the nodes by rank, as scratch */
-		mark[x] = -1;
+		left[rank[x]] = x; /* the nodes by rank */
+		s->mark[x] = -1;
 	}
 	int32_t ncomp = 0, stamp = 0;
 	for (int32_t i = 0; i < n; i++) {
-		int32_t s = left[i], len;
-		if (mark[s] >= 0)
+		int32_t x0 = left[i], len;
+		if (s->mark[x0] >= 0)
 			continue;
-		int32_t u = band_bfs(g, rank, s, du, mark, stamp++, queue,
-				     &len);
-		u = band_bfs(g, rank, u, du, mark, stamp++, queue, &len);
-		band_bfs(g, rank, u, dv, mark, stamp++, queue, &len);
+		int32_t u = band_bfs(g, rank, x0, s->du, s->mark, stamp++,
+				     s->queue, &len);
+		u = band_bfs(g, rank, u, s->du, s->mark, stamp++, s->queue,
+			     &len);
+		band_bfs(g, rank, u, s->dv, s->mark, stamp++, s->queue, &len);
 		for (int32_t j = 0; j < len; j++) {
-			int32_t x = queue[j];
-			comp[x] = ncomp;
-			du[x] = rev ? dv[x] - du[x] : du[x] - dv[x];
+			int32_t x = s->queue[j];
+			s->comp[x] = ncomp;
+			s->du[x] = rev ? s->dv[x] - s->du[x]
+				       : s->du[x] - s->dv[x];
 		}
 		ncomp++;
 	}
-	/* the L0 groups: operations sharing L0 buffers (union-find in
-	 * mark, then the root per member in grp, -1 for the others) */
+}
+
+/* The L0 groups: operations sharing L0 buffers (union-find in mark, then
+ * the root per member in grp, -1 for the others); the depth inside the
+ * group in dv. */
+static void band_groups(const ds_graph *g, bscratch *s)
+{
+	const int32_t n = g->n;
+	int32_t *mark = s->mark, *grp = s->grp;
 	for (int32_t x = 0; x < n; x++) {
 		mark[x] = x;
 		grp[x] = -1;
@@ -1072,41 +1120,78 @@ int ds_band_order(const ds_graph *g, const int32_t *rank, bool rev,
 	for (int32_t x = 0; x < n; x++)
 		if (grp[x] == 0)
 			grp[x] = uf_find(mark, x);
-	/* depth inside the group (in dv from now on) */
 	for (int32_t i = 0; i < n; i++) {
 		int32_t x = g->topo[i], d = 0;
 		for (int32_t j = g->pred_off[x]; j < g->pred_off[x + 1]; j++) {
 			int32_t p = g->pred[j];
-			if (grp[x] >= 0 && grp[p] == grp[x] && dv[p] > d)
-				d = dv[p];
+			if (grp[x] >= 0 && grp[p] == grp[x] && s->dv[p] > d)
+				d = s->dv[p];
 		}
-		dv[x] = d + 1;
+		s->dv[x] = d + 1;
 	}
-	for (int32_t x = 0; x < n; x++)
-		pos[x] = du[x];
-	band b = {g, ps, rank, grp, moff, mem, state, started, left, queue, st,
-		  0, false, out, 0};
-	for (int round = 0; round <= smooth; round++) {
-		if (round > 0) {
-			/* each node to the mean place of itself and its
-			 * neighbours in the last order (in 1/1024) */
-			for (int32_t i = 0; i < n; i++)
-				mark[out[i]] = i;
-			for (int32_t x = 0; x < n; x++) {
-				int64_t sum = mark[x], cnt = 1;
-				for (int dir = 0; dir < 2; dir++) {
-					const int32_t *off =
-						dir ? g->succ_off : g->pred_off;
-					const int32_t *adj =
-						dir ? g->succ : g->pred;
-					for (int32_t j = off[x]; j < off[x + 1];
-					     j++, cnt++)
-						sum += mark[adj[j]];
-				}
-				pos[x] = sum * 1024 / cnt;
-			}
+}
+
+/* Smoothing: each node to the mean place of itself and its neighbours in
+ * the last order out (in 1/1024). */
+static void band_smooth(const ds_graph *g, const int32_t *out, bscratch *s)
+{
+	int32_t *at = s->mark;
+	for (int32_t i = 0; i < g->n; i++)
+		at[out[i]] = i;
+	for (int32_t x = 0; x < g->n; x++) {
+		int64_t sum = at[x], cnt = 1;
+		for (int dir = 0; dir < 2; dir++) {
+			const int32_t *off = dir ? g->succ_off : g->pred_off;
+			const int32_t *adj = dir ? g->succ : g->pred;
+			for (int32_t j = off[x]; j < off[x + 1]; j++, cnt++)
+				sum += at[adj[j]];
 		}
-		band_once(&b, rank, comp, pos, dv, k);
+		s->pos[x] = sum * 1024 / cnt;
+	}
+}
+
+int ds_band_order(const ds_graph *g, const int32_t *rank, bool rev,
+		  int smooth, int32_t *out, ds_err *e)
+{
+	const int32_t n = g->n;
+	const size_t n1 = (size_t)n + 1, ne = (size_t)g->pred_off[n];
+	ds_arena a;
+	ds_arena_init(&a, g->heap);
+	bscratch s;
+	s.du = ds_arena_alloc(&a, n1, sizeof *s.du);
+	s.dv = ds_arena_alloc(&a, n1, sizeof *s.dv);
+	s.comp = ds_arena_alloc(&a, n1, sizeof *s.comp);
+	s.mark = ds_arena_alloc(&a, n1, sizeof *s.mark);
+	s.queue = ds_arena_alloc(&a, n1, sizeof *s.queue);
+	s.grp = ds_arena_alloc(&a, n1, sizeof *s.grp);
+	s.pos = ds_arena_alloc(&a, n1, sizeof *s.pos);
+	s.k = ds_arena_alloc(&a, (ne > n1 ? ne : n1) + 1, sizeof *s.k);
+	band b = {
+		.g = g,
+		.ps = ds_arena_alloc(&a, ne + 1, sizeof *b.ps),
+		.rank = rank,
+		.grp = s.grp,
+		.moff = ds_arena_alloc(&a, n1 + 1, sizeof *b.moff),
+		.mem = ds_arena_alloc(&a, n1, sizeof *b.mem),
+		.state = ds_arena_alloc(&a, n1, sizeof *b.state),
+		.started = ds_arena_alloc(&a, n1, sizeof *b.started),
+		.left = ds_arena_alloc(&a, n1, sizeof *b.left),
+		.work = s.queue,
+		.st = ds_arena_alloc(&a, 3 * n1, sizeof *b.st),
+		.out = out,
+	};
+	if (a.failed) {
+		ds_arena_free(&a);
+		return ds_fail(e, DS_ENOMEM, "out of memory");
+	}
+	band_axes(g, rank, rev, &s, b.left);
+	band_groups(g, &s);
+	for (int32_t x = 0; x < n; x++)
+		s.pos[x] = s.du[x];
+	for (int round = 0; round <= smooth; round++) {
+		if (round > 0)
+			band_smooth(g, out, &s);
+		band_once(&b, rank, s.comp, s.pos, s.dv, s.k);
 		/* a give-up always ends at a GROUP frame (else the graph
 		 * had a cycle), so every node is out; the topological
 		 * order all the same should that ever fail */
@@ -1116,21 +1201,6 @@ int ds_band_order(const ds_graph *g, const int32_t *rank, bool rev,
 			break;
 		}
 	}
-out:
-	ds_free(h, du);
-	ds_free(h, dv);
-	ds_free(h, comp);
-	ds_free(h, mark);
-	ds_free(h, queue);
-	ds_free(h, left);
-	ds_free(h, grp);
-	ds_free(h, moff);
-	ds_free(h, mem);
-	ds_free(h, ps);
-	ds_free(h, state);
-	ds_free(h, started);
-	ds_free(h, st);
-	ds_free(h, k);
-	ds_free(h, pos);
-	return rc;
+	ds_arena_free(&a);
+	return DS_OK;
 }

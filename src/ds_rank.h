@@ -1,0 +1,15 @@
+/* ds_rank.h: what ds_rank.c shares with the passes that use the
+ * structural rank besides ds_structural_rank() (ds_stage.h).  Private to
+ * ds_rank.c and ds_mpas*.c. */
+#ifndef DS_RANK_H
+#define DS_RANK_H
+
+#include "ds.h"
+
+/* Sorts each list adj[off[x]..off[x+1]) of a CSR over n nodes by rank,
+ * with k[0..off[n]] as scratch: one sort of all entries keyed by (list,
+ * rank), O(E log E) whatever the degrees. */
+void ds_rank_sort_lists(const int32_t *off, int32_t *adj, int32_t n,
+			const int32_t *rank, ds_hkey *k);
+
+#endif
