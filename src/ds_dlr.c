@@ -25,7 +25,7 @@
  *    operations) are the long-lived work; a step-level simulation picks
  *    which run side by side and which follows which so that the data they
  *    read is reused before it leaves; and the same simulation taken the
- *    other way at its turns (order_turns): where a group of chains ends
+ *    other way at its turns (dlr_turns): where a group of chains ends
  *    and the next reads none of its stationary data, keeping the inputs
  *    the group had in common keeps the bands of work long;
  *  - the chain orders of the reuse pilot: a greedy over the chains with a
@@ -63,11 +63,11 @@ typedef struct best {
 	ds_plan plan;
 	ds_figures f;
 	bool have;
-	int64_t last; /* least extra_ddr of the last try_order's plans */
+	int64_t last; /* least extra_ddr of the last dlr_try's plans */
 } best;
 
 /* Places order with o, measures the plan, keeps it when it beats *b. */
-static int try_place(const ds_graph *g, const int32_t *order,
+static int dlr_place(const ds_graph *g, const int32_t *order,
 		     const ds_place_opts *o, best *b, ds_err *e)
 {
 	ds_plan p;
@@ -99,20 +99,20 @@ static int try_place(const ds_graph *g, const int32_t *order,
 
 /* Tries order with both victim rules: furthest next use (Belady) wins on
  * buffers of one size, traffic over distance when sizes and costs mix. */
-static int try_order(const ds_graph *g, const int32_t *order, best *b,
+static int dlr_try(const ds_graph *g, const int32_t *order, best *b,
 		     ds_err *e)
 {
 	ds_place_opts o = {DS_BEST_FIT, DS_VICTIM_FURTHEST};
 	b->last = INT64_MAX;
-	int rc = try_place(g, order, &o, b, e);
+	int rc = dlr_place(g, order, &o, b, e);
 	if (rc)
 		return rc;
 	o.victim = DS_VICTIM_COST;
-	return try_place(g, order, &o, b, e);
+	return dlr_place(g, order, &o, b, e);
 }
 
 /* pos[v] = place of node v in the order of plan p, spill nodes left out. */
-static void plan_positions(const ds_graph *g, const ds_plan *p, int32_t *pos)
+static void dlr_positions(const ds_graph *g, const ds_plan *p, int32_t *pos)
 {
 	int32_t len = 0;
 	for (int32_t i = 0; i < p->len; i++)
@@ -186,7 +186,7 @@ static int dlr_turns(const ds_graph *g, const int32_t *order,
 			     .turn_out = turns2};
 		bool chains;
 		if ((rc = ch_order(g, order, pos1, &co, ord, &chains, e)) ||
-		    (rc = try_order(g, ord, b, e)))
+		    (rc = dlr_try(g, ord, b, e)))
 			goto out;
 		tries++;
 		if (b->last < cost) {
@@ -218,11 +218,11 @@ typedef struct dlr {
 /* Stage 1's order as given, JIT, and pulled. */
 static int dlr_follow(dlr *d, ds_err *e)
 {
-	int rc = try_order(d->g, d->order, &d->b, e);
+	int rc = dlr_try(d->g, d->order, &d->b, e);
 	for (int pull = 0; pull < 2 && !rc; pull++)
 		if (!(rc = po_follow(d->g, d->order, d->pos1, NULL, pull, d->ord,
 				     e)))
-			rc = try_order(d->g, d->ord, &d->b, e);
+			rc = dlr_try(d->g, d->ord, &d->b, e);
 	return rc;
 }
 
@@ -240,7 +240,7 @@ static int dlr_chains(dlr *d, bool *chains, ds_err *e)
 			     .turn_out = k == 0 && !d->lite ? d->turns : NULL};
 		if ((rc = ch_order(d->g, d->order, d->pos1, &co, d->ord, chains,
 				   e)) ||
-		    (*chains && (rc = try_order(d->g, d->ord, &d->b, e))))
+		    (*chains && (rc = dlr_try(d->g, d->ord, &d->b, e))))
 			return rc;
 		if (k == 0)
 			d->ref_ddr = d->b.last;
@@ -268,14 +268,14 @@ static int dlr_pilot(dlr *d, int64_t lvl, ds_err *e)
 		     .nalt = &nalt};
 	int rc;
 	if ((rc = ch_order(g, d->order, d->pos1, &co, d->ord, &chains, e)) ||
-	    (chains && (rc = try_order(g, d->ord, &d->b, e))))
+	    (chains && (rc = dlr_try(g, d->ord, &d->b, e))))
 		return rc;
 	for (int32_t k = 0; chains && k < nalt; k++) {
 		chopts fo = {.share = 1.0,
 			     .force = d->chalt + (size_t)k * (size_t)g->nbuf};
 		if ((rc = ch_order(g, d->order, d->pos1, &fo, d->ord, &chains,
 				   e)) ||
-		    (rc = try_order(g, d->ord, &d->b, e)))
+		    (rc = dlr_try(g, d->ord, &d->b, e)))
 			return rc;
 	}
 	return DS_OK;
@@ -287,15 +287,15 @@ static int dlr_pilot(dlr *d, int64_t lvl, ds_err *e)
 static int dlr_sched(dlr *d, ds_err *e)
 {
 	const ds_graph *g = d->g;
-	plan_positions(g, &d->b.plan, d->anchor);
+	dlr_positions(g, &d->b.plan, d->anchor);
 	int rc;
 	if ((rc = ls_run(g, d->anchor, NULL, d->ord, e)) ||
-	    (rc = try_order(g, d->ord, &d->b, e)))
+	    (rc = dlr_try(g, d->ord, &d->b, e)))
 		return rc;
 	for (int64_t r = 0; r < d->effort; r++) {
-		plan_positions(g, &d->b.plan, d->posr);
+		dlr_positions(g, &d->b.plan, d->posr);
 		if ((rc = ls_run(g, d->anchor, d->posr, d->ord, e)) ||
-		    (rc = try_order(g, d->ord, &d->b, e)))
+		    (rc = dlr_try(g, d->ord, &d->b, e)))
 			return rc;
 	}
 	return DS_OK;

@@ -8,7 +8,14 @@
  *   ds_dlr_greedy.c  rg_: the pilot's greedy over the chains
  *
  * Each file opens with its contract; the tuning constants sit where they
- * are used, with the measurement that chose them. */
+ * are used, with the measurement that chose them.  "Measured" there means:
+ * the constant alone set to half and to double its value, rebuilt, and
+ * `dansched schedule data/NAME.json --stage dlr -v` run on the six bundled
+ * graphs; the figure is extra_ddr summed over the six (316,264 with the
+ * values in the tree; per graph 45,888 5,672 1,280 21,504 11,520 230,400
+ * for Conv_Case0/1, FlashAttention_Case0/1, Matmul_Case0/1), and the dlr
+ * stage's seconds summed (2.4-2.9 s at the values in the tree on a shared
+ * machine: differences under ~0.4 s are noise). */
 #ifndef DS_DLR_H
 #define DS_DLR_H
 
@@ -121,11 +128,12 @@ int ch_order(const ds_graph *g, const int32_t *order, const int32_t *pos1,
 /* ---- the reuse pilot (ds_dlr_pilot.c, ds_dlr_greedy.c) ---- */
 
 /* Choices the pilot tries at a start, at most (the greedy's best unlike
- * ones).  Chosen on the six bundled graphs, dlr stage (sum of extra_ddr,
- * spills; dlr seconds): see PL_K_MEASURED in ds_dlr_pilot.c. */
+ * ones).  Measured: 2 and 6 both give 317,160 (Matmul_Case0 12,416
+ * instead of 11,520), 3 gives 316,264. */
 #define PL_K 3
-/* The greedy's candidates fully ranked at each start (by completions):
- * see PL_K above. */
+/* The greedy's candidates fully ranked at each start (by completions).
+ * Measured: 8 and 32 both give 316,520 (Matmul_Case0 11,776 instead of
+ * 11,520), 16 gives 316,264. */
 #define PL_TOP 16
 /* Complete orders held at once: the incumbent, the one being tried, and
  * the slot the nested pilot keeps (pl_slot) -- a count, not a tuning. */

@@ -218,9 +218,9 @@ out:
  * Builds an order node by node.  ALLOCs are lazy (emitted right before the
  * first user of their buffer), FREEs eager.  Each step picks a goal: an
  * operation together with the unscheduled operations it waits for (its
- * closure, at most max_closure operations), all emitted at once.  The
- * candidates are the next `window` operations of the anchor order (the best
- * order so far) and the next `fan` users of each of the `seeds` most
+ * closure, at most LS_MAX_CLOSURE operations), all emitted at once.  The
+ * candidates are the next LS_WINDOW operations of the anchor order (the
+ * best order so far) and the next LS_FAN users of each of the LS_SEEDS most
  * recently used resident buffers.
  *
  * Rules: a goal must finish something (the last use of a buffer, or be an
@@ -239,8 +239,17 @@ out:
 
 enum { B_NONE, B_RES, B_SPILL, B_FREED };
 
-/* The scheduler's bounds, each half and double measured on the six bundled
- * graphs (dlr stage: sum of extra_ddr; see LS_MEASURED below). */
+/* The scheduler's bounds, each measured at half and double as ds_dlr.h
+ * says (extra_ddr summed over the six graphs, 316,264 at these values):
+ * - LS_MAX_CLOSURE: 3 gives 321,128 (FlashAttention_Case0 768, but _Case1
+ *   26,880), 12 gives 321,640 (FlashAttention_Case1 26,880) and is slower.
+ * - LS_FAN: 1 gives the same figures, 6 the same in 4.5 s instead of
+ *   ~2.6 s; 3 kept (the scheduler wins nothing on these graphs with 1).
+ * - LS_WINDOW: 4 gives the same figures, 16 gives 316,552
+ *   (FlashAttention_Case1 21,792).
+ * - LS_SEEDS: 32 gives the same figures; 8 gives 314,984
+ *   (FlashAttention_Case1 20,224 instead of 21,504), a lead for a tuning
+ *   change (not taken here: this file's refactor keeps plans identical). */
 #define LS_MAX_CLOSURE 6 /* operations a goal may pull in, itself too */
 #define LS_FAN 3	 /* users followed per seeded buffer */
 #define LS_WINDOW 8	 /* next operations of the anchor order seeded */
