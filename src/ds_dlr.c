@@ -127,8 +127,14 @@ static void dlr_positions(const ds_graph *g, const ds_plan *p, int32_t *pos)
 #define TURN_TRIES 24
 #define TURN_WORK 400000
 
-/* The work budgets of the pilot, per unit of effort; each was measured at
- * half and double on the six bundled graphs (see DLR_BUDGETS_MEASURED). */
+/* The work budgets of the pilot, per unit of effort.  Measured as
+ * ds_dlr.h says (extra_ddr summed over the six graphs, 316,264 at these
+ * values): PILOT_WORK 20M or 80M, IMPROVE_WORK 10M or 40M, LITE_SHARE 5 or
+ * 20 and NEST_WORK 160M give the same figures (NEST_WORK 160M in 3.1 s
+ * instead of ~2.6 s); NEST_WORK 40M gives 317,160 (Matmul_Case0 12,416
+ * instead of 11,520).  The budgets that show flat here were set on
+ * Matmul_Case0 and its renumbered copies, where the pilot and the
+ * improvement took it from 15,744 to 11,776 (git log of this file). */
 /* Work units (inputs and users visited) of the reuse pilot: a pass over a
  * few hundred chains at the default. */
 #define PILOT_WORK INT64_C(40000000)
