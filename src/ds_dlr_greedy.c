@@ -69,16 +69,19 @@ static void rg_key(pilot *p, int32_t x, int *cat, int64_t *pr)
 		*pr = 0;
 		return;
 	}
-	*cat = 1;
-	*pr = INT64_MAX;
-	for (int32_t k = p->uoff[x]; k < p->uoff[x + 1]; k++) {
-		int32_t u = p->uv[k];
-		if (!p->started[u] && p->miss[u] < *pr)
-			*pr = p->miss[u];
+	/* locals: this is the greedy's innermost loop */
+	const int32_t *uv = p->uv, lo = p->uoff[x], hi = p->uoff[x + 1];
+	const uint8_t *started = p->started;
+	const int64_t *miss = p->miss;
+	int64_t least = INT64_MAX;
+	for (int32_t k = lo; k < hi; k++) {
+		int32_t u = uv[k];
+		if (!started[u] && miss[u] < least)
+			least = miss[u];
 	}
-	p->work += p->uoff[x + 1] - p->uoff[x];
-	if (*pr == INT64_MAX)
-		*cat = 2;
+	p->work += hi - lo;
+	*pr = least;
+	*cat = least == INT64_MAX ? 2 : 1;
 }
 
 static void rg_room(pilot *p, int m, int64_t size)
@@ -312,11 +315,14 @@ static void rg_step(pilot *p, int32_t si)
 {
 	const chsim *c = p->c;
 	const ds_graph *g = c->g;
+	/* the step's inputs, held apart from the byte stores below */
+	const int32_t *in = c->iv + c->ioff[si];
+	const int32_t nin = c->ioff[si + 1] - c->ioff[si];
 	p->st++;
-	for (int32_t k = c->ioff[si]; k < c->ioff[si + 1]; k++)
-		p->stamp[c->iv[k]] = p->st;
-	for (int32_t k = c->ioff[si]; k < c->ioff[si + 1]; k++) {
-		int32_t x = c->iv[k];
+	for (int32_t k = 0; k < nin; k++)
+		p->stamp[in[k]] = p->st;
+	for (int32_t k = 0; k < nin; k++) {
+		int32_t x = in[k];
 		int m = g->buf_mem[x];
 		p->tick++;
 		if (!p->res[x]) {
@@ -329,15 +335,15 @@ static void rg_step(pilot *p, int32_t si)
 		}
 		p->last[x] = p->tick;
 	}
-	for (int32_t k = c->ioff[si]; k < c->ioff[si + 1]; k++) {
-		int32_t x = c->iv[k];
+	for (int32_t k = 0; k < nin; k++) {
+		int32_t x = in[k];
 		bool before = rg_have(p, x);
 		p->claim[x]--;
 		rg_flip(p, x, before);
 		if (p->claim[x] == 0 && p->left[x] == 0)
 			rg_unres(p, x);
 	}
-	p->work += c->ioff[si + 1] - c->ioff[si];
+	p->work += nin;
 }
 
 /* The chains that ran their last step end. */
@@ -398,7 +404,7 @@ void rg_run(pilot *p, const int32_t *forced, int32_t nf, int32_t rank_from,
 		while ((ch = rg_next(p, forced, nf, rank_from, rank, nrank)) >= 0)
 			rg_start(p, ch, out);
 		/* one step of each running chain, in turn */
-		for (int32_t l = 0; l < p->nlive; l++)
+		for (int32_t l = 0, nl = p->nlive; l < nl; l++)
 			rg_step(p, p->lnext[l]++);
 		rg_retire(p);
 #ifndef NDEBUG
