@@ -327,100 +327,102 @@ int ds_check_fits(const ds_graph *g, ds_err *e)
 	return DS_OK;
 }
 
+/* The scratch of s from arena a, and the plan's offsets; false when one
+ * failed. */
+static bool place_alloc(placer *s, ds_arena *a)
+{
+	const ds_graph *g = s->g;
+	const size_t nb = (size_t)g->nbuf;
+	s->state = ds_arena_alloc(a, nb, 1);
+	s->off = ds_arena_alloc(a, nb, sizeof *s->off);
+	s->use_off = ds_arena_alloc(a, nb + 1, sizeof *s->use_off);
+	s->use_ptr = ds_arena_alloc(a, nb, sizeof *s->use_ptr);
+	s->mark = ds_arena_alloc(a, nb, sizeof *s->mark);
+	s->open_spill = ds_arena_alloc(a, nb, sizeof *s->open_spill);
+	s->use_pos = ds_arena_alloc(a, (size_t)g->use_off[g->n] + nb,
+				    sizeof *s->use_pos);
+	for (int m = 0; m < DS_NMEM; m++)
+		s->res[m] = ds_arena_alloc(a, nb, sizeof *s->res[m]);
+	s->p->offset = ds_alloc(s->h, nb, sizeof *s->p->offset);
+	return !a->failed && s->p->offset;
+}
+
+/* Positions of each buffer's uses and FREE along order, in order. */
+static void place_uses(placer *s, const int32_t *order)
+{
+	const ds_graph *g = s->g;
+	const int32_t n = g->n, nb = g->nbuf;
+	for (int32_t i = 0; i < n; i++) {
+		int32_t v = order[i];
+		if (g->kind[v] == DS_FREE)
+			s->use_off[g->buf[v] + 1]++;
+		for (int32_t k = g->use_off[v]; k < g->use_off[v + 1]; k++)
+			s->use_off[g->use[k] + 1]++;
+	}
+	for (int32_t b = 0; b < nb; b++) {
+		s->use_off[b + 1] += s->use_off[b];
+		s->use_ptr[b] = s->use_off[b];
+		s->mark[b] = -1;
+		s->open_spill[b] = -1;
+	}
+	for (int32_t i = 0; i < n; i++) {
+		int32_t v = order[i];
+		if (g->kind[v] == DS_FREE)
+			s->use_pos[s->use_ptr[g->buf[v]]++] = i;
+		for (int32_t k = g->use_off[v]; k < g->use_off[v + 1]; k++)
+			s->use_pos[s->use_ptr[g->use[k]]++] = i;
+	}
+	for (int32_t b = 0; b < nb; b++)
+		s->use_ptr[b] = s->use_off[b];
+}
+
+/* Node v at position i of the order: an ALLOC is placed, a FREE's buffer
+ * (back first if spilled) leaves, an operation's buffers come back. */
+static int place_node(placer *s, int32_t v, int32_t i)
+{
+	const ds_graph *g = s->g;
+	int rc;
+	s->now = i;
+	if (g->kind[v] == DS_ALLOC) {
+		int32_t b = g->buf[v];
+		s->mark[b] = i;
+		rc = place(s, b, &s->p->offset[b]);
+	} else if (g->kind[v] == DS_FREE) {
+		int32_t b = g->buf[v];
+		/* a spilled buffer must be back before its FREE */
+		rc = reload(s, v, &b, 1);
+		if (rc == DS_OK) {
+			res_remove(s, g->buf_mem[b], b);
+			s->state[b] = ST_FREED;
+		}
+	} else {
+		rc = reload(s, v, g->use + g->use_off[v],
+			    g->use_off[v + 1] - g->use_off[v]);
+	}
+	return rc == DS_OK ? emit(s, v) : rc;
+}
+
 int ds_place(const ds_graph *g, const int32_t *order,
 	     const ds_place_opts *o, ds_plan *out, ds_err *e)
 {
-	const ds_heap *h = g->heap;
 	memset(out, 0, sizeof *out);
 	int rc = ds_order_check(g, order, "placement", e);
 	if (rc == DS_OK)
 		rc = ds_check_fits(g, e);
 	if (rc)
 		return rc;
-	placer s;
-	memset(&s, 0, sizeof s);
-	s.g = g;
-	s.o = o;
-	s.h = h;
-	s.e = e;
-	s.p = out;
-	const int32_t n = g->n, nb = g->nbuf;
-	s.state = ds_alloc(h, (size_t)nb, 1);
-	s.off = ds_alloc(h, (size_t)nb, sizeof *s.off);
-	s.use_off = ds_alloc(h, (size_t)nb + 1, sizeof *s.use_off);
-	s.use_ptr = ds_alloc(h, (size_t)nb, sizeof *s.use_ptr);
-	s.mark = ds_alloc(h, (size_t)nb, sizeof *s.mark);
-	s.open_spill = ds_alloc(h, (size_t)nb, sizeof *s.open_spill);
-	s.use_pos = ds_alloc(h, (size_t)g->use_off[n] + (size_t)nb,
-			     sizeof *s.use_pos);
-	out->offset = ds_alloc(h, (size_t)nb, sizeof *out->offset);
-	bool ok = s.state && s.off && s.use_off && s.use_ptr && s.mark &&
-		  s.open_spill && s.use_pos && out->offset;
-	for (int m = 0; ok && m < DS_NMEM; m++) {
-		s.res[m] = ds_alloc(h, (size_t)nb, sizeof *s.res[m]);
-		ok = s.res[m] != NULL;
-	}
-	if (!ok) {
+	ds_arena a;
+	ds_arena_init(&a, g->heap);
+	placer s = {.g = g, .o = o, .h = g->heap, .e = e, .p = out};
+	if (!place_alloc(&s, &a)) {
 		rc = ds_fail(e, DS_ENOMEM, "out of memory");
-		goto out;
+	} else {
+		place_uses(&s, order);
+		for (int32_t i = 0; i < g->n && rc == DS_OK; i++)
+			rc = place_node(&s, order[i], i);
 	}
-	/* positions of each buffer's uses and FREE, in order */
-	for (int32_t i = 0; i < n; i++) {
-		int32_t v = order[i];
-		if (g->kind[v] == DS_FREE)
-			s.use_off[g->buf[v] + 1]++;
-		for (int32_t k = g->use_off[v]; k < g->use_off[v + 1]; k++)
-			s.use_off[g->use[k] + 1]++;
-	}
-	for (int32_t b = 0; b < nb; b++) {
-		s.use_off[b + 1] += s.use_off[b];
-		s.use_ptr[b] = s.use_off[b];
-		s.mark[b] = -1;
-		s.open_spill[b] = -1;
-	}
-	for (int32_t i = 0; i < n; i++) {
-		int32_t v = order[i];
-		if (g->kind[v] == DS_FREE)
-			s.use_pos[s.use_ptr[g->buf[v]]++] = i;
-		for (int32_t k = g->use_off[v]; k < g->use_off[v + 1]; k++)
-			s.use_pos[s.use_ptr[g->use[k]]++] = i;
-	}
-	for (int32_t b = 0; b < nb; b++)
-		s.use_ptr[b] = s.use_off[b];
-
-	for (int32_t i = 0; i < n && rc == DS_OK; i++) {
-		int32_t v = order[i];
-		s.now = i;
-		if (g->kind[v] == DS_ALLOC) {
-			int32_t b = g->buf[v];
-			s.mark[b] = i;
-			rc = place(&s, b, &out->offset[b]);
-		} else if (g->kind[v] == DS_FREE) {
-			int32_t b = g->buf[v];
-			/* a spilled buffer must be back before its FREE */
-			rc = reload(&s, v, &b, 1);
-			if (rc == DS_OK) {
-				res_remove(&s, g->buf_mem[b], b);
-				s.state[b] = ST_FREED;
-			}
-		} else {
-			rc = reload(&s, v, g->use + g->use_off[v],
-				    g->use_off[v + 1] - g->use_off[v]);
-		}
-		if (rc == DS_OK)
-			rc = emit(&s, v);
-	}
-out:
-	ds_free(h, s.state);
-	ds_free(h, s.off);
-	ds_free(h, s.use_off);
-	ds_free(h, s.use_ptr);
-	ds_free(h, s.mark);
-	ds_free(h, s.open_spill);
-	ds_free(h, s.use_pos);
-	for (int m = 0; m < DS_NMEM; m++)
-		ds_free(h, s.res[m]);
+	ds_arena_free(&a);
 	if (rc)
-		ds_plan_free(h, out);
+		ds_plan_free(g->heap, out);
 	return rc;
 }

@@ -216,27 +216,20 @@ static void check_reloads(const ds_graph *g, const ds_plan *p)
  * (written here) stay live across E's life, so one must go; C costs 100,
  * D 200. */
 static const char copyin_json[] =
-	"{\"Nodes\":["
-	"{\"Id\":0,\"Op\":\"ALLOC\",\"BufId\":0,\"Size\":100,\"Type\":\"L1\"},"
-	"{\"Id\":1,\"Op\":\"COPY_IN\",\"Pipe\":\"MTE2\",\"Cycles\":10,"
-	"\"Bufs\":[0]},"
-	"{\"Id\":2,\"Op\":\"ALLOC\",\"BufId\":1,\"Size\":100,\"Type\":\"L1\"},"
-	"{\"Id\":3,\"Op\":\"WRITE\",\"Pipe\":\"MTE1\",\"Cycles\":10,"
-	"\"Bufs\":[1]},"
-	"{\"Id\":4,\"Op\":\"ALLOC\",\"BufId\":2,\"Size\":100,\"Type\":\"L1\"},"
-	"{\"Id\":5,\"Op\":\"WRITE\",\"Pipe\":\"MTE1\",\"Cycles\":10,"
-	"\"Bufs\":[2]},"
-	"{\"Id\":6,\"Op\":\"READ\",\"Pipe\":\"MTE1\",\"Cycles\":10,"
-	"\"Bufs\":[2]},"
-	"{\"Id\":7,\"Op\":\"FREE\",\"BufId\":2,\"Size\":100,\"Type\":\"L1\"},"
-	"{\"Id\":8,\"Op\":\"READ\",\"Pipe\":\"MTE1\",\"Cycles\":10,"
-	"\"Bufs\":[0]},"
-	"{\"Id\":9,\"Op\":\"READ\",\"Pipe\":\"MTE1\",\"Cycles\":10,"
-	"\"Bufs\":[1]},"
-	"{\"Id\":10,\"Op\":\"FREE\",\"BufId\":0,\"Size\":100,\"Type\":\"L1\"},"
-	"{\"Id\":11,\"Op\":\"FREE\",\"BufId\":1,\"Size\":100,\"Type\":\"L1\"}"
-	"],\"Edges\":[[0,1],[1,5],[2,3],[3,5],[4,5],[5,6],[6,7],[6,8],[6,9],"
-	"[1,8],[8,10],[0,10],[3,9],[9,11],[2,11]]}";
+	GRAPH(ALLOC(0, 0, 100, L1) ","
+	      OP(1, COPY_IN, MTE2, 10, "0") ","
+	      ALLOC(2, 1, 100, L1) ","
+	      OP(3, WRITE, MTE1, 10, "1") ","
+	      ALLOC(4, 2, 100, L1) ","
+	      OP(5, WRITE, MTE1, 10, "2") ","
+	      OP(6, READ, MTE1, 10, "2") ","
+	      FREE(7, 2, 100, L1) ","
+	      OP(8, READ, MTE1, 10, "0") ","
+	      OP(9, READ, MTE1, 10, "1") ","
+	      FREE(10, 0, 100, L1) ","
+	      FREE(11, 1, 100, L1),
+	      "[0,1],[1,5],[2,3],[3,5],[4,5],[5,6],[6,7],[6,8],[6,9]"
+	      ",[1,8],[8,10],[0,10],[3,9],[9,11],[2,11]");
 
 static void copyin_victim_costs_size(void **state)
 {
@@ -324,18 +317,12 @@ static void cannot_be_placed(void **state)
 {
 	(void)state;
 	static const char json[] =
-		"{\"Nodes\":["
-		"{\"Id\":0,\"Op\":\"ALLOC\",\"BufId\":0,\"Size\":3000,"
-		"\"Type\":\"L1\"},"
-		"{\"Id\":1,\"Op\":\"ALLOC\",\"BufId\":1,\"Size\":2000,"
-		"\"Type\":\"L1\"},"
-		"{\"Id\":2,\"Op\":\"ADD\",\"Pipe\":\"VECTOR\",\"Cycles\":5,"
-		"\"Bufs\":[0,1]},"
-		"{\"Id\":3,\"Op\":\"FREE\",\"BufId\":0,\"Size\":3000,"
-		"\"Type\":\"L1\"},"
-		"{\"Id\":4,\"Op\":\"FREE\",\"BufId\":1,\"Size\":2000,"
-		"\"Type\":\"L1\"}"
-		"],\"Edges\":[[0,2],[1,2],[2,3],[2,4]]}";
+		GRAPH(ALLOC(0, 0, 3000, L1) ","
+		      ALLOC(1, 1, 2000, L1) ","
+		      OP(2, ADD, VECTOR, 5, "0,1") ","
+		      FREE(3, 0, 3000, L1) ","
+		      FREE(4, 1, 2000, L1),
+		      "[0,2],[1,2],[2,3],[2,4]");
 	ds_graph *g = must_load(json);
 	int32_t *ord = free_first(g);
 	ds_plan p;
@@ -588,34 +575,25 @@ static void turns_on_tiled_matmul(void **state)
 /* Two accumulators (three steps each, the first two reading one of two
  * shared loaded tiles): exercises the chain order. */
 static const char chains_json[] =
-	"{\"Nodes\":["
-	"{\"Id\":0,\"Op\":\"ALLOC\",\"BufId\":0,\"Size\":128,\"Type\":\"L1\"},"
-	"{\"Id\":1,\"Op\":\"COPY_IN\",\"Pipe\":\"MTE2\",\"Cycles\":9,"
-	"\"Bufs\":[0]},"
-	"{\"Id\":2,\"Op\":\"FREE\",\"BufId\":0,\"Size\":128,\"Type\":\"L1\"},"
-	"{\"Id\":3,\"Op\":\"ALLOC\",\"BufId\":1,\"Size\":128,\"Type\":\"L1\"},"
-	"{\"Id\":4,\"Op\":\"COPY_IN\",\"Pipe\":\"MTE2\",\"Cycles\":9,"
-	"\"Bufs\":[1]},"
-	"{\"Id\":5,\"Op\":\"FREE\",\"BufId\":1,\"Size\":128,\"Type\":\"L1\"},"
-	"{\"Id\":6,\"Op\":\"ALLOC\",\"BufId\":2,\"Size\":256,\"Type\":\"L0C\"},"
-	"{\"Id\":7,\"Op\":\"MAC\",\"Pipe\":\"CUBE\",\"Cycles\":9,"
-	"\"Bufs\":[2,0]},"
-	"{\"Id\":8,\"Op\":\"MAC\",\"Pipe\":\"CUBE\",\"Cycles\":9,"
-	"\"Bufs\":[2,1]},"
-	"{\"Id\":9,\"Op\":\"OUT\",\"Pipe\":\"FIXP\",\"Cycles\":9,"
-	"\"Bufs\":[2]},"
-	"{\"Id\":10,\"Op\":\"FREE\",\"BufId\":2,\"Size\":256,\"Type\":\"L0C\"},"
-	"{\"Id\":11,\"Op\":\"ALLOC\",\"BufId\":3,\"Size\":256,\"Type\":\"L0C\"},"
-	"{\"Id\":12,\"Op\":\"MAC\",\"Pipe\":\"CUBE\",\"Cycles\":9,"
-	"\"Bufs\":[3,0]},"
-	"{\"Id\":13,\"Op\":\"MAC\",\"Pipe\":\"CUBE\",\"Cycles\":9,"
-	"\"Bufs\":[3,1]},"
-	"{\"Id\":14,\"Op\":\"OUT\",\"Pipe\":\"FIXP\",\"Cycles\":9,"
-	"\"Bufs\":[3]},"
-	"{\"Id\":15,\"Op\":\"FREE\",\"BufId\":3,\"Size\":256,\"Type\":\"L0C\"}"
-	"],\"Edges\":[[0,1],[1,7],[1,12],[3,4],[4,8],[4,13],[6,7],[7,8],"
-	"[8,9],[9,10],[11,12],[12,13],[13,14],[14,15],[7,2],[12,2],[8,5],"
-	"[13,5]]}";
+	GRAPH(ALLOC(0, 0, 128, L1) ","
+	      OP(1, COPY_IN, MTE2, 9, "0") ","
+	      FREE(2, 0, 128, L1) ","
+	      ALLOC(3, 1, 128, L1) ","
+	      OP(4, COPY_IN, MTE2, 9, "1") ","
+	      FREE(5, 1, 128, L1) ","
+	      ALLOC(6, 2, 256, L0C) ","
+	      OP(7, MAC, CUBE, 9, "2,0") ","
+	      OP(8, MAC, CUBE, 9, "2,1") ","
+	      OP(9, OUT, FIXP, 9, "2") ","
+	      FREE(10, 2, 256, L0C) ","
+	      ALLOC(11, 3, 256, L0C) ","
+	      OP(12, MAC, CUBE, 9, "3,0") ","
+	      OP(13, MAC, CUBE, 9, "3,1") ","
+	      OP(14, OUT, FIXP, 9, "3") ","
+	      FREE(15, 3, 256, L0C),
+	      "[0,1],[1,7],[1,12],[3,4],[4,8],[4,13],[6,7],[7,8],[8,9]"
+	      ",[9,10],[11,12],[12,13],[13,14],[14,15],[7,2],[12,2]"
+	      ",[8,5],[13,5]");
 
 /* Every allocation failing in turn: DS_ENOMEM, nothing leaked. */
 static void out_of_memory_on(const char *json)

@@ -1,0 +1,416 @@
+/* ds_dlr_greedy.c: the reuse pilot's greedy over the chains (rg_).
+ *
+ * Requires: a pilot whose index (cioff .. uv, first, reserve) pl_order
+ * built, and its arrays allocated; forced[0..nf) distinct chains.
+ * Guarantees: out[0..nch) a permutation of the chains: forced[] first, in
+ * that order, then the greedy's choices; the ranked choices at each start
+ * from rank_from on.  A pure function of the pilot's index, forced[] and
+ * p->variant; it adds its work to p->work.
+ * Cost: O(C (C I + T I U) + A (U + R)) for C chains with I distinct
+ * inputs, T = PL_TOP ranked candidates, U chains per input, A accesses and
+ * R resident inputs.
+ *
+ * The greedy starts the chain with the fewest bytes neither resident nor
+ * brought by the running chains, then the one whose loads complete the
+ * most other chains (data just loaded is used by all that need only it),
+ * then recency, then stage 1; its model evicts dead data first, then the
+ * data whose waiting chains are furthest from complete, then what the
+ * running chains read.  Each chain's missing bytes (miss[]) are kept up to
+ * date as inputs come and go; with assertions on they are recomputed from
+ * scratch at intervals (rg_check). */
+#include "ds_dlr.h"
+
+#include <string.h>
+
+/* Removes b from the greedy's resident list of m. */
+static void rg_drop(pilot *p, int m, int32_t b)
+{
+	for (int32_t i = 0; i < p->nrl[m]; i++)
+		if (p->rl[m][i] == b) {
+			p->rl[m][i] = p->rl[m][--p->nrl[m]];
+			break;
+		}
+	p->res[b] = 0;
+}
+
+static bool rg_have(const pilot *p, int32_t x)
+{
+	return p->res[x] || p->claim[x] > 0;
+}
+
+/* x became present or absent: the chains reading it miss it or not. */
+static void rg_flip(pilot *p, int32_t x, bool before)
+{
+	bool now = rg_have(p, x);
+	if (now == before)
+		return;
+	int64_t d = now ? -p->c->g->buf_size[x] : p->c->g->buf_size[x];
+	for (int32_t k = p->uoff[x]; k < p->uoff[x + 1]; k++)
+		p->miss[p->uv[k]] += d;
+	p->work += p->uoff[x + 1] - p->uoff[x];
+}
+
+static void rg_unres(pilot *p, int32_t x)
+{
+	bool before = rg_have(p, x);
+	int m = p->c->g->buf_mem[x];
+	rg_drop(p, m, x);
+	p->used[m] -= p->c->g->buf_size[x];
+	rg_flip(p, x, before);
+}
+
+/* Eviction order, larger first: data nobody waits for, then data whose
+ * waiting chains miss the most, then least recently used; what the
+ * running chains still read goes last. */
+static void rg_key(pilot *p, int32_t x, int *cat, int64_t *pr)
+{
+	if (p->claim[x] > 0) {
+		*cat = 0;
+		*pr = 0;
+		return;
+	}
+	/* locals: this is the greedy's innermost loop */
+	const int32_t *uv = p->uv, lo = p->uoff[x], hi = p->uoff[x + 1];
+	const uint8_t *started = p->started;
+	const int64_t *miss = p->miss;
+	int64_t least = INT64_MAX;
+	for (int32_t k = lo; k < hi; k++) {
+		int32_t u = uv[k];
+		if (!started[u] && miss[u] < least)
+			least = miss[u];
+	}
+	p->work += hi - lo;
+	*pr = least;
+	*cat = least == INT64_MAX ? 2 : 1;
+}
+
+static void rg_room(pilot *p, int m, int64_t size)
+{
+	int64_t cap = p->c->g->caps.cap[m] - p->cused[m];
+	while (p->used[m] + size > cap) {
+		int32_t v = -1, vc = 0;
+		int64_t vp = 0;
+		for (int32_t j = 0; j < p->nrl[m]; j++) {
+			int32_t y = p->rl[m][j];
+			int cat;
+			int64_t pr;
+			if (p->stamp[y] == p->st)
+				continue;
+			rg_key(p, y, &cat, &pr);
+			if (v < 0 || cat > vc || (cat == vc && pr > vp) ||
+			    (cat == vc && pr == vp && p->last[y] < p->last[v])) {
+				v = y;
+				vc = cat;
+				vp = pr;
+			}
+		}
+		if (v < 0)
+			return;
+		rg_unres(p, v);
+	}
+}
+
+/* Is a before b as the chain to start: fewer missing bytes, more chains
+ * completed by its loads, more recent reuse, stage 1. */
+static bool rg_before(const pilot *p, int32_t a, int64_t ba, int64_t ma,
+		      int32_t b, int64_t bb, int64_t mb)
+{
+	if (p->miss[a] != p->miss[b])
+		return p->miss[a] < p->miss[b];
+	if (ba != bb)
+		return ba > bb;
+	if (ma != mb)
+		return (p->variant & 2) ? ma < mb : ma > mb;
+	return (p->variant & 1) ? p->first[a] > p->first[b]
+				: p->first[a] < p->first[b];
+}
+
+/* Chains that nothing but ch's missing inputs keep from complete. */
+static int64_t rg_completes(pilot *p, int32_t ch)
+{
+	const ds_graph *g = p->c->g;
+	int32_t nt = 0;
+	int64_t n = 0;
+	p->redstamp++;
+	for (int32_t k = p->cioff[ch]; k < p->cioff[ch + 1]; k++) {
+		int32_t x = p->civ[k];
+		if (rg_have(p, x))
+			continue;
+		for (int32_t j = p->uoff[x]; j < p->uoff[x + 1]; j++) {
+			int32_t u = p->uv[j];
+			if (u == ch || p->started[u])
+				continue;
+			if (p->redst[u] != p->redstamp) {
+				p->redst[u] = p->redstamp;
+				p->red[u] = 0;
+				p->touch[nt++] = u;
+			}
+			p->red[u] += g->buf_size[x];
+		}
+		p->work += p->uoff[x + 1] - p->uoff[x];
+	}
+	for (int32_t i = 0; i < nt; i++)
+		n += p->miss[p->touch[i]] == p->red[p->touch[i]];
+	return n;
+}
+
+/* Ranks the chains that may start now into cand[0..*n), best first (the
+ * PL_TOP best by missing bytes and reuse fully ranked). */
+static void rg_rank(pilot *p, int32_t *n)
+{
+	chsim *c = p->c;
+	const ds_graph *g = c->g;
+	int32_t nc = 0;
+	for (int32_t ch = 0; ch < c->nch; ch++) {
+		int32_t b = c->cbuf[ch];
+		int m = g->buf_mem[b];
+		if (p->started[ch] ||
+		    p->cused[m] + g->buf_size[b] > g->caps.cap[m])
+			continue;
+		int64_t mru = -1;
+		for (int32_t k = p->cioff[ch]; k < p->cioff[ch + 1]; k++)
+			if (p->res[p->civ[k]] && p->last[p->civ[k]] > mru)
+				mru = p->last[p->civ[k]];
+		p->work += p->cioff[ch + 1] - p->cioff[ch];
+		p->cmru[ch] = mru;
+		p->cben[ch] = 0;
+		/* insertion into the sorted top, the rest appended */
+		int32_t j = nc++;
+		int32_t lim = j < PL_TOP ? j : PL_TOP;
+		p->cand[j] = ch;
+		if (j >= PL_TOP) {
+			if (!rg_before(p, ch, 0, mru, p->cand[PL_TOP - 1], 0,
+				       p->cmru[p->cand[PL_TOP - 1]]))
+				continue;
+			p->cand[j] = p->cand[PL_TOP - 1];
+			lim = PL_TOP - 1;
+		}
+		while (lim > 0 && rg_before(p, ch, 0, mru, p->cand[lim - 1], 0,
+					    p->cmru[p->cand[lim - 1]])) {
+			p->cand[lim] = p->cand[lim - 1];
+			lim--;
+		}
+		p->cand[lim] = ch;
+	}
+	int32_t top = nc < PL_TOP ? nc : PL_TOP;
+	for (int32_t i = 0; i < top; i++)
+		p->cben[p->cand[i]] = rg_completes(p, p->cand[i]);
+	for (int32_t i = 1; i < top; i++) {
+		int32_t x = p->cand[i], j = i;
+		while (j > 0 && rg_before(p, x, p->cben[x], p->cmru[x],
+					  p->cand[j - 1], p->cben[p->cand[j - 1]],
+					  p->cmru[p->cand[j - 1]])) {
+			p->cand[j] = p->cand[j - 1];
+			j--;
+		}
+		p->cand[j] = x;
+	}
+	*n = nc;
+}
+
+/* The choices the pilot tries among the ranked cand[0..nc): the best of
+ * each (missing bytes, completions) in rank order, PL_K at most; chains
+ * alike in both are mostly interchangeable, and the choice that matters
+ * is between unlike ones (complete what is loaded, or load more). */
+static void rg_choices(pilot *p, int32_t nc, int32_t *r, int32_t *nr)
+{
+	int32_t n = 0;
+	for (int32_t i = 0; i < nc && n < PL_K; i++) {
+		int32_t x = p->cand[i];
+		bool dup = false;
+		for (int32_t j = 0; j < n && !dup; j++)
+			dup = p->miss[r[j]] == p->miss[x] &&
+			      p->cben[r[j]] == p->cben[x];
+		if (!dup)
+			r[n++] = x;
+	}
+	*nr = n;
+}
+
+/* The greedy's state before its first start. */
+static void rg_reset(pilot *p)
+{
+	const chsim *c = p->c;
+	const ds_graph *g = c->g;
+	for (int32_t ch = 0; ch < c->nch; ch++) {
+		p->started[ch] = 0;
+		p->miss[ch] = 0;
+		for (int32_t k = p->cioff[ch]; k < p->cioff[ch + 1]; k++)
+			p->miss[ch] += g->buf_size[p->civ[k]];
+	}
+	for (int32_t b = 0; b < g->nbuf; b++) {
+		p->res[b] = 0;
+		p->claim[b] = 0;
+		p->left[b] = p->uoff[b + 1] - p->uoff[b];
+		p->last[b] = 0;
+	}
+	for (int m = 0; m < DS_NMEM; m++) {
+		p->nrl[m] = 0;
+		p->used[m] = p->cused[m] = 0;
+	}
+	p->tick = 0;
+	p->nout = p->nlive = p->done = 0;
+}
+
+/* The next chain to start, or -1 when none may now: the next forced one
+ * while its memory has room (ranking the choices from rank_from on), then
+ * the greedy's best; rank[nout * PL_K ..] gets the choices there. */
+static int32_t rg_next(pilot *p, const int32_t *forced, int32_t nf,
+		       int32_t rank_from, int32_t *rank, int32_t *nrank)
+{
+	const chsim *c = p->c;
+	const ds_graph *g = c->g;
+	int32_t *r = rank + (size_t)p->nout * PL_K, nc;
+	if (p->nout >= c->nch)
+		return -1;
+	if (p->nout < nf) {
+		int32_t ch = forced[p->nout], b = c->cbuf[ch];
+		int m = g->buf_mem[b];
+		if (p->nlive > 0 && p->cused[m] + g->buf_size[b] > g->caps.cap[m])
+			return -1;
+		if (p->nout >= rank_from) {
+			rg_rank(p, &nc);
+			rg_choices(p, nc, r, &nrank[p->nout]);
+		}
+		return ch;
+	}
+	rg_rank(p, &nc);
+	if (nc == 0 && p->nlive > 0)
+		return -1;
+	rg_choices(p, nc, r, &nrank[p->nout]);
+	if (nc > 0)
+		return p->cand[0];
+	/* nothing fits beside nothing: cannot happen (ds_check_fits); stay
+	 * total */
+	int32_t ch = 0;
+	while (p->started[ch])
+		ch++;
+	return ch;
+}
+
+/* Chain ch starts: its inputs are claimed by a running chain. */
+static void rg_start(pilot *p, int32_t ch, int32_t *out)
+{
+	const chsim *c = p->c;
+	const ds_graph *g = c->g;
+	p->started[ch] = 1;
+	out[p->nout++] = ch;
+	p->live[p->nlive] = ch;
+	p->lnext[p->nlive++] = c->soff[ch];
+	p->cused[g->buf_mem[c->cbuf[ch]]] += g->buf_size[c->cbuf[ch]];
+	for (int32_t k = p->cioff[ch]; k < p->cioff[ch + 1]; k++)
+		p->left[p->civ[k]]--;
+	for (int32_t si = c->soff[ch]; si < c->soff[ch + 1]; si++)
+		for (int32_t k = c->ioff[si]; k < c->ioff[si + 1]; k++) {
+			int32_t x = c->iv[k];
+			bool before = rg_have(p, x);
+			p->claim[x]++;
+			rg_flip(p, x, before);
+		}
+}
+
+/* Step si reads its inputs: missing ones come in (rg_room's victims);
+ * then its claims end, and data nobody will read again leaves. */
+static void rg_step(pilot *p, int32_t si)
+{
+	const chsim *c = p->c;
+	const ds_graph *g = c->g;
+	/* the step's inputs, held apart from the byte stores below */
+	const int32_t *in = c->iv + c->ioff[si];
+	const int32_t nin = c->ioff[si + 1] - c->ioff[si];
+	p->st++;
+	for (int32_t k = 0; k < nin; k++)
+		p->stamp[in[k]] = p->st;
+	for (int32_t k = 0; k < nin; k++) {
+		int32_t x = in[k];
+		int m = g->buf_mem[x];
+		p->tick++;
+		if (!p->res[x]) {
+			rg_room(p, m, g->buf_size[x]);
+			bool before = rg_have(p, x);
+			p->res[x] = 1;
+			p->rl[m][p->nrl[m]++] = x;
+			p->used[m] += g->buf_size[x];
+			rg_flip(p, x, before);
+		}
+		p->last[x] = p->tick;
+	}
+	for (int32_t k = 0; k < nin; k++) {
+		int32_t x = in[k];
+		bool before = rg_have(p, x);
+		p->claim[x]--;
+		rg_flip(p, x, before);
+		if (p->claim[x] == 0 && p->left[x] == 0)
+			rg_unres(p, x);
+	}
+	p->work += nin;
+}
+
+/* The chains that ran their last step end. */
+static void rg_retire(pilot *p)
+{
+	const chsim *c = p->c;
+	const ds_graph *g = c->g;
+	for (int32_t l = 0; l < p->nlive;) {
+		int32_t ch = p->live[l];
+		if (p->lnext[l] < c->soff[ch + 1]) {
+			l++;
+			continue;
+		}
+		p->cused[g->buf_mem[c->cbuf[ch]]] -= g->buf_size[c->cbuf[ch]];
+		p->done++;
+		memmove(p->live + l, p->live + l + 1,
+			(size_t)(p->nlive - l - 1) * sizeof *p->live);
+		memmove(p->lnext + l, p->lnext + l + 1,
+			(size_t)(p->nlive - l - 1) * sizeof *p->lnext);
+		p->nlive--;
+	}
+}
+
+#ifndef NDEBUG
+/* The greedy's counters recomputed from scratch: each chain's missing
+ * bytes, each memory's resident bytes.  O(C I + R). */
+static void rg_check(const pilot *p)
+{
+	const ds_graph *g = p->c->g;
+	for (int32_t ch = 0; ch < p->c->nch; ch++) {
+		int64_t miss = 0;
+		for (int32_t k = p->cioff[ch]; k < p->cioff[ch + 1]; k++)
+			if (!rg_have(p, p->civ[k]))
+				miss += g->buf_size[p->civ[k]];
+		DS_ASSERT(miss == p->miss[ch]);
+		(void)miss;
+	}
+	for (int m = 0; m < DS_NMEM; m++) {
+		int64_t used = 0;
+		for (int32_t i = 0; i < p->nrl[m]; i++) {
+			DS_ASSERT(p->res[p->rl[m][i]]);
+			used += g->buf_size[p->rl[m][i]];
+		}
+		DS_ASSERT(used == p->used[m]);
+		(void)used;
+	}
+	(void)g;
+}
+#endif
+
+void rg_run(pilot *p, const int32_t *forced, int32_t nf, int32_t rank_from,
+	    int32_t *out, int32_t *rank, int32_t *nrank)
+{
+	const chsim *c = p->c;
+	rg_reset(p);
+	for (int64_t round = 1; p->done < c->nch; round++) {
+		int32_t ch;
+		while ((ch = rg_next(p, forced, nf, rank_from, rank, nrank)) >= 0)
+			rg_start(p, ch, out);
+		/* one step of each running chain, in turn */
+		for (int32_t l = 0, nl = p->nlive; l < nl; l++)
+			rg_step(p, p->lnext[l]++);
+		rg_retire(p);
+#ifndef NDEBUG
+		/* at rounds 1, 2, 4, ...: O((C I + R) log rounds) a run */
+		if ((round & (round - 1)) == 0)
+			rg_check(p);
+#endif
+	}
+}
