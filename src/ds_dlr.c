@@ -191,7 +191,7 @@ static int dlr_turns(const ds_graph *g, const int32_t *order,
 			     .nprefix = i + 2,
 			     .turn_out = turns2};
 		bool chains;
-		if ((rc = ch_order(g, order, pos1, &co, ord, &chains, e)) ||
+		if ((rc = dlr_ch_order(g, order, pos1, &co, ord, &chains, e)) ||
 		    (rc = dlr_try(g, ord, b, e)))
 			goto out;
 		tries++;
@@ -226,7 +226,7 @@ static int dlr_follow(dlr *d, ds_err *e)
 {
 	int rc = dlr_try(d->g, d->order, &d->b, e);
 	for (int pull = 0; pull < 2 && !rc; pull++)
-		if (!(rc = po_follow(d->g, d->order, d->pos1, NULL, pull, d->ord,
+		if (!(rc = dlr_po_follow(d->g, d->order, d->pos1, NULL, pull, d->ord,
 				     e)))
 			rc = dlr_try(d->g, d->ord, &d->b, e);
 	return rc;
@@ -244,7 +244,7 @@ static int dlr_chains(dlr *d, bool *chains, ds_err *e)
 		chopts co = {.share = shares[k],
 			     .ref_out = k == 0 ? d->chref : NULL,
 			     .turn_out = k == 0 && !d->lite ? d->turns : NULL};
-		if ((rc = ch_order(d->g, d->order, d->pos1, &co, d->ord, chains,
+		if ((rc = dlr_ch_order(d->g, d->order, d->pos1, &co, d->ord, chains,
 				   e)) ||
 		    (*chains && (rc = dlr_try(d->g, d->ord, &d->b, e))))
 			return rc;
@@ -273,13 +273,13 @@ static int dlr_pilot(dlr *d, int64_t lvl, ds_err *e)
 		     .alt = d->chalt,
 		     .nalt = &nalt};
 	int rc;
-	if ((rc = ch_order(g, d->order, d->pos1, &co, d->ord, &chains, e)) ||
+	if ((rc = dlr_ch_order(g, d->order, d->pos1, &co, d->ord, &chains, e)) ||
 	    (chains && (rc = dlr_try(g, d->ord, &d->b, e))))
 		return rc;
 	for (int32_t k = 0; chains && k < nalt; k++) {
 		chopts fo = {.share = 1.0,
 			     .force = d->chalt + (size_t)k * (size_t)g->nbuf};
-		if ((rc = ch_order(g, d->order, d->pos1, &fo, d->ord, &chains,
+		if ((rc = dlr_ch_order(g, d->order, d->pos1, &fo, d->ord, &chains,
 				   e)) ||
 		    (rc = dlr_try(g, d->ord, &d->b, e)))
 			return rc;
@@ -295,12 +295,12 @@ static int dlr_sched(dlr *d, ds_err *e)
 	const ds_graph *g = d->g;
 	dlr_positions(g, &d->b.plan, d->anchor);
 	int rc;
-	if ((rc = ls_run(g, d->anchor, NULL, d->ord, e)) ||
+	if ((rc = dlr_ls_run(g, d->anchor, NULL, d->ord, e)) ||
 	    (rc = dlr_try(g, d->ord, &d->b, e)))
 		return rc;
 	for (int64_t r = 0; r < d->effort; r++) {
 		dlr_positions(g, &d->b.plan, d->posr);
-		if ((rc = ls_run(g, d->anchor, d->posr, d->ord, e)) ||
+		if ((rc = dlr_ls_run(g, d->anchor, d->posr, d->ord, e)) ||
 		    (rc = dlr_try(g, d->ord, &d->b, e)))
 			return rc;
 	}

@@ -36,17 +36,17 @@ void dlr_sort_lists(const int32_t *pos, csr *c, int32_t n);
  * base_key (NULL: the position in order), ALLOCs lazy and FREEs eager; with
  * pull, an operation that only stages data for one consumer takes that
  * consumer's key.  out[0..n). */
-int po_follow(const ds_graph *g, const int32_t *order, const int32_t *pos1,
+int dlr_po_follow(const ds_graph *g, const int32_t *order, const int32_t *pos1,
 	      const int32_t *base_key, bool pull, int32_t *out, ds_err *e);
 
 /* The memory-aware list scheduler: order[0..n), following the anchor
  * positions pos1, with posr (or NULL: LRU) forecasting next uses. */
-int ls_run(const ds_graph *g, const int32_t *pos1, const int32_t *posr,
+int dlr_ls_run(const ds_graph *g, const int32_t *pos1, const int32_t *posr,
 	   int32_t *order, ds_err *e);
 
 /* ---- the chain simulation (ds_dlr_chain.c) ---- */
 
-/* How ch_order chooses. */
+/* How dlr_ch_order chooses. */
 typedef struct chopts {
 	double share; /* the part of each memory the simulation lets the
 			 inputs use (a smaller share makes the chains keep
@@ -122,7 +122,7 @@ typedef struct chsim {
 
 /* The chain order into out[0..n) (see ds_dlr_chain.c); *any: there are
  * chains (and, for the pilot, an order worth trying). */
-int ch_order(const ds_graph *g, const int32_t *order, const int32_t *pos1,
+int dlr_ch_order(const ds_graph *g, const int32_t *order, const int32_t *pos1,
 	     const chopts *o, int32_t *out, bool *any, ds_err *e);
 
 /* ---- the reuse pilot (ds_dlr_pilot.c, ds_dlr_greedy.c) ---- */
@@ -180,14 +180,14 @@ typedef struct pilot {
 } pilot;
 
 /* The pilot's chain start order into out[0..nch) (ds_dlr_pilot.c). */
-int pl_order(chsim *c, const chopts *o, int32_t *out, bool *useful,
+int dlr_pl_order(chsim *c, const chopts *o, int32_t *out, bool *useful,
 	     ds_err *e);
 
 /* One greedy run (ds_dlr_greedy.c): the chains of forced[0..nf) first, in
  * that order, then the greedy's choices; out[] gets the start order, and
  * for each start i from rank_from on, rank[i * PL_K ..] the best nrank[i]
  * choices there. */
-void rg_run(pilot *p, const int32_t *forced, int32_t nf, int32_t rank_from,
+void dlr_rg_run(pilot *p, const int32_t *forced, int32_t nf, int32_t rank_from,
 	    int32_t *out, int32_t *rank, int32_t *nrank);
 
 #endif

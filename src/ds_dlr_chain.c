@@ -2,7 +2,7 @@
  *
  * Requires: a valid graph, a topological order of its n nodes (stage 1's)
  * and its positions; chopts as ds_dlr.h says.
- * Guarantees: a topological order of all n nodes (po_follow's, keyed by the
+ * Guarantees: a topological order of all n nodes (dlr_po_follow's, keyed by the
  * simulated steps) into out[], or *any false when the graph has fewer than
  * two chains (out[] then untouched); with o->pilot, the pilot's order (see
  * ds_dlr_pilot.c).  A pure function of the inputs (node Ids break exact
@@ -24,7 +24,7 @@
  * fit side by side (ch_pick), then the one reusing the most recently used
  * data, then stage 1's.  The simulated order of steps is then laid over
  * the places stage 1 gave the steps, each step taking along the loads and
- * moves that feed it, and the order is rebuilt by po_follow.  The chains
+ * moves that feed it, and the order is rebuilt by dlr_po_follow.  The chains
  * that may start are the first CH_WINDOW not started in stage 1's order.
  *
  * The model's counters (bytes and buffers in the model, reads left, the
@@ -745,7 +745,7 @@ static void ch_simulate(chsim *c)
 	DS_ASSERT(c->t == c->na);
 }
 
-int ch_order(const ds_graph *g, const int32_t *order, const int32_t *pos1,
+int dlr_ch_order(const ds_graph *g, const int32_t *order, const int32_t *pos1,
 	     const chopts *o, int32_t *out, bool *any, ds_err *e)
 {
 	ds_arena a;
@@ -773,12 +773,12 @@ int ch_order(const ds_graph *g, const int32_t *order, const int32_t *pos1,
 			goto oom;
 		if (o->force)
 			memcpy(forced, o->force, (size_t)c.nch * sizeof *forced);
-		else if ((rc = pl_order(&c, o, forced, any, e)) || !*any)
+		else if ((rc = dlr_pl_order(&c, o, forced, any, e)) || !*any)
 			goto out;
 		c.forced = forced;
 	}
 	ch_simulate(&c);
-	rc = po_follow(g, order, pos1, c.key, false, out, e);
+	rc = dlr_po_follow(g, order, pos1, c.key, false, out, e);
 	goto out;
 oom:
 	rc = ds_fail(e, DS_ENOMEM, "out of memory");

@@ -1,6 +1,6 @@
 /* ds_dlr_greedy.c: the reuse pilot's greedy over the chains (rg_).
  *
- * Requires: a pilot whose index (cioff .. uv, first, reserve) pl_order
+ * Requires: a pilot whose index (cioff .. uv, first, reserve) dlr_pl_order
  * built, and its arrays allocated; forced[0..nf) distinct chains.
  * Guarantees: out[0..nch) a permutation of the chains: forced[] first, in
  * that order, then the greedy's choices; the ranked choices at each start
@@ -394,7 +394,7 @@ static void rg_check(const pilot *p)
 }
 #endif
 
-void rg_run(pilot *p, const int32_t *forced, int32_t nf, int32_t rank_from,
+void dlr_rg_run(pilot *p, const int32_t *forced, int32_t nf, int32_t rank_from,
 	    int32_t *out, int32_t *rank, int32_t *nrank)
 {
 	const chsim *c = p->c;

@@ -1,7 +1,7 @@
 /* ds_dlr_pilot.c: DLR's reuse pilot and the improvement (pl_).
  *
  * Requires: the chains of a chain simulation (chsim: cbuf .. cv built by
- * ch_order, two chains or more), chopts with pilot > 0, ref the
+ * dlr_ch_order, two chains or more), chopts with pilot > 0, ref the
  * simulation's chain order and ref_ddr its placement's extra_ddr, alt room
  * for two chain orders nbuf apart.
  * Guarantees: out[0..nch) a permutation of the chains, or *useful false
@@ -13,10 +13,10 @@
  *
  * A second way to choose the chain order, judged by what a placement would
  * really cost.  pl_eval lays the chains out (started in a given order as
- * their memory has room, stepping in turn, as ch_order does) and counts
+ * their memory has room, stepping in turn, as dlr_ch_order does) and counts
  * the traffic of the reloads under furthest-next-use eviction, the rule the
  * placer follows; on graphs whose traffic is the chains' inputs it gives
- * the placement's figure to a reload or two.  rg_run is a fast greedy over
+ * the placement's figure to a reload or two.  dlr_rg_run is a fast greedy over
  * the same layout: it starts the chain with the fewest bytes neither
  * resident nor brought by the running chains, then the one whose loads
  * complete the most other chains (data just loaded is used by all that
@@ -254,7 +254,7 @@ static int pl_pilot(pilot *p, const int32_t *fixed, int32_t nfix, int keep,
 {
 	const int32_t nch = p->c->nch;
 	int inc = pl_slot(keep, -1, -1);
-	rg_run(p, fixed, nfix, nfix, p->ord[inc], p->rk[inc], p->nrk[inc]);
+	dlr_rg_run(p, fixed, nfix, nfix, p->ord[inc], p->rk[inc], p->nrk[inc]);
 	int64_t incv = pl_eval(p, p->ord[inc], INT64_MAX);
 	for (int32_t at = nfix; at < nch && incv <= giveup && p->work < budget;
 	     at++) {
@@ -265,7 +265,7 @@ static int pl_pilot(pilot *p, const int32_t *fixed, int32_t nfix, int keep,
 		for (int32_t i = 1; i < nr && p->work < budget; i++) {
 			int s = pl_slot(keep, inc, -1);
 			p->pre[at] = r[i];
-			rg_run(p, p->pre, at + 1, at + 1, p->ord[s], p->rk[s],
+			dlr_rg_run(p, p->pre, at + 1, at + 1, p->ord[s], p->rk[s],
 			       p->nrk[s]);
 			int64_t cost = pl_eval(p, p->ord[s], INT64_MAX);
 			if (cost < incv) {
@@ -565,7 +565,7 @@ static int pl_nested(pilot *p, int best, int64_t nbudget, int64_t *val)
 	for (int32_t at = 0; at < nch && p->work < nbudget; at++) {
 		/* the incumbent's choices here, afresh */
 		int f = pl_slot(best, -1, -1);
-		rg_run(p, p->ord[best], nch, at, p->ord[f], p->rk[f], p->nrk[f]);
+		dlr_rg_run(p, p->ord[best], nch, at, p->ord[f], p->rk[f], p->nrk[f]);
 		best = f;
 		int32_t r[PL_K], nr = p->nrk[best][at];
 		memcpy(r, p->rk[best] + (size_t)at * PL_K,
@@ -619,7 +619,7 @@ static int pl_search(pilot *p, const chopts *o, int64_t refv, int32_t *nalt,
 	return best;
 }
 
-int pl_order(chsim *c, const chopts *o, int32_t *out, bool *useful,
+int dlr_pl_order(chsim *c, const chopts *o, int32_t *out, bool *useful,
 	     ds_err *e)
 {
 	const int32_t nch = c->nch;

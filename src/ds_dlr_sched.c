@@ -1,13 +1,13 @@
 /* ds_dlr_sched.c: DLR's two list schedulers, po_ and ls_.
  *
- * Requires: a valid graph; po_follow: a topological order of its n nodes
- * (and its positions); ls_run: anchor positions of a topological order,
+ * Requires: a valid graph; dlr_po_follow: a topological order of its n nodes
+ * (and its positions); dlr_ls_run: anchor positions of a topological order,
  * and optionally a reference plan's positions of the graph's nodes.
  * Guarantees: a topological order of all n nodes into the caller's array,
  * in which every user of a buffer follows its ALLOC and its FREE follows
  * every user; a pure function of the inputs (node Ids break exact ties);
  * DS_ENOMEM (with e set) and nothing else on failure.
- * Cost: po_follow O((N + E) log N); ls_run O(N * G * K) with G candidate
+ * Cost: dlr_po_follow O((N + E) log N); dlr_ls_run O(N * G * K) with G candidate
  * goals per step and K the closure bound (both constants, see LS_*), plus
  * O(R) per eviction scored, R the resident buffers of a memory. */
 #include "ds_dlr.h"
@@ -169,7 +169,7 @@ static void po_run(porder *p, int32_t v)
 		po_release(p, g->succ[k]);
 }
 
-int po_follow(const ds_graph *g, const int32_t *order, const int32_t *pos1,
+int dlr_po_follow(const ds_graph *g, const int32_t *order, const int32_t *pos1,
 	      const int32_t *base_key, bool pull, int32_t *out, ds_err *e)
 {
 	const int32_t n = g->n, nb = g->nbuf;
@@ -919,7 +919,7 @@ static void ls_check(const lsched *s)
 }
 #endif
 
-int ls_run(const ds_graph *g, const int32_t *pos1, const int32_t *posr,
+int dlr_ls_run(const ds_graph *g, const int32_t *pos1, const int32_t *posr,
 	   int32_t *order, ds_err *e)
 {
 	ds_arena a;

@@ -17,7 +17,7 @@
  * Method.  Operations do not change memory: the decision is which
  * operation (with the ALLOCs it needs) runs next; an ALLOC is best run
  * just before its first user and a FREE just after its last.  The list
- * scheduler (gr_run()) keeps candidate targets: an operation with its
+ * scheduler (mpas_gr_run()) keeps candidate targets: an operation with its
  * ancestors that have not run ("closure", bounded in size), extended along
  * buffers left with a single consumer (a load alone looks cheap, but its
  * buffer stays until the consumer runs).  A target is rated by simulating
@@ -425,9 +425,9 @@ static int mpas_init(mpas *M, const ds_graph *g, const ds_mpas_opts *o,
 	if (a->failed)
 		return ds_fail(e, DS_ENOMEM, "out of memory");
 	int rc = views_build(g, a, &M->w, e);
-	if (rc == DS_OK && !(M->R = gr_new(a, n, g->pred_off[n], e)))
+	if (rc == DS_OK && !(M->R = mpas_gr_new(a, n, g->pred_off[n], e)))
 		rc = DS_ENOMEM;
-	if (rc == DS_OK && ls_applies(g) && !(M->L = ls_new(a, g, &M->w.fw, e)))
+	if (rc == DS_OK && mpas_ls_applies(g) && !(M->L = mpas_ls_new(a, g, &M->w.fw, e)))
 		rc = DS_ENOMEM;
 	return rc;
 }
@@ -463,7 +463,7 @@ static int mpas_greedy(mpas *M, ds_err *e)
 		view vv = p->dir ? M->w.bw : M->w.fw;
 		vv.stay = M->wstay;
 		bool invalid;
-		int rc = gr_run(M->R, &vv, p, M->cand, &invalid, e);
+		int rc = mpas_gr_run(M->R, &vv, p, M->cand, &invalid, e);
 		if (rc)
 			return rc;
 		if (p->dir)
@@ -515,7 +515,7 @@ static void mpas_polish(mpas *M, int32_t *order)
 	bool best_valid = M->P.valid[0];
 	for (int i = 0; i < M->P.k && M->L; i++) {
 		memcpy(M->cand, M->P.ord[i], n * sizeof *M->cand);
-		ls_run(M->L, M->cand, M->effort);
+		mpas_ls_run(M->L, M->cand, M->effort);
 		bool valid;
 		int64_t pk = order_peak(g, M->cand, &valid);
 		if (pool_better(pk, valid, best, best_valid)) {

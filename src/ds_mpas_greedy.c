@@ -1,4 +1,4 @@
-/* ds_mpas_greedy.c: MPAS's list scheduler, one greedy run (gr_run) over a
+/* ds_mpas_greedy.c: MPAS's list scheduler, one greedy run (mpas_gr_run) over a
  * view of the graph, forwards or reversed.
  *
  * Requires: a view of a valid graph (ds_mpas.c builds it: pred/succ lists
@@ -26,7 +26,7 @@
  * no candidate can run,
  * is O(R * K) for R nodes waiting for nothing (it never runs on the
  * bundled graphs nor on the generator's at 100k nodes).  Memory
- * O(N + E), taken once (gr_new) and reused by every run.  With asserts
+ * O(N + E), taken once (mpas_gr_new) and reused by every run.  With asserts
  * live, gr_check recomputes the treaps and the counters from scratch at
  * the 2^k-th decisions: O((N + E) log N) more a run. */
 #include "ds_mpas_int.h"
@@ -824,7 +824,7 @@ static void gr_forced(run *r)
 
 /* Working arrays for greedy runs over n nodes and ne edges, allocated
  * once and reused by every run. */
-run *gr_new(ds_arena *a, int32_t n, int64_t ne, ds_err *err)
+run *mpas_gr_new(ds_arena *a, int32_t n, int64_t ne, ds_err *err)
 {
 	run *r = ds_arena_alloc(a, 1, sizeof *r);
 	if (!r) {
@@ -1115,7 +1115,7 @@ static int gr_step(run *r, ds_err *err)
 	return gr_retrigger(r, from, err);
 }
 
-int gr_run(run *r, const view *v, const gparams *p, int32_t *out,
+int mpas_gr_run(run *r, const view *v, const gparams *p, int32_t *out,
 	   bool *invalid, ds_err *err)
 {
 	gr_reset(r, v, p, out);

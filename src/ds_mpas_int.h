@@ -58,10 +58,10 @@ typedef struct run run;
 
 /* Working arrays for greedy runs over n nodes and ne edges, taken from a
  * (once, reused by every run); NULL, with err set, when out of memory. */
-run *gr_new(ds_arena *a, int32_t n, int64_t ne, ds_err *err);
+run *mpas_gr_new(ds_arena *a, int32_t n, int64_t ne, ds_err *err);
 /* One greedy run over view v into out[0..n); *invalid when the one-live
  * rule had to be broken. */
-int gr_run(run *r, const view *v, const gparams *p, int32_t *out,
+int mpas_gr_run(run *r, const view *v, const gparams *p, int32_t *out,
 	   bool *invalid, ds_err *err);
 
 /* ---- the local search (ds_mpas_ls.c) ---- */
@@ -69,12 +69,12 @@ int gr_run(run *r, const view *v, const gparams *p, int32_t *out,
 typedef struct ls ls;
 
 /* The search applies: ALLOCs have no preds, FREEs no succs. */
-bool ls_applies(const ds_graph *g);
+bool mpas_ls_applies(const ds_graph *g);
 /* The search's arrays for g (forwards view v), taken from a; NULL, with
  * e set, when out of memory. */
-ls *ls_new(ds_arena *a, const ds_graph *g, const view *v, ds_err *e);
+ls *mpas_ls_new(ds_arena *a, const ds_graph *g, const view *v, ds_err *e);
 /* Improves order (all n nodes) in place with at most effort moves;
  * the result is never worse. */
-void ls_run(ls *s, int32_t *order, int64_t effort);
+void mpas_ls_run(ls *s, int32_t *order, int64_t effort);
 
 #endif

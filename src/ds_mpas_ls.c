@@ -1,8 +1,8 @@
 /* ds_mpas_ls.c: MPAS's local search over the order of operations (ls_).
  *
  * Requires: a valid graph whose ALLOCs have no preds and FREEs no succs
- * (ls_applies; true of every bundled graph), its forwards view, and a
- * topological order of all its nodes.  Guarantees: ls_run leaves a
+ * (mpas_ls_applies; true of every bundled graph), its forwards view, and a
+ * topological order of all its nodes.  Guarantees: mpas_ls_run leaves a
  * topological order whose peak_vstay is never higher, with at most one
  * buffer of each L0 memory live at any time when the order given had
  * that; an order that breaks the one-live rule is left as it is.
@@ -475,7 +475,7 @@ static void ls_tie_all(ls *s, ds_arena *a)
 		}
 }
 
-ls *ls_new(ds_arena *a, const ds_graph *g, const view *v, ds_err *e)
+ls *mpas_ls_new(ds_arena *a, const ds_graph *g, const view *v, ds_err *e)
 {
 	const int32_t n = g->n, nb = g->nbuf;
 	ls *s = ds_arena_alloc(a, 1, sizeof *s);
@@ -522,7 +522,7 @@ ls *ls_new(ds_arena *a, const ds_graph *g, const view *v, ds_err *e)
 }
 
 /* The search applies: ALLOCs have no preds, FREEs no succs. */
-bool ls_applies(const ds_graph *g)
+bool mpas_ls_applies(const ds_graph *g)
 {
 	for (int32_t x = 0; x < g->n; x++) {
 		if (g->kind[x] == DS_ALLOC && g->pred_off[x + 1] > g->pred_off[x])
@@ -535,7 +535,7 @@ bool ls_applies(const ds_graph *g)
 
 /* Improves order (all n nodes) in place with at most effort moves;
  * the result is never worse. */
-void ls_run(ls *s, int32_t *order, int64_t effort)
+void mpas_ls_run(ls *s, int32_t *order, int64_t effort)
 {
 	const ds_graph *g = s->g;
 	int32_t k = 0;
