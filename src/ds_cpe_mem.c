@@ -1,0 +1,502 @@
+/* ds_cpe_mem.c: CPE memory. */
+#include "ds_cpe.h"
+
+#include <string.h>
+
+/* Offset of the occupancy that node v (ALLOC or SPILL_IN) starts. */
+static int64_t cm_occ_offset(const cpe *c, const ds_plan *p, int32_t v)
+{
+	return c->kind[v] == K_ALLOC ? p->offset[c->nbuf[v]]
+				     : p->spill[(v - c->n) / 2].offset;
+}
+
+/* Walks backbone p: its occupancies (bo_*, occ_of) and, in fixed mode,
+ * its address-reuse edges, from the end of each earlier occupant of an
+ * occupancy's addresses to its start. */
+int cm_reuse_edges(cpe *c, const ds_plan *p)
+{
+	const ds_graph *g = c->g;
+	for (int m = 0; m < DS_NMEM; m++)
+		ds_segmap_reset(&c->sm[m]);
+	c->nbo = 0;
+	for (int32_t i = 0; i < p->len; i++) {
+		int32_t v = p->order[i], b = c->nbuf[v];
+		int k = c->kind[v];
+		if (k == K_FREE || k == K_SOUT) {
+			c->occ_end[c->cur_occ[b]] = v;
+			c->bo_e[c->cur_occ[b]] = i;
+			continue;
+		}
+		if (k != K_ALLOC && k != K_SIN)
+			continue;
+		ds_segmap *s = &c->sm[g->buf_mem[b]];
+		int64_t x = cm_occ_offset(c, p, v), end = x + g->buf_size[b];
+		for (int32_t j = ds_segmap_find(s, x); j < s->n && s->lo[j] < end;
+		     j++) {
+			int32_t o = s->occ[j];
+			if (o < 0 || c->occ_mark[o] == v || c->online)
+				continue;
+			c->occ_mark[o] = v;
+			/* the backbone passed ds_replay: no live overlap */
+			DS_ASSERT(c->occ_end[o] >= 0);
+			if (cpe_add_edge(c, c->occ_end[o], v, E_REUSE))
+				return DS_ENOMEM;
+		}
+		int32_t o = c->nbo++;
+		c->occ_end[o] = -1;
+		c->occ_mark[o] = -1;
+		c->bo_lo[o] = x;
+		c->bo_hi[o] = end;
+		c->bo_s[o] = i;
+		c->bo_e[o] = p->len;
+		c->occ_of[v] = o;
+		c->cur_occ[b] = o;
+		if (ds_segmap_set(s, x, g->buf_size[b], o))
+			return cpe_oom(c);
+	}
+	/* per memory, in order of start (a stable counting sort), each
+	 * list closed by a sentinel -1 */
+	for (int m = 0; m <= DS_NMEM; m++)
+		c->mo_off[m] = m;
+	for (int32_t o = 0; o < c->nbo; o++)
+		c->mo_off[g->buf_mem[c->nbuf[p->order[c->bo_s[o]]]] + 1]++;
+	for (int m = 0; m < DS_NMEM; m++)
+		c->mo_off[m + 1] += c->mo_off[m] - m;
+	int32_t fill[DS_NMEM];
+	memcpy(fill, c->mo_off, sizeof fill);
+	for (int32_t o = 0; o < c->nbo; o++) {
+		int m = g->buf_mem[c->nbuf[p->order[c->bo_s[o]]]];
+		c->mo_idx[o] = fill[m];
+		c->mo_list[fill[m]++] = o;
+	}
+	for (int m = 0; m < DS_NMEM; m++) {
+		DS_ASSERT(fill[m] == c->mo_off[m + 1] - 1);
+		c->mo_list[fill[m]] = -1;
+	}
+	return DS_OK;
+}
+
+/* ---- windows ---- */
+
+/* Re-placement: among the windows of size bytes in ds_segmap s that are free
+ * in the order so far (left- or right-aligned on a segment), the one whose
+ * previous occupants all ended earliest, then the tightest fit; -1 when
+ * none is free. */
+static int64_t cm_earliest_window(const cpe *c, const ds_segmap *s, int64_t size)
+{
+	int64_t best = -1, blast = 0, bfit = 0;
+	for (int32_t i = 0; i < s->n;) {
+		int32_t o = s->occ[i];
+		if (o >= 0 && c->occ_endt[o] == INT64_MAX) {
+			i++;
+			continue;
+		}
+		/* a free run [rlo, rhi) */
+		int32_t j = i;
+		while (j < s->n &&
+		       (s->occ[j] < 0 || c->occ_endt[s->occ[j]] != INT64_MAX))
+			j++;
+		int64_t rlo = s->lo[i], rhi = ds_segmap_hi(s, j - 1);
+		for (int32_t k = i; k < j && rhi - rlo >= size; k++) {
+			for (int side = 0; side < 2; side++) {
+				int64_t x = side ? ds_segmap_hi(s, k) - size
+						 : s->lo[k];
+				if (x < rlo || x + size > rhi)
+					continue;
+				int64_t last = -1;
+				for (int32_t q = side ? ds_segmap_find(s, x) : k;
+				     q < s->n && s->lo[q] < x + size; q++)
+					if (s->occ[q] >= 0 &&
+					    c->occ_endt[s->occ[q]] > last)
+						last = c->occ_endt[s->occ[q]];
+				int64_t fit = rhi - rlo - size;
+				if (best < 0 || last < blast ||
+				    (last == blast &&
+				     (fit < bfit ||
+				      (fit == bfit && x < best)))) {
+					best = x;
+					blast = last;
+					bfit = fit;
+				}
+			}
+		}
+		i = j;
+	}
+	return best;
+}
+
+/* Is [x, x + size) free in the order so far?  *last gets the time its
+ * previous occupants all ended. */
+static bool cm_window_at(const cpe *c, const ds_segmap *s, int64_t x, int64_t size,
+		      int64_t *last)
+{
+	*last = -1;
+	for (int32_t q = ds_segmap_find(s, x); q < s->n && s->lo[q] < x + size;
+	     q++) {
+		int32_t o = s->occ[q];
+		if (o < 0)
+			continue;
+		if (c->occ_endt[o] == INT64_MAX)
+			return false;
+		if (c->occ_endt[o] > *last)
+			*last = c->occ_endt[o];
+	}
+	return true;
+}
+
+/* v (ALLOC or SPILL_IN) occupies [x, x + size) from now on. */
+int cm_occupy(cpe *c, int32_t v, int64_t x)
+{
+	const ds_graph *g = c->g;
+	int32_t b = c->nbuf[v], o = c->nocc++;
+	DS_ASSERT(o < c->g->nbuf + c->nspill);
+	c->occ_endt[o] = INT64_MAX;
+	c->cur_occ[b] = o;
+	if (c->kind[v] == K_ALLOC)
+		c->off[b] = x;
+	else
+		c->soff[(v - c->n) / 2] = x;
+	c->bx[b] = x;
+	return ds_segmap_set(&c->sm[g->buf_mem[b]], x, g->buf_size[b], o);
+}
+
+/* Backbone occupancies still to start that an online placement looks at:
+ * beyond, a placement off the backbone's offset is not tried, and one on
+ * it waits for the frontier to come closer. */
+#define MAX_RESERVED 256
+
+/* The next backbone occupancy not started yet at or after index j of its
+ * memory's list (the list ends with a sentinel that never starts): each
+ * index points on to a later one once started, with path halving, so
+ * that the scans below only meet occupancies still to start. */
+static int32_t cm_next_unstarted(cpe *c, int32_t j)
+{
+	while (c->skip[j] != j) {
+		c->skip[j] = c->skip[c->skip[j]];
+		j = c->skip[j];
+	}
+	return j;
+}
+
+/* Online: may the occupancy v starts take its backbone window at time t?
+ * The window must be free and vacated by t, and no backbone occupancy
+ * that comes before v's and overlaps it may be still to start (that one
+ * needs the window first). */
+bool cm_bb_window_ok(cpe *c, int32_t v, int64_t t, int64_t *last)
+{
+	int m = c->g->buf_mem[c->nbuf[v]];
+	int32_t me = c->occ_of[v];
+	int64_t lo = c->bo_lo[me], hi = c->bo_hi[me];
+	if (!cm_window_at(c, &c->sm[m], lo, hi - lo, last) || *last > t)
+		return false;
+	/* the occupancy that stood in the way last time often still does */
+	int32_t bl = c->blocker[v], seen = 0;
+	if (bl >= 0 && !c->bo_started[bl])
+		return false;
+	for (int32_t j = cm_next_unstarted(c, c->mo_off[m]);;
+	     j = cm_next_unstarted(c, j + 1)) {
+		int32_t o = c->mo_list[j];
+		if (o < 0 || c->bo_s[o] >= c->bo_s[me])
+			return true;
+		if (++seen > MAX_RESERVED)
+			return false; /* too far ahead to tell: wait */
+		if (c->bo_lo[o] < hi && lo < c->bo_hi[o]) {
+			c->blocker[v] = o;
+			return false;
+		}
+	}
+}
+
+/* Removes [lo, hi) from the *n sorted disjoint stretches in c->resv and
+ * drops those left shorter than size: only the stretches it touches are
+ * looked at. */
+static void cm_resv_cut(cpe *c, int32_t *n, int64_t lo, int64_t hi, int64_t size)
+{
+	int64_t *r = c->resv;
+	int32_t i = 0, z = *n;
+	/* the first stretch ending after lo */
+	while (i < z) {
+		int32_t mid = i + (z - i) / 2;
+		if (r[2 * mid + 1] <= lo)
+			i = mid + 1;
+		else
+			z = mid;
+	}
+	/* stretches i..j-1 meet [lo, hi); at most two pieces are left of
+	 * them: the head of the first and the tail of the last */
+	int32_t j = i;
+	while (j < *n && r[2 * j] < hi)
+		j++;
+	if (j == i)
+		return;
+	int64_t piece[4] = {r[2 * i], lo, hi, r[2 * j - 1]};
+	int32_t k = 0;
+	int64_t keep[4];
+	for (int q = 0; q < 4; q += 2)
+		if (piece[q + 1] - piece[q] >= size) {
+			keep[k++] = piece[q];
+			keep[k++] = piece[q + 1];
+		}
+	int32_t np = k / 2, tail = *n - j;
+	memmove(r + 2 * (i + np), r + 2 * j, (size_t)tail * 2 * sizeof *r);
+	memcpy(r + 2 * i, keep, (size_t)k * sizeof *r);
+	*n = i + np + tail;
+}
+
+/* Online: the tightest window of size bytes in ds_segmap s that is free now,
+ * was vacated by time t and avoids the addresses the backbone still needs
+ * while the occupancy v starts lives: those of every backbone occupancy
+ * not started yet (other than v's) that starts before v's ends.  Placed
+ * there, v never holds what the backbone's next operation needs (see
+ * cl_frontier_op).  -1 when there is none.  The stretches allowed (free runs
+ * minus those addresses) are kept in c->resv; candidates are aligned on
+ * their ends and on segment boundaries. */
+static int64_t cm_alt_window(cpe *c, int32_t v, const ds_segmap *s, int64_t size,
+			  int64_t t, int32_t until, int64_t *last_out)
+{
+	int64_t *r = c->resv;
+	int32_t n = 0;
+	/* the free runs long enough */
+	for (int32_t i = 0; i < s->n; i++) {
+		int32_t o = s->occ[i];
+		if (o >= 0 && c->occ_endt[o] == INT64_MAX)
+			continue;
+		int32_t j = i;
+		while (j + 1 < s->n &&
+		       (s->occ[j + 1] < 0 ||
+			c->occ_endt[s->occ[j + 1]] != INT64_MAX))
+			j++;
+		if (ds_segmap_hi(s, j) - s->lo[i] >= size) {
+			r[2 * n] = s->lo[i];
+			r[2 * n++ + 1] = ds_segmap_hi(s, j);
+		}
+		i = j;
+	}
+	/* minus the reservations, giving up as soon as nothing is left */
+	int m = c->g->buf_mem[c->nbuf[v]];
+	int32_t me = c->occ_of[v], seen = 0;
+	for (int32_t j = cm_next_unstarted(c, c->mo_off[m]); n > 0;
+	     j = cm_next_unstarted(c, j + 1)) {
+		int32_t o = c->mo_list[j];
+		if (o < 0 || c->bo_s[o] > until)
+			break;
+		if (o == me)
+			continue;
+		if (++seen > MAX_RESERVED)
+			return -1;
+		cm_resv_cut(c, &n, c->bo_lo[o], c->bo_hi[o], size);
+	}
+	int64_t best = -1, bfit = 0;
+	for (int32_t q = 0; q < n; q++) {
+		int64_t a = r[2 * q], z = r[2 * q + 1];
+		int32_t i = ds_segmap_find(s, a), j = ds_segmap_find(s, z - 1);
+		/* candidates: both ends of the stretch, and aligned on each
+		 * segment's start or end */
+		for (int32_t k = 2 * i - 2; k < 2 * j + 2; k++) {
+			int64_t x = k == 2 * i - 2   ? a
+				    : k == 2 * i - 1 ? z - size
+				    : k % 2	     ? ds_segmap_hi(s, k / 2) - size
+						     : s->lo[k / 2];
+			int64_t last;
+			if (x < a || x + size > z ||
+			    !cm_window_at(c, s, x, size, &last) || last > t)
+				continue;
+			int64_t fit = z - a - size;
+			if (best < 0 || fit < bfit ||
+			    (fit == bfit && x < best)) {
+				best = x;
+				bfit = fit;
+				*last_out = last;
+			}
+		}
+	}
+	return best;
+}
+
+/* Online: may the spill whose SPILL_OUT is v be dropped, its buffer kept
+ * where it is until the occupancy its SPILL_IN would start ends?  Only
+ * when no backbone occupancy still to start before that end needs those
+ * addresses, the rule cm_alt_window follows: the buffer then never holds
+ * what the backbone's next operation needs (see cl_frontier_op).  A dropped
+ * spill saves its traffic, its trips on MTE3 and MTE2, and the wait of
+ * the users behind its SPILL_IN; peak_vstay does not count spills. */
+bool cm_can_elide(cpe *c, int32_t v)
+{
+	const ds_graph *g = c->g;
+	int32_t b = c->nbuf[v];
+	int m = g->buf_mem[b];
+	int64_t lo = c->bx[b], hi = lo + g->buf_size[b];
+	int32_t me = c->occ_of[v + 1], until = c->bo_e[me], seen = 0;
+	DS_ASSERT(c->kind[v] == K_SOUT && c->online);
+	for (int32_t j = cm_next_unstarted(c, c->mo_off[m]);;
+	     j = cm_next_unstarted(c, j + 1)) {
+		int32_t o = c->mo_list[j];
+		if (o < 0 || c->bo_s[o] > until)
+			return true;
+		if (o == me)
+			continue;
+		if (++seen > MAX_RESERVED)
+			return false;
+		if (c->bo_lo[o] < hi && lo < c->bo_hi[o])
+			return false;
+	}
+}
+
+/* Online: windows at time t for the occupancies nodes[0..k) start, all or
+ * none (*ok): the backbone's offset when allowed, else a window outside
+ * the backbone's reservations.  c->vacated gets when each was vacated. */
+int cm_place_now(cpe *c, const int32_t *nodes, int32_t k, int64_t t,
+		     bool *ok)
+{
+	const ds_graph *g = c->g;
+	int32_t nstarts = 0, nocc = c->nocc;
+	bool snapped[DS_NMEM] = {false};
+	for (int32_t i = 0; i < k; i++)
+		nstarts += cpe_starts_occ(c, nodes[i]);
+	*ok = true;
+	for (int32_t i = 0; i < k && *ok; i++) {
+		int32_t v = nodes[i], b = c->nbuf[v];
+		if (!cpe_starts_occ(c, v))
+			continue;
+		int m = g->buf_mem[b];
+		if (nstarts > 1 && !snapped[m]) {
+			/* all or none: keep what to undo */
+			if (ds_segmap_copy(&c->snap[m], &c->sm[m]))
+				return cpe_oom(c);
+			snapped[m] = true;
+		}
+		int64_t last = -1, x = c->bo_lo[c->occ_of[v]];
+		int32_t me = c->occ_of[v], fr = c->pos[g->buf_free[b]];
+		if (c->elide && c->bo_e[me] < fr) {
+			/* its occupancy ends in a spill: a window free until
+			 * its FREE lets that spill be dropped (cm_can_elide) */
+			x = cm_alt_window(c, v, &c->sm[m], g->buf_size[b], t, fr,
+				       &last);
+			if (x >= 0)
+				goto found;
+			x = c->bo_lo[me];
+		}
+		if (!cm_bb_window_ok(c, v, t, &last)) {
+			/* no other window either, unless memory m changed
+			 * or time vacated more of it since the last try */
+			if (c->alt_ver[v] == c->mver[m] && t < c->alt_retry[v])
+				x = -1;
+			else
+				x = cm_alt_window(c, v, &c->sm[m], g->buf_size[b],
+					       t, c->bo_e[me], &last);
+			if (x < 0) {
+				c->alt_ver[v] = c->mver[m];
+				c->alt_retry[v] = c->mlast[m] > t ? c->mlast[m]
+								  : INT64_MAX;
+			}
+		}
+		if (x < 0) {
+			*ok = false;
+			break;
+		}
+	found:
+		if (cm_occupy(c, v, x))
+			return cpe_oom(c);
+		c->vacated[v] = last;
+	}
+	if (*ok)
+		return DS_OK;
+	c->nocc = nocc;
+	for (int m = 0; m < DS_NMEM; m++)
+		if (snapped[m] && ds_segmap_copy(&c->sm[m], &c->snap[m]))
+			return cpe_oom(c);
+	return DS_OK;
+}
+
+/* Online: the address-reuse edges of the order just built (c->out with
+ * c->off, c->soff), by source, into c->x_off and c->x_adj: memory waits
+ * the constraint graph does not show. */
+int cm_built_reuse(cpe *c)
+{
+	const ds_graph *g = c->g;
+	const int32_t T = c->total;
+	for (int m = 0; m < DS_NMEM; m++)
+		ds_segmap_reset(&c->sm[m]);
+	int32_t nocc = 0;
+	int64_t ne = 0;
+	memset(c->x_off, 0, ((size_t)T + 1) * sizeof *c->x_off);
+	/* edges as (source, target) pairs in tmp-like growable arrays */
+	for (int32_t i = 0; i < c->nout; i++) {
+		int32_t v = c->out[i], b = c->nbuf[v];
+		int k = c->kind[v];
+		if (cpe_is_elided(c, v))
+			continue;
+		if (k == K_FREE || k == K_SOUT) {
+			c->occ_end[c->cur_occ[b]] = v;
+			continue;
+		}
+		if (!cpe_starts_occ(c, v))
+			continue;
+		ds_segmap *s = &c->sm[g->buf_mem[b]];
+		int64_t x = k == K_ALLOC ? c->off[b] : c->soff[(v - c->n) / 2];
+		int64_t end = x + g->buf_size[b];
+		for (int32_t j = ds_segmap_find(s, x); j < s->n && s->lo[j] < end;
+		     j++) {
+			int32_t o = s->occ[j];
+			if (o < 0 || c->occ_mark[o] == v)
+				continue;
+			c->occ_mark[o] = v;
+			if (cpe_reserve(c, (void **)&c->xe, &c->xe_cap, 2 * ne + 2,
+					sizeof *c->xe))
+				return DS_ENOMEM;
+			c->xe[2 * ne] = c->occ_end[o];
+			c->xe[2 * ne++ + 1] = v;
+			c->x_off[c->occ_end[o] + 1]++;
+		}
+		int32_t o = nocc++;
+		c->occ_end[o] = -1;
+		c->occ_mark[o] = -1;
+		c->cur_occ[b] = o;
+		if (ds_segmap_set(s, x, g->buf_size[b], o))
+			return cpe_oom(c);
+	}
+	for (int32_t v = 0; v < T; v++)
+		c->x_off[v + 1] += c->x_off[v];
+	if (cpe_reserve(c, (void **)&c->x_adj, &c->x_cap, ne ? ne : 1,
+			sizeof *c->x_adj))
+		return DS_ENOMEM;
+	for (int32_t v = 0; v < T; v++)
+		c->tmp[v] = c->x_off[v];
+	for (int64_t k = 0; k < ne; k++)
+		c->x_adj[c->tmp[c->xe[2 * k]]++] = c->xe[2 * k + 1];
+	return DS_OK;
+}
+
+/* ---- re-placement ---- */
+
+/* Fixed mode: new offsets (c->off, c->soff) for the order c->out, each
+ * where the previous occupants ended earliest at the times c->fin, so
+ * that reuse edges bind less in the next round.  *ok is false when
+ * fragmentation leaves an occupancy without room. */
+int cm_replace(cpe *c, bool *ok)
+{
+	const ds_graph *g = c->g;
+	for (int m = 0; m < DS_NMEM; m++)
+		ds_segmap_reset(&c->sm[m]);
+	c->nocc = 0;
+	*ok = true;
+	for (int32_t i = 0; i < c->nout; i++) {
+		int32_t v = c->out[i], b = c->nbuf[v];
+		int k = c->kind[v];
+		if (k == K_FREE || k == K_SOUT) {
+			c->occ_endt[c->cur_occ[b]] = c->fin[v];
+			continue;
+		}
+		if (k != K_ALLOC && k != K_SIN)
+			continue;
+		int64_t x = cm_earliest_window(c, &c->sm[g->buf_mem[b]],
+					    g->buf_size[b]);
+		if (x < 0) {
+			*ok = false;
+			return DS_OK;
+		}
+		if (cm_occupy(c, v, x))
+			return cpe_oom(c);
+	}
+	return DS_OK;
+}
