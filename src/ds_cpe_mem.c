@@ -3,6 +3,74 @@
 
 #include <string.h>
 
+/* ---- the occupancy walk ---- */
+
+/* A walk over the occupancies of an order, the prologue cm_reuse_edges,
+ * cm_built_reuse and cm_replace share: the segment maps reset, then in
+ * order each node that starts an occupancy (ALLOC, SPILL_IN) or ends its
+ * buffer's current one (FREE, SPILL_OUT). */
+typedef struct cm_walk {
+	const int32_t *order;
+	int32_t len, i;	  /* i: the index after the node returned */
+	bool skip_elided; /* the nodes of dropped spills are no events */
+} cm_walk;
+
+static void cm_walk_begin(cpe *c, cm_walk *w, const int32_t *order,
+			  int32_t len, bool skip_elided)
+{
+	for (int m = 0; m < DS_NMEM; m++)
+		ds_segmap_reset(&c->sm[m]);
+	w->order = order;
+	w->len = len;
+	w->i = 0;
+	w->skip_elided = skip_elided;
+}
+
+/* The next node that starts an occupancy (*starts) or ends one; -1 at the
+ * end of the order. */
+static int32_t cm_walk_next(const cpe *c, cm_walk *w, bool *starts)
+{
+	while (w->i < w->len) {
+		int32_t v = w->order[w->i++];
+		if (c->kind[v] == K_OP ||
+		    (w->skip_elided && cpe_is_elided(c, v)))
+			continue;
+		*starts = cpe_starts_occ(c, v);
+		return v;
+	}
+	return -1;
+}
+
+/* The earlier occupants of the addresses below end from segment *j of
+ * map s on, each once for the start v (occ_mark): the next one, or -1. */
+static int32_t cm_walk_occupant(cpe *c, const ds_segmap *s, int64_t end,
+				int32_t v, int32_t *j)
+{
+	for (; *j < s->n && s->lo[*j] < end; (*j)++) {
+		int32_t o = s->occ[*j];
+		if (o < 0 || c->occ_mark[o] == v)
+			continue;
+		c->occ_mark[o] = v;
+		return o;
+	}
+	return -1;
+}
+
+/* The walk's start v: occupancy o of its buffer at [x, x + size). */
+static int cm_walk_start(cpe *c, int32_t v, int64_t x, int32_t o)
+{
+	const ds_graph *g = c->g;
+	int32_t b = c->nbuf[v];
+	c->occ_end[o] = -1;
+	c->occ_mark[o] = -1;
+	c->cur_occ[b] = o;
+	if (ds_segmap_set(&c->sm[g->buf_mem[b]], x, g->buf_size[b], o))
+		return cpe_oom(c);
+	return DS_OK;
+}
+
+/* ---- the backbone's occupancies ---- */
+
 /* Offset of the occupancy that node v (ALLOC or SPILL_IN) starts. */
 static int64_t cm_occ_offset(const cpe *c, const ds_plan *p, int32_t v)
 {
@@ -10,52 +78,11 @@ static int64_t cm_occ_offset(const cpe *c, const ds_plan *p, int32_t v)
 				     : p->spill[(v - c->n) / 2].offset;
 }
 
-/* Walks backbone p: its occupancies (bo_*, occ_of) and, in fixed mode,
- * its address-reuse edges, from the end of each earlier occupant of an
- * occupancy's addresses to its start. */
-int cm_reuse_edges(cpe *c, const ds_plan *p)
+/* The backbone's occupancies per memory, in order of their start (a
+ * stable counting sort), each list closed by a sentinel -1. */
+static void cm_memory_lists(cpe *c, const ds_plan *p)
 {
 	const ds_graph *g = c->g;
-	for (int m = 0; m < DS_NMEM; m++)
-		ds_segmap_reset(&c->sm[m]);
-	c->nbo = 0;
-	for (int32_t i = 0; i < p->len; i++) {
-		int32_t v = p->order[i], b = c->nbuf[v];
-		int k = c->kind[v];
-		if (k == K_FREE || k == K_SOUT) {
-			c->occ_end[c->cur_occ[b]] = v;
-			c->bo_e[c->cur_occ[b]] = i;
-			continue;
-		}
-		if (k != K_ALLOC && k != K_SIN)
-			continue;
-		ds_segmap *s = &c->sm[g->buf_mem[b]];
-		int64_t x = cm_occ_offset(c, p, v), end = x + g->buf_size[b];
-		for (int32_t j = ds_segmap_find(s, x); j < s->n && s->lo[j] < end;
-		     j++) {
-			int32_t o = s->occ[j];
-			if (o < 0 || c->occ_mark[o] == v || c->online)
-				continue;
-			c->occ_mark[o] = v;
-			/* the backbone passed ds_replay: no live overlap */
-			DS_ASSERT(c->occ_end[o] >= 0);
-			if (cpe_add_edge(c, c->occ_end[o], v, E_REUSE))
-				return DS_ENOMEM;
-		}
-		int32_t o = c->nbo++;
-		c->occ_end[o] = -1;
-		c->occ_mark[o] = -1;
-		c->bo_lo[o] = x;
-		c->bo_hi[o] = end;
-		c->bo_s[o] = i;
-		c->bo_e[o] = p->len;
-		c->occ_of[v] = o;
-		c->cur_occ[b] = o;
-		if (ds_segmap_set(s, x, g->buf_size[b], o))
-			return cpe_oom(c);
-	}
-	/* per memory, in order of start (a stable counting sort), each
-	 * list closed by a sentinel -1 */
 	for (int m = 0; m <= DS_NMEM; m++)
 		c->mo_off[m] = m;
 	for (int32_t o = 0; o < c->nbo; o++)
@@ -73,6 +100,45 @@ int cm_reuse_edges(cpe *c, const ds_plan *p)
 		DS_ASSERT(fill[m] == c->mo_off[m + 1] - 1);
 		c->mo_list[fill[m]] = -1;
 	}
+}
+
+/* Walks backbone p: its occupancies (bo_*, occ_of, the lists per memory)
+ * and, in fixed mode, its address-reuse edges, from the end of each
+ * earlier occupant of an occupancy's addresses to its start. */
+int cm_reuse_edges(cpe *c, const ds_plan *p)
+{
+	const ds_graph *g = c->g;
+	cm_walk w;
+	bool st;
+	int rc;
+	cm_walk_begin(c, &w, p->order, p->len, false);
+	c->nbo = 0;
+	for (int32_t v; (v = cm_walk_next(c, &w, &st)) >= 0;) {
+		int32_t b = c->nbuf[v];
+		if (!st) {
+			c->occ_end[c->cur_occ[b]] = v;
+			c->bo_e[c->cur_occ[b]] = w.i - 1;
+			continue;
+		}
+		ds_segmap *s = &c->sm[g->buf_mem[b]];
+		int64_t x = cm_occ_offset(c, p, v), end = x + g->buf_size[b];
+		for (int32_t j = ds_segmap_find(s, x), o;
+		     !c->online && (o = cm_walk_occupant(c, s, end, v, &j)) >= 0;) {
+			/* the backbone passed ds_replay: no live overlap */
+			DS_ASSERT(c->occ_end[o] >= 0);
+			if (cpe_add_edge(c, c->occ_end[o], v, E_REUSE))
+				return DS_ENOMEM;
+		}
+		int32_t o = c->nbo++;
+		c->bo_lo[o] = x;
+		c->bo_hi[o] = end;
+		c->bo_s[o] = w.i - 1;
+		c->bo_e[o] = p->len;
+		c->occ_of[v] = o;
+		if ((rc = cm_walk_start(c, v, x, o)))
+			return rc;
+	}
+	cm_memory_lists(c, p);
 	return DS_OK;
 }
 
@@ -415,45 +481,35 @@ int cm_built_reuse(cpe *c)
 {
 	const ds_graph *g = c->g;
 	const int32_t T = c->total;
-	for (int m = 0; m < DS_NMEM; m++)
-		ds_segmap_reset(&c->sm[m]);
 	int32_t nocc = 0;
 	int64_t ne = 0;
+	cm_walk w;
+	bool st;
+	int rc;
 	memset(c->x_off, 0, ((size_t)T + 1) * sizeof *c->x_off);
-	/* edges as (source, target) pairs in tmp-like growable arrays */
-	for (int32_t i = 0; i < c->nout; i++) {
-		int32_t v = c->out[i], b = c->nbuf[v];
-		int k = c->kind[v];
-		if (cpe_is_elided(c, v))
-			continue;
-		if (k == K_FREE || k == K_SOUT) {
+	cm_walk_begin(c, &w, c->out, c->nout, true);
+	/* edges as (source, target) pairs in c->xe */
+	for (int32_t v; (v = cm_walk_next(c, &w, &st)) >= 0;) {
+		int32_t b = c->nbuf[v];
+		if (!st) {
 			c->occ_end[c->cur_occ[b]] = v;
 			continue;
 		}
-		if (!cpe_starts_occ(c, v))
-			continue;
 		ds_segmap *s = &c->sm[g->buf_mem[b]];
-		int64_t x = k == K_ALLOC ? c->off[b] : c->soff[(v - c->n) / 2];
+		int64_t x = c->kind[v] == K_ALLOC ? c->off[b]
+						  : c->soff[(v - c->n) / 2];
 		int64_t end = x + g->buf_size[b];
-		for (int32_t j = ds_segmap_find(s, x); j < s->n && s->lo[j] < end;
-		     j++) {
-			int32_t o = s->occ[j];
-			if (o < 0 || c->occ_mark[o] == v)
-				continue;
-			c->occ_mark[o] = v;
-			if (cpe_reserve(c, (void **)&c->xe, &c->xe_cap, 2 * ne + 2,
-					sizeof *c->xe))
+		for (int32_t j = ds_segmap_find(s, x), o;
+		     (o = cm_walk_occupant(c, s, end, v, &j)) >= 0;) {
+			if (cpe_reserve(c, (void **)&c->xe, &c->xe_cap,
+					2 * ne + 2, sizeof *c->xe))
 				return DS_ENOMEM;
 			c->xe[2 * ne] = c->occ_end[o];
 			c->xe[2 * ne++ + 1] = v;
 			c->x_off[c->occ_end[o] + 1]++;
 		}
-		int32_t o = nocc++;
-		c->occ_end[o] = -1;
-		c->occ_mark[o] = -1;
-		c->cur_occ[b] = o;
-		if (ds_segmap_set(s, x, g->buf_size[b], o))
-			return cpe_oom(c);
+		if ((rc = cm_walk_start(c, v, x, nocc++)))
+			return rc;
 	}
 	for (int32_t v = 0; v < T; v++)
 		c->x_off[v + 1] += c->x_off[v];
@@ -476,21 +532,19 @@ int cm_built_reuse(cpe *c)
 int cm_replace(cpe *c, bool *ok)
 {
 	const ds_graph *g = c->g;
-	for (int m = 0; m < DS_NMEM; m++)
-		ds_segmap_reset(&c->sm[m]);
+	cm_walk w;
+	bool st;
+	cm_walk_begin(c, &w, c->out, c->nout, false);
 	c->nocc = 0;
 	*ok = true;
-	for (int32_t i = 0; i < c->nout; i++) {
-		int32_t v = c->out[i], b = c->nbuf[v];
-		int k = c->kind[v];
-		if (k == K_FREE || k == K_SOUT) {
+	for (int32_t v; (v = cm_walk_next(c, &w, &st)) >= 0;) {
+		int32_t b = c->nbuf[v];
+		if (!st) {
 			c->occ_endt[c->cur_occ[b]] = c->fin[v];
 			continue;
 		}
-		if (k != K_ALLOC && k != K_SIN)
-			continue;
 		int64_t x = cm_earliest_window(c, &c->sm[g->buf_mem[b]],
-					    g->buf_size[b]);
+					       g->buf_size[b]);
 		if (x < 0) {
 			*ok = false;
 			return DS_OK;
