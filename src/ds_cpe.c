@@ -46,13 +46,13 @@
  * Every candidate is checked with ds_replay; the best valid one is kept.
  *
  * Cost, per pass: O((N + E) log N) for the constraint graph and the list
- * scheduling, where each decision tries at most MAX_TRIES candidates;
- * per online placement attempt O(R D + S^2) (R <= MAX_RESERVED backbone
- * occupancies still to start, D their disjoint address intervals, S the
- * address segments of the memory: a few tens here), O(R) per spill
- * considered for dropping; and a replay per candidate plan.  3 passes
- * in each of 2 modes per round; at most DEFAULT_ROUNDS rounds (or
- * effort), fewer once a round gains little.
+ * scheduling, where each decision tries at most CPE_MAX_TRIES candidates;
+ * per online placement attempt O(R D + S^2) (R <= CPE_MAX_RESERVED
+ * backbone occupancies still to start, D their disjoint address
+ * intervals, S the address segments of the memory: a few tens here),
+ * O(R) per spill considered for dropping; and a replay per candidate
+ * plan.  CPE_FB_PASSES passes in each of 2 modes per round; at most
+ * CPE_DEFAULT_ROUNDS rounds (or effort), fewer once a round gains little.
  * Memory O(N + E). */
 #include "ds_cpe.h"
 
@@ -477,9 +477,90 @@ static int cpe_try_order(cpe *c, const ds_plan *bb, ds_plan *cand, best *b)
 
 /* ---- the pass ---- */
 
-#define DEFAULT_ROUNDS 4
-#define MIN_GAIN_PERMILLE 5
-#define FB_PASSES 3
+/* The budgets around the input's figures b->f: extra DDR traffic and
+ * peak_vstay at most the options' percentages above them. */
+static void cpe_budgets(best *b, const ds_cpe_opts *o)
+{
+	double tp = o ? o->traffic_budget_pct : 5;
+	double pp = o ? o->peak_budget_pct : 0;
+	tp = tp > 0 ? tp : 0;
+	pp = pp > 0 ? pp : 0;
+	b->max_ddr =
+		b->f.extra_ddr + (int64_t)((double)b->f.extra_ddr * tp / 100);
+	b->max_peak =
+		b->f.peak_vstay + (int64_t)((double)b->f.peak_vstay * pp / 100);
+}
+
+/* The sizes of the buffers that stay (L1, UB) added up until they pass
+ * limit: no guard is needed when all of them together stay within it. */
+static int64_t cpe_stay_sum(const ds_graph *g, int64_t limit)
+{
+	int64_t sum = 0;
+	for (int32_t bf = 0; bf < g->nbuf && sum <= limit; bf++)
+		if (ds_mem_stays(g->buf_mem[bf]))
+			sum += g->buf_size[bf];
+	return sum;
+}
+
+/* One mode's forward-backward passes over backbone bb, each candidate
+ * order offered to the best (cpe_try_order). */
+static int cpe_mode(cpe *c, const ds_plan *bb, ds_plan *cand, best *b,
+		    bool online)
+{
+	int rc;
+	c->elide = online;
+	if ((rc = cpe_set_backbone(c, bb, online)))
+		return rc;
+	for (int32_t v = 0; v < c->total; v++)
+		c->key[v] = c->pos[v];
+	cl_set_rank(c, c->key);
+	for (int pass = 0; pass < CPE_FB_PASSES; pass++) {
+		bool ok;
+		if ((rc = cl_simulate(c, &ok)))
+			return rc;
+		if (!ok || (rc = cpe_try_order(c, bb, cand, b)))
+			return rc;
+		if (pass == 0 && (rc = cl_need_keys(c)))
+			return rc;
+		if (pass > 0)
+			cl_simulate_back(c);
+		cl_set_rank(c, c->key);
+	}
+	return DS_OK;
+}
+
+/* One round: the best plan so far is the backbone of both modes; it may
+ * have dropped spills, and then has fewer nodes (the working state is
+ * rebuilt).  stay_sum: see cpe_stay_sum. */
+static int cpe_round(cpe *c, ds_plan *bb, ds_plan *cand, best *b,
+		     int64_t stay_sum, ds_err *e)
+{
+	const ds_graph *g = c->g;
+	int rc;
+	cpe_plan_copy(g, &b->plan, bb);
+	if (bb->nspill != c->nspill) {
+		cpe_free(c);
+		if ((rc = cpe_init(c, g, bb, e)))
+			return rc;
+	}
+	c->limit = b->max_peak;
+	c->guard_on = stay_sum > c->limit;
+	for (int online = 1; online >= 0; online--)
+		if ((rc = cpe_mode(c, bb, cand, b, online)))
+			return rc;
+	return DS_OK;
+}
+
+/* By default, another round only after a round that gained at least
+ * CPE_MIN_GAIN_PERMILLE; with an effort, after any gain. */
+static bool cpe_another_round(const ds_cpe_opts *o, int64_t before,
+			      int64_t after)
+{
+	int64_t gain = before - after;
+	if (o && o->effort > 0)
+		return gain > 0;
+	return gain > 0 && gain * 1000 >= before * CPE_MIN_GAIN_PERMILLE;
+}
 
 int ds_cpe(const ds_graph *g, const ds_plan *in, const ds_cpe_opts *o,
 	   ds_plan *out, ds_err *e)
@@ -493,14 +574,8 @@ int ds_cpe(const ds_graph *g, const ds_plan *in, const ds_cpe_opts *o,
 	int rc = ds_replay(g, in, NULL, &b.f, e);
 	if (rc)
 		return rc;
-	double tp = o ? o->traffic_budget_pct : 5;
-	double pp = o ? o->peak_budget_pct : 0;
-	tp = tp > 0 ? tp : 0;
-	pp = pp > 0 ? pp : 0;
-	b.max_ddr = b.f.extra_ddr + (int64_t)((double)b.f.extra_ddr * tp / 100);
-	b.max_peak =
-		b.f.peak_vstay + (int64_t)((double)b.f.peak_vstay * pp / 100);
-	int64_t rounds = o && o->effort > 0 ? o->effort : DEFAULT_ROUNDS;
+	cpe_budgets(&b, o);
+	int64_t rounds = o && o->effort > 0 ? o->effort : CPE_DEFAULT_ROUNDS;
 
 	cpe c;
 	ds_plan cand, bb;
@@ -514,48 +589,11 @@ int ds_cpe(const ds_graph *g, const ds_plan *in, const ds_cpe_opts *o,
 		goto out;
 	}
 	cpe_plan_copy(g, in, &b.plan);
-	/* no guard when all L1 and UB buffers together stay within it */
-	int64_t sum = 0;
-	for (int32_t bf = 0; bf < g->nbuf && sum <= b.max_peak; bf++)
-		if (ds_mem_stays(g->buf_mem[bf]))
-			sum += g->buf_size[bf];
-	for (int64_t r = 0; r < rounds && rc == DS_OK; r++) {
+	int64_t stay_sum = cpe_stay_sum(g, b.max_peak);
+	for (int64_t r = 0; r < rounds; r++) {
 		int64_t before = b.f.makespan;
-		/* the best plan so far is the backbone of both modes; it
-		 * may have dropped spills, and then has fewer nodes */
-		cpe_plan_copy(g, &b.plan, &bb);
-		if (bb.nspill != c.nspill) {
-			cpe_free(&c);
-			if ((rc = cpe_init(&c, g, &bb, e)))
-				break;
-		}
-		c.limit = b.max_peak;
-		c.guard_on = sum > c.limit;
-		for (int online = 1; online >= 0 && rc == DS_OK; online--) {
-			c.elide = online;
-			if ((rc = cpe_set_backbone(&c, &bb, online)))
-				break;
-			for (int32_t v = 0; v < c.total; v++)
-				c.key[v] = c.pos[v];
-			cl_set_rank(&c, c.key);
-			for (int pass = 0; pass < FB_PASSES; pass++) {
-				bool ok;
-				if ((rc = cl_simulate(&c, &ok)))
-					break;
-				if (!ok || (rc = cpe_try_order(&c, &bb, &cand, &b)))
-					break;
-				if (pass == 0 && (rc = cl_need_keys(&c)))
-					break;
-				if (pass > 0)
-					cl_simulate_back(&c);
-				cl_set_rank(&c, c.key);
-			}
-		}
-		/* by default, another round only after a round that gained
-		 * at least MIN_GAIN_PERMILLE; with an effort, any gain */
-		int64_t gain = before - b.f.makespan;
-		if (gain <= 0 || (!(o && o->effort > 0) &&
-				  gain * 1000 < before * MIN_GAIN_PERMILLE))
+		if ((rc = cpe_round(&c, &bb, &cand, &b, stay_sum, e)) ||
+		    !cpe_another_round(o, before, b.f.makespan))
 			break;
 	}
 out:

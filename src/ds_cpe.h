@@ -14,6 +14,30 @@
 #include "ds_segmap.h"
 #include "ds_stage.h"
 
+/* ---- tuning constants ----
+ * Measured on the six bundled graphs (the .json files of data/) with
+ * `dansched schedule -v` at the default options: the sum of the cpe
+ * stages' makespans (ms) and of their seconds (s), each value against
+ * half and double it.  With the values below: ms = MEASURE_MS,
+ * s = MEASURE_S. */
+
+/* Rounds at most, unless an effort is given. */
+#define CPE_DEFAULT_ROUNDS 4
+/* Another round only after one that gained at least this, per mille of
+ * the makespan. */
+#define CPE_MIN_GAIN_PERMILLE 5
+/* Forward passes per mode and round (the first on backbone priorities,
+ * the second on the busiest pipe's needs, then forward-backward). */
+#define CPE_FB_PASSES 3
+/* Candidates tried per decision before only the frontier operation is: a
+ * refused candidate stays, and retrying all of them at every decision
+ * would cost O(N) each time. */
+#define CPE_MAX_TRIES 4
+/* Backbone occupancies still to start that an online placement looks at:
+ * beyond, a placement off the backbone's offset is not tried, and one on
+ * it waits for the frontier to come closer. */
+#define CPE_MAX_RESERVED 256
+
 /* edge types: order only, timed, the address-reuse edges of the fixed
  * mode (timed) */
 enum { E_ORDER = 0, E_TIMED = 1, E_REUSE = 2 };

@@ -1,4 +1,17 @@
-/* ds_cpe_list.c: CPE list scheduling. */
+/* ds_cpe_list.c: CPE's list scheduling (prefix cl_; its segment tree st_).
+ *
+ * Requires: a cpe (ds_cpe.h) whose backbone is set (cpe_set_backbone:
+ * constraint graph by source and target, positions, vstay profile) and
+ * whose ranks are set (cl_set_rank).
+ * Guarantees: cl_simulate builds in c->out an order of all nodes that keeps
+ * every edge of the constraint graph, at the non-delay times c->start and
+ * c->fin, with the guard's vstay within c->limit when c->guard_on; online,
+ * also the offsets c->off, c->soff and the dropped spills c->elided (the
+ * rules of ds_cpe_mem.c); or *ok false when stuck, which those rules rule
+ * out.  cl_need_keys and cl_simulate_back only give priorities (c->key).
+ * Cost: per simulation O((N + E) log N), each decision trying at most
+ * CPE_MAX_TRIES candidates (plus their placement, ds_cpe_mem.c); the
+ * guard O(log N) per node issued. */
 #include "ds_cpe.h"
 
 #include <string.h>
@@ -299,11 +312,6 @@ static int32_t cl_frontier_op(cpe *c)
 	return -1;
 }
 
-/* Candidates tried per decision before only the frontier operation is: a
- * refused candidate stays, and retrying all of them at every decision
- * would cost O(N) each time. */
-#define MAX_TRIES 4
-
 /* Tries to issue the best candidate of idle pipe p at time t.  Candidates
  * that are refused wait for a later decision. */
 static int cl_issue_on_pipe(cpe *c, int32_t p, int64_t t, bool *done)
@@ -316,7 +324,7 @@ static int cl_issue_on_pipe(cpe *c, int32_t p, int64_t t, bool *done)
 	}
 	int32_t nrej = 0, v = -1, k = 0, g = cl_frontier_op(c), drop = -1;
 	bool ok = false, tried_g = false;
-	while (r->n > 0 && nrej < MAX_TRIES) {
+	while (r->n > 0 && nrej < CPE_MAX_TRIES) {
 		int32_t u = ds_heapq_pop(r);
 		if (c->state[u] == S_ISSUED)
 			continue; /* issued as the frontier operation */

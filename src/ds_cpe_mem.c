@@ -1,4 +1,19 @@
-/* ds_cpe_mem.c: CPE memory. */
+/* ds_cpe_mem.c: CPE's memory side (prefix cm_): the backbone's
+ * occupancies and address-reuse edges, the windows of the online
+ * placement, the spills that may be dropped, the re-placement of
+ * fixed-mode orders.
+ *
+ * Requires: a cpe from cpe_init (ds_cpe.h); cm_reuse_edges a backbone that
+ * ds_replay accepts; the others the occupancies it recorded.
+ * Guarantees: an occupancy placed online is free and vacated when it
+ * starts, and clear of the addresses backbone occupancies still to start
+ * need before it ends (cm_bb_window_ok, cm_alt_window, cm_can_elide), so
+ * the backbone's next operation stays issuable; cm_replace gives every
+ * occupancy of the order built a free window, or *ok false.
+ * Cost: per online placement attempt O(R D + S^2) (R <= CPE_MAX_RESERVED
+ * backbone occupancies still to start, D their disjoint address
+ * intervals, S the address segments of the memory); O(R) per spill
+ * considered for dropping; a walk O(N S). */
 #include "ds_cpe.h"
 
 #include <string.h>
@@ -148,7 +163,8 @@ int cm_reuse_edges(cpe *c, const ds_plan *p)
  * in the order so far (left- or right-aligned on a segment), the one whose
  * previous occupants all ended earliest, then the tightest fit; -1 when
  * none is free. */
-static int64_t cm_earliest_window(const cpe *c, const ds_segmap *s, int64_t size)
+static int64_t cm_earliest_window(const cpe *c, const ds_segmap *s,
+				  int64_t size)
 {
 	int64_t best = -1, blast = 0, bfit = 0;
 	for (int32_t i = 0; i < s->n;) {
@@ -193,8 +209,8 @@ static int64_t cm_earliest_window(const cpe *c, const ds_segmap *s, int64_t size
 
 /* Is [x, x + size) free in the order so far?  *last gets the time its
  * previous occupants all ended. */
-static bool cm_window_at(const cpe *c, const ds_segmap *s, int64_t x, int64_t size,
-		      int64_t *last)
+static bool cm_window_at(const cpe *c, const ds_segmap *s, int64_t x,
+			 int64_t size, int64_t *last)
 {
 	*last = -1;
 	for (int32_t q = ds_segmap_find(s, x); q < s->n && s->lo[q] < x + size;
@@ -225,11 +241,6 @@ int cm_occupy(cpe *c, int32_t v, int64_t x)
 	c->bx[b] = x;
 	return ds_segmap_set(&c->sm[g->buf_mem[b]], x, g->buf_size[b], o);
 }
-
-/* Backbone occupancies still to start that an online placement looks at:
- * beyond, a placement off the backbone's offset is not tried, and one on
- * it waits for the frontier to come closer. */
-#define MAX_RESERVED 256
 
 /* The next backbone occupancy not started yet at or after index j of its
  * memory's list (the list ends with a sentinel that never starts): each
@@ -264,7 +275,7 @@ bool cm_bb_window_ok(cpe *c, int32_t v, int64_t t, int64_t *last)
 		int32_t o = c->mo_list[j];
 		if (o < 0 || c->bo_s[o] >= c->bo_s[me])
 			return true;
-		if (++seen > MAX_RESERVED)
+		if (++seen > CPE_MAX_RESERVED)
 			return false; /* too far ahead to tell: wait */
 		if (c->bo_lo[o] < hi && lo < c->bo_hi[o]) {
 			c->blocker[v] = o;
@@ -276,7 +287,8 @@ bool cm_bb_window_ok(cpe *c, int32_t v, int64_t t, int64_t *last)
 /* Removes [lo, hi) from the *n sorted disjoint stretches in c->resv and
  * drops those left shorter than size: only the stretches it touches are
  * looked at. */
-static void cm_resv_cut(cpe *c, int32_t *n, int64_t lo, int64_t hi, int64_t size)
+static void cm_resv_cut(cpe *c, int32_t *n, int64_t lo, int64_t hi,
+			int64_t size)
 {
 	int64_t *r = c->resv;
 	int32_t i = 0, z = *n;
@@ -317,8 +329,9 @@ static void cm_resv_cut(cpe *c, int32_t *n, int64_t lo, int64_t hi, int64_t size
  * cl_frontier_op).  -1 when there is none.  The stretches allowed (free runs
  * minus those addresses) are kept in c->resv; candidates are aligned on
  * their ends and on segment boundaries. */
-static int64_t cm_alt_window(cpe *c, int32_t v, const ds_segmap *s, int64_t size,
-			  int64_t t, int32_t until, int64_t *last_out)
+static int64_t cm_alt_window(cpe *c, int32_t v, const ds_segmap *s,
+			     int64_t size, int64_t t, int32_t until,
+			     int64_t *last_out)
 {
 	int64_t *r = c->resv;
 	int32_t n = 0;
@@ -348,7 +361,7 @@ static int64_t cm_alt_window(cpe *c, int32_t v, const ds_segmap *s, int64_t size
 			break;
 		if (o == me)
 			continue;
-		if (++seen > MAX_RESERVED)
+		if (++seen > CPE_MAX_RESERVED)
 			return -1;
 		cm_resv_cut(c, &n, c->bo_lo[o], c->bo_hi[o], size);
 	}
@@ -401,7 +414,7 @@ bool cm_can_elide(cpe *c, int32_t v)
 			return true;
 		if (o == me)
 			continue;
-		if (++seen > MAX_RESERVED)
+		if (++seen > CPE_MAX_RESERVED)
 			return false;
 		if (c->bo_lo[o] < hi && lo < c->bo_hi[o])
 			return false;
