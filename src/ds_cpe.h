@@ -93,6 +93,9 @@ typedef struct cpe {
 	 * structure over the lists to find those not started yet */
 	uint8_t *bo_started;
 	int32_t *skip;
+#ifndef NDEBUG
+	uint64_t skip_calls; /* cm_next_unstarted's debug check */
+#endif
 	int64_t *resv; /* scratch: reserved address intervals */
 
 	/* the vstay guard: the backbone's profile (vstay before each

@@ -194,6 +194,47 @@ static void cl_touch(cpe *c, int32_t v)
 /* Issues v at time start: appends it to the order, commits it to the
  * guard, ends its occupancy (FREE, SPILL_OUT) and releases its
  * successors. */
+#ifndef NDEBUG
+/* Debug: the guard's values from the frontier on against their
+ * definition (see cl_guard_commit): the backbone's profile plus the
+ * changes of the nodes issued ahead, those at or after the position. */
+static void cl_check_guard(const cpe *c)
+{
+	int64_t ahead = 0;
+	for (int32_t f = c->total - 1; f >= c->front; f--) {
+		int32_t v = c->bb[f];
+		if (c->state[v] == S_ISSUED)
+			ahead += cpe_dvstay(c, v);
+		DS_ASSERT(st_max(&c->guard, 1, 0, c->guard.size - 1, f, f) ==
+			  c->prof[f] + ahead);
+	}
+}
+
+/* Debug: the list scheduler's incremental state recomputed from scratch,
+ * at every power-of-two count of nodes issued (O((N + E) log N) per
+ * simulation): the frontier, each node's pending and parked
+ * predecessors, the guard. */
+static void cl_check(const cpe *c)
+{
+	if (c->nout & (c->nout - 1))
+		return;
+	int32_t f = 0;
+	while (f < c->total && c->state[c->bb[f]] == S_ISSUED)
+		f++;
+	DS_ASSERT(f == c->front);
+	for (int32_t v = 0; v < c->total; v++) {
+		int32_t pend = 0, parked = 0;
+		for (int32_t j = c->p_off[v]; j < c->p_off[v + 1]; j++) {
+			pend += c->state[c->p_adj[j]] != S_ISSUED;
+			parked += c->state[c->p_adj[j]] == S_PARKED;
+		}
+		DS_ASSERT(pend == c->npend[v] && parked == c->nparked[v]);
+	}
+	if (c->guard_on)
+		cl_check_guard(c);
+}
+#endif
+
 static void cl_issue(cpe *c, int32_t v, int64_t start)
 {
 	bool parked = c->state[v] == S_PARKED, dropped = cpe_is_elided(c, v);
@@ -229,6 +270,9 @@ static void cl_issue(cpe *c, int32_t v, int64_t start)
 			c->avail[w] = c->fin[v];
 		cl_touch(c, w);
 	}
+#ifndef NDEBUG
+	cl_check(c);
+#endif
 }
 
 static int cl_drain_frees(cpe *c)
@@ -406,6 +450,9 @@ int cl_simulate(cpe *c, bool *ok)
 	}
 	for (int32_t j = 0; j < c->mo_off[DS_NMEM]; j++)
 		c->skip[j] = j;
+#ifndef NDEBUG
+	c->skip_calls = 0;
+#endif
 	memset(c->bo_started, 0, (size_t)c->nbo);
 	if (c->nspill > 0)
 		memset(c->elided, 0, (size_t)c->nspill);

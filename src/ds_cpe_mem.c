@@ -248,10 +248,22 @@ int cm_occupy(cpe *c, int32_t v, int64_t x)
  * that the scans below only meet occupancies still to start. */
 static int32_t cm_next_unstarted(cpe *c, int32_t j)
 {
+#ifndef NDEBUG
+	/* debug, at every power-of-two call of a simulation: the answer
+	 * from scratch, a plain scan of the list */
+	int32_t naive = -1;
+	c->skip_calls++;
+	if ((c->skip_calls & (c->skip_calls - 1)) == 0)
+		for (naive = j; c->mo_list[naive] >= 0 &&
+				c->bo_started[c->mo_list[naive]];
+		     naive++)
+			;
+#endif
 	while (c->skip[j] != j) {
 		c->skip[j] = c->skip[c->skip[j]];
 		j = c->skip[j];
 	}
+	DS_ASSERT(naive < 0 || naive == j);
 	return j;
 }
 
