@@ -197,26 +197,41 @@ static void cl_touch(cpe *c, int32_t v)
 #ifndef NDEBUG
 /* Debug: the guard's values from the frontier on against their
  * definition (see cl_guard_commit): the backbone's profile plus the
- * changes of the nodes issued ahead, those at or after the position. */
-static void cl_check_guard(const cpe *c)
+ * changes of the nodes issued ahead, those at or after the position.
+ * Node x of the tree covers [lo, hi]; acc: the additions of its
+ * ancestors; *ahead: the changes at positions after hi.  Right to left,
+ * O(size) in all; each inner node's maximum is checked on the way. */
+static void cl_check_guard(const cpe *c, int32_t x, int32_t lo, int32_t hi,
+			   int64_t acc, int64_t *ahead)
 {
-	int64_t ahead = 0;
-	for (int32_t f = c->total - 1; f >= c->front; f--) {
-		int32_t v = c->bb[f];
+	const segt *s = &c->guard;
+	if (hi < c->front)
+		return;
+	if (lo == hi) {
+		if (lo >= c->total)
+			return;
+		int32_t v = c->bb[lo];
 		if (c->state[v] == S_ISSUED)
-			ahead += cpe_dvstay(c, v);
-		DS_ASSERT(st_max(&c->guard, 1, 0, c->guard.size - 1, f, f) ==
-			  c->prof[f] + ahead);
+			*ahead += cpe_dvstay(c, v);
+		DS_ASSERT(s->mx[x] + acc == c->prof[lo] + *ahead);
+		return;
 	}
+	int64_t a = s->mx[2 * x], b = s->mx[2 * x + 1];
+	DS_ASSERT(s->mx[x] == (a > b ? a : b) + s->ad[x]);
+	int32_t mid = lo + (hi - lo) / 2;
+	cl_check_guard(c, 2 * x + 1, mid + 1, hi, acc + s->ad[x], ahead);
+	cl_check_guard(c, 2 * x, lo, mid, acc + s->ad[x], ahead);
 }
 
 /* Debug: the list scheduler's incremental state recomputed from scratch,
- * at every power-of-two count of nodes issued (O((N + E) log N) per
- * simulation): the frontier, each node's pending and parked
- * predecessors, the guard. */
+ * at every power-of-four count of nodes issued and at the end (about
+ * log4(N) + 1 times O(N + E + N log N) per simulation): the frontier,
+ * each node's pending and parked predecessors, the guard. */
 static void cl_check(const cpe *c)
 {
-	if (c->nout & (c->nout - 1))
+	uint32_t k = (uint32_t)c->nout;
+	bool pow4 = (k & (k - 1)) == 0 && (k & 0x55555555u) != 0;
+	if (!pow4 && c->nout != c->total)
 		return;
 	int32_t f = 0;
 	while (f < c->total && c->state[c->bb[f]] == S_ISSUED)
@@ -230,8 +245,9 @@ static void cl_check(const cpe *c)
 		}
 		DS_ASSERT(pend == c->npend[v] && parked == c->nparked[v]);
 	}
+	int64_t ahead = 0;
 	if (c->guard_on)
-		cl_check_guard(c);
+		cl_check_guard(c, 1, 0, c->guard.size - 1, 0, &ahead);
 }
 #endif
 

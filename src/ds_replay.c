@@ -64,7 +64,7 @@ typedef struct replay {
 	int32_t total;
 	int32_t *pos;
 	edges extra;
-	ds_arena a; /* the occupancies' arrays and the address maps */
+	ds_arena a; /* every scratch array */
 	/* address map per memory (the one CPE uses too) */
 	ds_segmap seg[DS_NMEM];
 	/* occupancies: one per ALLOC or SPILL_IN when offsets are given */
@@ -79,11 +79,11 @@ static int add_edge(replay *r, int32_t s, int32_t d)
 	edges *x = &r->extra;
 	if (x->n == x->cap) {
 		int64_t nc = x->cap ? 2 * x->cap : 1024;
-		int32_t *a = ds_grow(r->h, x->src, (size_t)nc, sizeof *a);
+		int32_t *a = ds_arena_grow(&r->a, x->src, (size_t)nc, sizeof *a);
 		if (!a)
 			return ds_fail(r->e, DS_ENOMEM, "out of memory");
 		x->src = a;
-		int32_t *b = ds_grow(r->h, x->dst, (size_t)nc, sizeof *b);
+		int32_t *b = ds_arena_grow(&r->a, x->dst, (size_t)nc, sizeof *b);
 		if (!b)
 			return ds_fail(r->e, DS_ENOMEM, "out of memory");
 		x->dst = b;
@@ -300,7 +300,7 @@ static int walk_memory(replay *r, bool q1, ds_figures *f)
 	const ds_plan *p = r->p;
 	const int32_t n = g->n;
 	const bool mem = p->offset != NULL;
-	uint8_t *res = ds_alloc(r->h, (size_t)g->nbuf, 1);
+	uint8_t *res = ds_arena_alloc(&r->a, (size_t)g->nbuf, 1);
 	if (!res)
 		return ds_fail(r->e, DS_ENOMEM, "out of memory");
 	int64_t vstay = 0, used[DS_NMEM] = {0};
@@ -406,7 +406,6 @@ static int walk_memory(replay *r, bool q1, ds_figures *f)
 			used[m] -= g->buf_size[b];
 		}
 	}
-	ds_free(r->h, res);
 	return rc;
 }
 
@@ -416,7 +415,6 @@ static int walk_time(replay *r, const ds_replay_opts *o, ds_figures *f)
 	const ds_graph *g = r->g;
 	const ds_plan *p = r->p;
 	const int32_t n = g->n, total = r->total;
-	int rc = DS_OK;
 	int32_t pmte3 = ds_graph_find_pipe(g, "MTE3");
 	int32_t pmte2 = ds_graph_find_pipe(g, "MTE2");
 	int32_t np = g->npipes;
@@ -424,17 +422,17 @@ static int walk_time(replay *r, const ds_replay_opts *o, ds_figures *f)
 		pmte3 = np++;
 	if (pmte2 < 0)
 		pmte2 = np++;
-	int64_t *fin = o && o->finish ? o->finish
-				      : ds_alloc(r->h, (size_t)total, sizeof *fin);
-	int64_t *pfree = ds_alloc(r->h, (size_t)np, sizeof *pfree);
-	int64_t *busy = ds_alloc(r->h, (size_t)np, sizeof *busy);
-	int32_t *xoff = ds_alloc(r->h, (size_t)total + 1, sizeof *xoff);
-	int32_t *xadj = ds_alloc(r->h, (size_t)(r->extra.n ? r->extra.n : 1),
-				 sizeof *xadj);
-	if (!fin || !pfree || !busy || !xoff || !xadj) {
-		rc = ds_fail(r->e, DS_ENOMEM, "out of memory");
-		goto out;
-	}
+	ds_arena *a = &r->a;
+	int64_t *fin = o && o->finish
+			       ? o->finish
+			       : ds_arena_alloc(a, (size_t)total, sizeof *fin);
+	int64_t *pfree = ds_arena_alloc(a, (size_t)np, sizeof *pfree);
+	int64_t *busy = ds_arena_alloc(a, (size_t)np, sizeof *busy);
+	int32_t *xoff = ds_arena_alloc(a, (size_t)total + 1, sizeof *xoff);
+	int32_t *xadj = ds_arena_alloc(
+		a, (size_t)(r->extra.n ? r->extra.n : 1), sizeof *xadj);
+	if (a->failed)
+		return ds_fail(r->e, DS_ENOMEM, "out of memory");
 	for (int64_t k = 0; k < r->extra.n; k++)
 		xoff[r->extra.dst[k] + 1]++;
 	for (int32_t v = 0; v < total; v++)
@@ -464,12 +462,10 @@ static int walk_time(replay *r, const ds_replay_opts *o, ds_figures *f)
 		if (o && o->start)
 			o->start[v] = s;
 		if (!ds_add(s, c, &fin[v]) ||
-		    (pp >= 0 && !ds_add(busy[pp], c, &busy[pp]))) {
-			rc = ds_fail(r->e, DS_EINPUT,
-				     "%s: the makespan overflows 64 bits",
-				     g->source);
-			goto out;
-		}
+		    (pp >= 0 && !ds_add(busy[pp], c, &busy[pp])))
+			return ds_fail(r->e, DS_EINPUT,
+				       "%s: the makespan overflows 64 bits",
+				       g->source);
 		if (pp >= 0)
 			pfree[pp] = fin[v];
 		if (fin[v] > f->makespan)
@@ -478,14 +474,7 @@ static int walk_time(replay *r, const ds_replay_opts *o, ds_figures *f)
 	for (int32_t q = 0; q < np; q++)
 		if (busy[q] > f->lb_pipe_load)
 			f->lb_pipe_load = busy[q];
-out:
-	if (!(o && o->finish))
-		ds_free(r->h, fin);
-	ds_free(r->h, pfree);
-	ds_free(r->h, busy);
-	ds_free(r->h, xoff);
-	ds_free(r->h, xadj);
-	return rc;
+	return DS_OK;
 }
 
 int ds_replay(const ds_graph *g, const ds_plan *p, const ds_replay_opts *o,
@@ -511,7 +500,7 @@ int ds_replay(const ds_graph *g, const ds_plan *p, const ds_replay_opts *o,
 	r.total = g->n + 2 * p->nspill;
 	ds_arena_init(&r.a, r.h);
 	int rc = DS_OK;
-	r.pos = ds_alloc(r.h, (size_t)r.total, sizeof *r.pos);
+	r.pos = ds_arena_alloc(&r.a, (size_t)r.total, sizeof *r.pos);
 	if (!r.pos) {
 		rc = ds_fail(e, DS_ENOMEM, "out of memory");
 		goto out;
@@ -551,9 +540,6 @@ int ds_replay(const ds_graph *g, const ds_plan *p, const ds_replay_opts *o,
 	}
 	*out = f;
 out:
-	ds_free(r.h, r.pos);
-	ds_free(r.h, r.extra.src);
-	ds_free(r.h, r.extra.dst);
 	ds_arena_free(&r.a);
 	return rc;
 }
