@@ -16,26 +16,31 @@
 
 /* ---- tuning constants ----
  * Measured on the six bundled graphs (the .json files of data/) with
- * `dansched schedule -v` at the default options: the sum of the cpe
- * stages' makespans (ms) and of their seconds (s), each value against
- * half and double it.  With the values below: ms = MEASURE_MS,
- * s = MEASURE_S. */
+ * `dansched schedule -v` at the default options: ms is the sum of the cpe
+ * stages' makespans, s the sum of their seconds (one run each on a shared
+ * 2-core machine: s is noisy, +-10%), each value against half and double
+ * it, the others unchanged.  With the values below: ms 2316412, s 1.55. */
 
-/* Rounds at most, unless an effort is given. */
+/* Rounds at most, unless an effort is given.  2: ms 2321077, s 1.25;
+ * 8: ms 2316412, s 1.54 (no graph gains enough for a fifth round). */
 #define CPE_DEFAULT_ROUNDS 4
 /* Another round only after one that gained at least this, per mille of
- * the makespan. */
+ * the makespan.  2: ms 2315237, s 1.88; 10: ms 2316412, s 1.39 (the same
+ * plans here, faster; not changed by the refactor that measured it). */
 #define CPE_MIN_GAIN_PERMILLE 5
 /* Forward passes per mode and round (the first on backbone priorities,
- * the second on the busiest pipe's needs, then forward-backward). */
+ * the second on the busiest pipe's needs, then forward-backward).
+ * 2: ms 2334921, s 0.95; 6: ms 2316362, s 2.74. */
 #define CPE_FB_PASSES 3
 /* Candidates tried per decision before only the frontier operation is: a
  * refused candidate stays, and retrying all of them at every decision
- * would cost O(N) each time. */
+ * would cost O(N) each time.  2: ms 2317132, s 1.31; 8: ms 2317461,
+ * s 1.88. */
 #define CPE_MAX_TRIES 4
 /* Backbone occupancies still to start that an online placement looks at:
  * beyond, a placement off the backbone's offset is not tried, and one on
- * it waits for the frontier to come closer. */
+ * it waits for the frontier to come closer.  128: ms 2317869, s 1.52;
+ * 512: ms 2317198, s 1.62. */
 #define CPE_MAX_RESERVED 256
 
 /* edge types: order only, timed, the address-reuse edges of the fixed
