@@ -434,15 +434,10 @@ static int cl_issue_on_pipe(cpe *c, int32_t p, int64_t t, bool *done)
 	return cl_drain_frees(c);
 }
 
-/* Non-delay list scheduling of the whole plan over the backbone's
- * constraint graph: c->out gets the order, c->start and c->fin the times
- * (the replay's, or later ones), online also c->off and c->soff.  *ok is
- * false if the simulation gets stuck, which the rules above rule out. */
-int cl_simulate(cpe *c, bool *ok)
+/* The working state of a forward simulation, back to its start. */
+static void cl_reset(cpe *c)
 {
-	const int32_t T = c->total;
-	int rc;
-	for (int32_t v = 0; v < T; v++) {
+	for (int32_t v = 0; v < c->total; v++) {
 		c->state[v] = S_WAIT;
 		c->npend[v] = c->p_off[v + 1] - c->p_off[v];
 		c->nparked[v] = 0;
@@ -478,6 +473,33 @@ int cl_simulate(cpe *c, bool *ok)
 	c->nout = 0;
 	c->frees.n = 0;
 	c->stuck = false;
+}
+
+/* The forward simulation's next event after t: a pipe gets free (memory
+ * may be vacated then too), or a candidate gets ready; INT64_MAX when
+ * there is none. */
+static int64_t cl_next_event(const cpe *c, int64_t t)
+{
+	int64_t next = INT64_MAX;
+	for (int32_t p = 0; p < c->npipes; p++) {
+		if (c->pfree[p] > t && c->pfree[p] < next)
+			next = c->pfree[p];
+		if (c->waiting[p].n > 0 && c->waiting[p].key[0] > t &&
+		    c->waiting[p].key[0] < next)
+			next = c->waiting[p].key[0];
+	}
+	return next;
+}
+
+/* Non-delay list scheduling of the whole plan over the backbone's
+ * constraint graph: c->out gets the order, c->start and c->fin the times
+ * (the replay's, or later ones), online also c->off and c->soff.  *ok is
+ * false if the simulation gets stuck, which the rules above rule out. */
+int cl_simulate(cpe *c, bool *ok)
+{
+	const int32_t T = c->total;
+	int rc;
+	cl_reset(c);
 	for (int32_t i = 0; i < T; i++)
 		if (c->npend[c->bb[i]] == 0)
 			cl_touch(c, c->bb[i]);
@@ -499,32 +521,51 @@ int cl_simulate(cpe *c, bool *ok)
 		}
 		if (c->nout == T || c->stuck)
 			break;
-		/* next event: a pipe gets free (memory may be vacated then
-		 * too), or a candidate gets ready */
-		int64_t next = INT64_MAX;
-		for (int32_t p = 0; p < c->npipes; p++) {
-			if (c->pfree[p] > t && c->pfree[p] < next)
-				next = c->pfree[p];
-			if (c->waiting[p].n > 0 && c->waiting[p].key[0] > t &&
-			    c->waiting[p].key[0] < next)
-				next = c->waiting[p].key[0];
-		}
-		if (next == INT64_MAX)
+		t = cl_next_event(c, t);
+		if (t == INT64_MAX)
 			c->stuck = true; /* cannot happen; refused if it does */
-		t = next;
 	}
 	*ok = !c->stuck;
 	return DS_OK;
 }
 
-/* The same list scheduling on the reversed constraint graph, priority to
- * the nodes that finish last in the forward times c->fin: a right-justified
- * schedule.  c->key gets each node's start in it, counted back from its
- * end: the latest start that keeps the reversed schedule's length, the
- * priority of the next forward pass (resource-aware, unlike the bottom
- * level).  No guard here: these are only priorities.  Clobbers the
- * forward times. */
-void cl_simulate_back(cpe *c)
+/* Backward: v is placed, its reversed finish time in c->start; its
+ * predecessors learn when they may start and are released when v was
+ * their last successor. */
+static void cl_back_release(cpe *c, int32_t v)
+{
+	for (int32_t j = c->p_off[v]; j < c->p_off[v + 1]; j++) {
+		int32_t u = c->p_adj[j];
+		if (c->p_typ[j] != E_ORDER && c->avail[u] < c->start[v])
+			c->avail[u] = c->start[v];
+		if (--c->npend[u] == 0)
+			c->fstack[c->nfree++] = u;
+	}
+}
+
+/* Backward: the next event after t, a pipe that gets free with work
+ * waiting or ready. */
+static int64_t cl_back_next_event(const cpe *c, int64_t t)
+{
+	int64_t next = INT64_MAX;
+	for (int32_t p = 0; p < c->npipes; p++) {
+		int64_t ev = INT64_MAX;
+		if (c->waiting[p].n > 0)
+			ev = c->waiting[p].key[0] > c->pfree[p]
+				     ? c->waiting[p].key[0]
+				     : c->pfree[p];
+		if (c->ready[p].n > 0 && c->pfree[p] < ev)
+			ev = c->pfree[p];
+		if (ev > t && ev < next)
+			next = ev;
+	}
+	DS_ASSERT(next != INT64_MAX); /* a DAG always drains */
+	return next;
+}
+
+/* Backward: ranks from the forward finish times, every node pending on
+ * its successors, the sinks released in backbone order. */
+static void cl_back_reset(cpe *c)
 {
 	const int32_t T = c->total;
 	for (int32_t v = 0; v < T; v++)
@@ -539,11 +580,24 @@ void cl_simulate_back(cpe *c)
 		c->ready[p].n = 0;
 		c->pfree[p] = 0;
 	}
-	int32_t done = 0;
 	c->nfree = 0;
 	for (int32_t i = T - 1; i >= 0; i--)
 		if (c->npend[c->bb[i]] == 0)
 			c->fstack[c->nfree++] = c->bb[i];
+}
+
+/* The same list scheduling on the reversed constraint graph, priority to
+ * the nodes that finish last in the forward times c->fin: a right-justified
+ * schedule.  c->key gets each node's start in it, counted back from its
+ * end: the latest start that keeps the reversed schedule's length, the
+ * priority of the next forward pass (resource-aware, unlike the bottom
+ * level).  No guard here: these are only priorities.  Clobbers the
+ * forward times. */
+void cl_simulate_back(cpe *c)
+{
+	const int32_t T = c->total;
+	cl_back_reset(c);
+	int32_t done = 0;
 	int64_t t = 0, end = 0;
 	for (;;) {
 		/* c->start holds reversed finish times */
@@ -556,15 +610,7 @@ void cl_simulate_back(cpe *c)
 			}
 			c->start[v] = c->avail[v];
 			done++;
-			for (int32_t j = c->p_off[v]; j < c->p_off[v + 1];
-			     j++) {
-				int32_t u = c->p_adj[j];
-				if (c->p_typ[j] != E_ORDER &&
-				    c->avail[u] < c->start[v])
-					c->avail[u] = c->start[v];
-				if (--c->npend[u] == 0)
-					c->fstack[c->nfree++] = u;
-			}
+			cl_back_release(c, v);
 		}
 		bool progress = false;
 		for (int32_t p = 0; p < c->npipes; p++) {
@@ -584,34 +630,13 @@ void cl_simulate_back(cpe *c)
 				end = c->start[v];
 			done++;
 			progress = true;
-			for (int32_t j = c->p_off[v]; j < c->p_off[v + 1];
-			     j++) {
-				int32_t u = c->p_adj[j];
-				if (c->p_typ[j] != E_ORDER &&
-				    c->avail[u] < c->start[v])
-					c->avail[u] = c->start[v];
-				if (--c->npend[u] == 0)
-					c->fstack[c->nfree++] = u;
-			}
+			cl_back_release(c, v);
 		}
 		if (progress || c->nfree > 0)
 			continue;
 		if (done == T)
 			break;
-		int64_t next = INT64_MAX;
-		for (int32_t p = 0; p < c->npipes; p++) {
-			int64_t ev = INT64_MAX;
-			if (c->waiting[p].n > 0)
-				ev = c->waiting[p].key[0] > c->pfree[p]
-					     ? c->waiting[p].key[0]
-					     : c->pfree[p];
-			if (c->ready[p].n > 0 && c->pfree[p] < ev)
-				ev = c->pfree[p];
-			if (ev > t && ev < next)
-				next = ev;
-		}
-		DS_ASSERT(next != INT64_MAX); /* a DAG always drains */
-		t = next;
+		t = cl_back_next_event(c, t);
 	}
 	for (int32_t v = 0; v < T; v++)
 		c->key[v] = end - c->start[v];
