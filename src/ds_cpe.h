@@ -178,6 +178,9 @@ static inline int cpe_oom(cpe *c)
 	return ds_fail(c->e, DS_ENOMEM, "out of memory");
 }
 
+/* The functions the three files share, each described where it is
+ * defined. */
+
 /* ---- ds_cpe.c ---- */
 
 int cpe_reserve(cpe *c, void **p, int64_t *cap, int64_t need, size_t elem);
@@ -197,7 +200,7 @@ int cm_occupy(cpe *c, int32_t v, int64_t x);
 bool cm_bb_window_ok(cpe *c, int32_t v, int64_t t, int64_t *last);
 bool cm_can_elide(cpe *c, int32_t v);
 int cm_place_now(cpe *c, const int32_t *nodes, int32_t k, int64_t t,
-		     bool *ok);
+		 bool *ok);
 int cm_built_reuse(cpe *c);
 int cm_replace(cpe *c, bool *ok);
 
