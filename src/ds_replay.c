@@ -258,8 +258,8 @@ static int occupy(replay *r, int32_t b, int64_t off, int32_t v)
 			       ds_node_label(g, r->p, v, lv, sizeof lv));
 	ds_segmap *sm = &r->seg[m];
 	int64_t end = off + size;
-	for (int32_t i = ds_segmap_find(sm, off); i < sm->n && sm->lo[i] < end;
-	     i++) {
+	int32_t i0 = ds_segmap_find(sm, off);
+	for (int32_t i = i0; i < sm->n && sm->lo[i] < end; i++) {
 		int32_t o = sm->occ[i];
 		if (o < 0 || r->occ_mark[o] == v)
 			continue;
@@ -287,7 +287,7 @@ static int occupy(replay *r, int32_t b, int64_t off, int32_t v)
 	r->occ_lo[o] = off;
 	r->occ_mark[o] = -1;
 	r->cur_occ[b] = o;
-	if (ds_segmap_set(sm, off, size, o))
+	if (ds_segmap_set_at(sm, i0, off, size, o))
 		return ds_fail(r->e, DS_ENOMEM, "out of memory");
 	return DS_OK;
 }

@@ -35,19 +35,6 @@ void ds_segmap_reset(ds_segmap *m)
 #endif
 }
 
-int32_t ds_segmap_find(const ds_segmap *m, int64_t x)
-{
-	int32_t a = 0, z = m->n - 1;
-	while (a < z) {
-		int32_t mid = a + (z - a + 1) / 2;
-		if (m->lo[mid] <= x)
-			a = mid;
-		else
-			z = mid - 1;
-	}
-	return a;
-}
-
 /* Room for cap segments. */
 static int sm_room(ds_segmap *m, int32_t cap)
 {
@@ -113,8 +100,15 @@ static void sm_log(ds_segmap *m, int64_t x, int64_t end, int32_t o)
 
 int ds_segmap_set(ds_segmap *m, int64_t x, int64_t size, int32_t o)
 {
+	return ds_segmap_set_at(m, ds_segmap_find(m, x), x, size, o);
+}
+
+int ds_segmap_set_at(ds_segmap *m, int32_t s, int64_t x, int64_t size,
+		     int32_t o)
+{
 	int64_t end = x + size;
-	int32_t i0 = ds_segmap_find(m, x), i1 = i0;
+	int32_t i0 = s, i1 = i0;
+	DS_ASSERT(i0 == ds_segmap_find(m, x));
 	while (i1 + 1 < m->n && m->lo[i1 + 1] < end)
 		i1++;
 	/* segments i0..i1 become: the head of i0 before x (if any), the new

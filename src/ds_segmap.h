@@ -39,11 +39,26 @@ static inline int64_t ds_segmap_hi(const ds_segmap *m, int32_t s)
 {
 	return s + 1 < m->n ? m->lo[s + 1] : m->size;
 }
-/* The segment holding address x: O(log n). */
-int32_t ds_segmap_find(const ds_segmap *m, int64_t x);
+/* The segment holding address x: O(log n).  Inline: the walks call it
+ * once per occupancy. */
+static inline int32_t ds_segmap_find(const ds_segmap *m, int64_t x)
+{
+	int32_t a = 0, z = m->n - 1;
+	while (a < z) {
+		int32_t mid = a + (z - a + 1) / 2;
+		if (m->lo[mid] <= x)
+			a = mid;
+		else
+			z = mid - 1;
+	}
+	return a;
+}
 /* [x, x + size) now belongs to occupancy o: O(n).  DS_ENOMEM when the map
  * cannot grow (the map is unchanged then). */
 int ds_segmap_set(ds_segmap *m, int64_t x, int64_t size, int32_t o);
+/* The same when the caller knows s = ds_segmap_find(m, x) already. */
+int ds_segmap_set_at(ds_segmap *m, int32_t s, int64_t x, int64_t size,
+		     int32_t o);
 /* dst (from ds_segmap_init, same size) becomes a copy of src: O(n). */
 int ds_segmap_copy(ds_segmap *dst, const ds_segmap *src);
 
