@@ -14,6 +14,7 @@
  * the memory walk checks, so finish times, and hence the makespan, are the
  * same; the reduction keeps the work linear when a buffer spills often. */
 #include "ds.h"
+#include "ds_segmap.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -63,11 +64,9 @@ typedef struct replay {
 	int32_t total;
 	int32_t *pos;
 	edges extra;
-	/* address map per memory: segment s covers [lo[s], lo[s+1]) and was
-	 * last occupied by occupancy occ[s] (-1: never) */
-	int64_t *seg_lo[DS_NMEM];
-	int32_t *seg_occ[DS_NMEM];
-	int64_t nseg[DS_NMEM], segcap[DS_NMEM];
+	ds_arena a; /* every scratch array */
+	/* address map per memory (the one CPE uses too) */
+	ds_segmap seg[DS_NMEM];
 	/* occupancies: one per ALLOC or SPILL_IN when offsets are given */
 	int32_t *occ_buf, *occ_end, *occ_mark;
 	int64_t *occ_lo;
@@ -80,11 +79,11 @@ static int add_edge(replay *r, int32_t s, int32_t d)
 	edges *x = &r->extra;
 	if (x->n == x->cap) {
 		int64_t nc = x->cap ? 2 * x->cap : 1024;
-		int32_t *a = ds_grow(r->h, x->src, (size_t)nc, sizeof *a);
+		int32_t *a = ds_arena_grow(&r->a, x->src, (size_t)nc, sizeof *a);
 		if (!a)
 			return ds_fail(r->e, DS_ENOMEM, "out of memory");
 		x->src = a;
-		int32_t *b = ds_grow(r->h, x->dst, (size_t)nc, sizeof *b);
+		int32_t *b = ds_arena_grow(&r->a, x->dst, (size_t)nc, sizeof *b);
 		if (!b)
 			return ds_fail(r->e, DS_ENOMEM, "out of memory");
 		x->dst = b;
@@ -316,22 +315,11 @@ static int occupy(replay *r, int32_t b, int64_t off, int32_t v)
 			       (long long)(off + size), ds_mem_names[m],
 			       (long long)cap,
 			       ds_node_label(g, r->p, v, lv, sizeof lv));
-	int64_t *lo = r->seg_lo[m];
-	int32_t *occ = r->seg_occ[m];
-	int64_t ns = r->nseg[m], end = off + size;
-	/* i0: the segment holding off */
-	int64_t a = 0, z = ns - 1;
-	while (a < z) {
-		int64_t mid = a + (z - a + 1) / 2;
-		if (lo[mid] <= off)
-			a = mid;
-		else
-			z = mid - 1;
-	}
-	int64_t i0 = a, i1 = a;
-	for (int64_t i = i0; i < ns && lo[i] < end; i++) {
-		i1 = i;
-		int32_t o = occ[i];
+	ds_segmap *sm = &r->seg[m];
+	int64_t end = off + size;
+	int32_t i0 = ds_segmap_find(sm, off);
+	for (int32_t i = i0; i < sm->n && sm->lo[i] < end; i++) {
+		int32_t o = sm->occ[i];
 		if (o < 0 || r->occ_mark[o] == v)
 			continue;
 		if (r->occ_end[o] < 0) {
@@ -352,44 +340,14 @@ static int occupy(replay *r, int32_t b, int64_t off, int32_t v)
 		if (rc)
 			return rc;
 	}
-	/* replace segments i0..i1 by: the head of i0 before off (if any), the
-	 * new occupancy, the tail of i1 after end (if any) */
 	int32_t o = r->nocc++;
 	r->occ_buf[o] = b;
 	r->occ_end[o] = -1;
 	r->occ_lo[o] = off;
 	r->occ_mark[o] = -1;
 	r->cur_occ[b] = o;
-	int64_t pl[3];
-	int32_t po[3];
-	int np = 0;
-	if (lo[i0] < off)
-		pl[np] = lo[i0], po[np++] = occ[i0];
-	pl[np] = off, po[np++] = o;
-	int64_t next = i1 + 1 < ns ? lo[i1 + 1] : cap;
-	if (end < next)
-		pl[np] = end, po[np++] = occ[i1];
-	int64_t nn = ns - (i1 - i0 + 1) + np;
-	if (nn > r->segcap[m]) {
-		int64_t nc = 2 * nn;
-		int64_t *nl = ds_grow(r->h, r->seg_lo[m], (size_t)nc, sizeof *nl);
-		if (!nl)
-			return ds_fail(r->e, DS_ENOMEM, "out of memory");
-		r->seg_lo[m] = nl;
-		int32_t *no = ds_grow(r->h, r->seg_occ[m], (size_t)nc, sizeof *no);
-		if (!no)
-			return ds_fail(r->e, DS_ENOMEM, "out of memory");
-		r->seg_occ[m] = no;
-		r->segcap[m] = nc;
-	}
-	lo = r->seg_lo[m];
-	occ = r->seg_occ[m];
-	memmove(lo + i0 + np, lo + i1 + 1, (size_t)(ns - i1 - 1) * sizeof *lo);
-	memmove(occ + i0 + np, occ + i1 + 1,
-		(size_t)(ns - i1 - 1) * sizeof *occ);
-	for (int k = 0; k < np; k++)
-		lo[i0 + k] = pl[k], occ[i0 + k] = po[k];
-	r->nseg[m] = nn;
+	if (ds_segmap_set_at(sm, i0, off, size, o))
+		return ds_fail(r->e, DS_ENOMEM, "out of memory");
 	return DS_OK;
 }
 
@@ -401,7 +359,7 @@ static int walk_memory(replay *r, bool q1, ds_figures *f)
 	const ds_plan *p = r->p;
 	const int32_t n = g->n;
 	const bool mem = p->offset != NULL;
-	uint8_t *res = ds_alloc(r->h, (size_t)g->nbuf, 1);
+	uint8_t *res = ds_arena_alloc(&r->a, (size_t)g->nbuf, 1);
 	if (!res)
 		return ds_fail(r->e, DS_ENOMEM, "out of memory");
 	int64_t vstay = 0, used[DS_NMEM] = {0};
@@ -507,7 +465,6 @@ static int walk_memory(replay *r, bool q1, ds_figures *f)
 			used[m] -= g->buf_size[b];
 		}
 	}
-	ds_free(r->h, res);
 	return rc;
 }
 
@@ -517,7 +474,6 @@ static int walk_time(replay *r, const ds_replay_opts *o, ds_figures *f)
 	const ds_graph *g = r->g;
 	const ds_plan *p = r->p;
 	const int32_t n = g->n, total = r->total;
-	int rc = DS_OK;
 	int32_t pmte3 = ds_graph_find_pipe(g, "MTE3");
 	int32_t pmte2 = ds_graph_find_pipe(g, "MTE2");
 	int32_t np = g->npipes;
@@ -525,17 +481,17 @@ static int walk_time(replay *r, const ds_replay_opts *o, ds_figures *f)
 		pmte3 = np++;
 	if (pmte2 < 0)
 		pmte2 = np++;
-	int64_t *fin = o && o->finish ? o->finish
-				      : ds_alloc(r->h, (size_t)total, sizeof *fin);
-	int64_t *pfree = ds_alloc(r->h, (size_t)np, sizeof *pfree);
-	int64_t *busy = ds_alloc(r->h, (size_t)np, sizeof *busy);
-	int32_t *xoff = ds_alloc(r->h, (size_t)total + 1, sizeof *xoff);
-	int32_t *xadj = ds_alloc(r->h, (size_t)(r->extra.n ? r->extra.n : 1),
-				 sizeof *xadj);
-	if (!fin || !pfree || !busy || !xoff || !xadj) {
-		rc = ds_fail(r->e, DS_ENOMEM, "out of memory");
-		goto out;
-	}
+	ds_arena *a = &r->a;
+	int64_t *fin = o && o->finish
+			       ? o->finish
+			       : ds_arena_alloc(a, (size_t)total, sizeof *fin);
+	int64_t *pfree = ds_arena_alloc(a, (size_t)np, sizeof *pfree);
+	int64_t *busy = ds_arena_alloc(a, (size_t)np, sizeof *busy);
+	int32_t *xoff = ds_arena_alloc(a, (size_t)total + 1, sizeof *xoff);
+	int32_t *xadj = ds_arena_alloc(
+		a, (size_t)(r->extra.n ? r->extra.n : 1), sizeof *xadj);
+	if (a->failed)
+		return ds_fail(r->e, DS_ENOMEM, "out of memory");
 	for (int64_t k = 0; k < r->extra.n; k++)
 		xoff[r->extra.dst[k] + 1]++;
 	for (int32_t v = 0; v < total; v++)
@@ -565,12 +521,10 @@ static int walk_time(replay *r, const ds_replay_opts *o, ds_figures *f)
 		if (o && o->start)
 			o->start[v] = s;
 		if (!ds_add(s, c, &fin[v]) ||
-		    (pp >= 0 && !ds_add(busy[pp], c, &busy[pp]))) {
-			rc = ds_fail(r->e, DS_EINPUT,
-				     "%s: the makespan overflows 64 bits",
-				     g->source);
-			goto out;
-		}
+		    (pp >= 0 && !ds_add(busy[pp], c, &busy[pp])))
+			return ds_fail(r->e, DS_EINPUT,
+				       "%s: the makespan overflows 64 bits",
+				       g->source);
 		if (pp >= 0)
 			pfree[pp] = fin[v];
 		if (fin[v] > f->makespan)
@@ -579,14 +533,7 @@ static int walk_time(replay *r, const ds_replay_opts *o, ds_figures *f)
 	for (int32_t q = 0; q < np; q++)
 		if (busy[q] > f->lb_pipe_load)
 			f->lb_pipe_load = busy[q];
-out:
-	if (!(o && o->finish))
-		ds_free(r->h, fin);
-	ds_free(r->h, pfree);
-	ds_free(r->h, busy);
-	ds_free(r->h, xoff);
-	ds_free(r->h, xadj);
-	return rc;
+	return DS_OK;
 }
 
 int ds_replay(const ds_graph *g, const ds_plan *p, const ds_replay_opts *o,
@@ -614,8 +561,9 @@ int ds_replay(const ds_graph *g, const ds_plan *p, const ds_replay_opts *o,
 	r.h = g->heap;
 	r.e = e;
 	r.total = g->n + 2 * p->nspill;
+	ds_arena_init(&r.a, r.h);
 	int rc = DS_OK;
-	r.pos = ds_alloc(r.h, (size_t)r.total, sizeof *r.pos);
+	r.pos = ds_arena_alloc(&r.a, (size_t)r.total, sizeof *r.pos);
 	if (!r.pos) {
 		rc = ds_fail(e, DS_ENOMEM, "out of memory");
 		goto out;
@@ -626,27 +574,17 @@ int ds_replay(const ds_graph *g, const ds_plan *p, const ds_replay_opts *o,
 		goto out;
 	if (p->offset) {
 		int32_t nocc = g->nbuf + p->nspill;
-		r.occ_buf = ds_alloc(r.h, (size_t)nocc, sizeof *r.occ_buf);
-		r.occ_end = ds_alloc(r.h, (size_t)nocc, sizeof *r.occ_end);
-		r.occ_mark = ds_alloc(r.h, (size_t)nocc, sizeof *r.occ_mark);
-		r.occ_lo = ds_alloc(r.h, (size_t)nocc, sizeof *r.occ_lo);
-		r.cur_occ = ds_alloc(r.h, (size_t)g->nbuf, sizeof *r.cur_occ);
-		if (!r.occ_buf || !r.occ_end || !r.occ_mark || !r.occ_lo ||
-		    !r.cur_occ) {
+		ds_arena *a = &r.a;
+		r.occ_buf = ds_arena_alloc(a, (size_t)nocc, sizeof *r.occ_buf);
+		r.occ_end = ds_arena_alloc(a, (size_t)nocc, sizeof *r.occ_end);
+		r.occ_mark = ds_arena_alloc(a, (size_t)nocc, sizeof *r.occ_mark);
+		r.occ_lo = ds_arena_alloc(a, (size_t)nocc, sizeof *r.occ_lo);
+		r.cur_occ = ds_arena_alloc(a, (size_t)g->nbuf, sizeof *r.cur_occ);
+		for (int m = 0; m < DS_NMEM && !a->failed; m++)
+			ds_segmap_init(&r.seg[m], a, g->caps.cap[m]);
+		if (a->failed) {
 			rc = ds_fail(e, DS_ENOMEM, "out of memory");
 			goto out;
-		}
-		for (int m = 0; m < DS_NMEM; m++) {
-			r.seg_lo[m] = ds_alloc(r.h, 16, sizeof(int64_t));
-			r.seg_occ[m] = ds_alloc(r.h, 16, sizeof(int32_t));
-			if (!r.seg_lo[m] || !r.seg_occ[m]) {
-				rc = ds_fail(e, DS_ENOMEM, "out of memory");
-				goto out;
-			}
-			r.segcap[m] = 16;
-			r.nseg[m] = 1;
-			r.seg_lo[m][0] = 0;
-			r.seg_occ[m][0] = -1;
 		}
 	}
 	if ((rc = walk_memory(&r, o && o->q1, &f)) ||
@@ -667,17 +605,6 @@ int ds_replay(const ds_graph *g, const ds_plan *p, const ds_replay_opts *o,
 	}
 	*out = f;
 out:
-	ds_free(r.h, r.pos);
-	ds_free(r.h, r.extra.src);
-	ds_free(r.h, r.extra.dst);
-	ds_free(r.h, r.occ_buf);
-	ds_free(r.h, r.occ_end);
-	ds_free(r.h, r.occ_mark);
-	ds_free(r.h, r.occ_lo);
-	ds_free(r.h, r.cur_occ);
-	for (int m = 0; m < DS_NMEM; m++) {
-		ds_free(r.h, r.seg_lo[m]);
-		ds_free(r.h, r.seg_occ[m]);
-	}
+	ds_arena_free(&r.a);
 	return rc;
 }

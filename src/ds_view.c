@@ -286,47 +286,61 @@ static void trace_args(ds_text *t, const view *v, int32_t u)
 	ds_text_printf(t, "}");
 }
 
-static int trace_text(const view *v, ds_text *t, ds_err *e)
+/* The trace's tracks: tid = pipe index + 1; spill nodes run on MTE3 and
+ * MTE2 (SPEC.md), which get tracks of their own when no graph node runs
+ * there, as in the replay. */
+typedef struct tracks {
+	int32_t np;	   /* tracks */
+	int32_t pout, pin; /* the pipes of SPILL_OUT and SPILL_IN */
+} tracks;
+
+static tracks trace_tracks(const view *v)
 {
 	const ds_graph *g = v->g;
-	const ds_plan *p = v->p;
-	/* tracks: tid = pipe index + 1; spill nodes run on MTE3 and MTE2
-	 * (SPEC.md), which get tracks of their own when no graph node runs
-	 * there, as in the replay */
-	int32_t np = g->npipes;
-	int32_t pout = ds_graph_find_pipe(g, "MTE3");
-	int32_t pin = ds_graph_find_pipe(g, "MTE2");
-	if (pout < 0 && p->nspill > 0)
-		pout = np++;
-	if (pin < 0 && p->nspill > 0)
-		pin = np++;
+	tracks k = {g->npipes, ds_graph_find_pipe(g, "MTE3"),
+		    ds_graph_find_pipe(g, "MTE2")};
+	if (k.pout < 0 && v->p->nspill > 0)
+		k.pout = k.np++;
+	if (k.pin < 0 && v->p->nspill > 0)
+		k.pin = k.np++;
+	return k;
+}
 
+/* Operations and spill nodes in the order of the plan. */
+static int64_t trace_nevents(const view *v)
+{
 	int64_t nx = 0;
-	for (int32_t i = 0; i < p->len; i++) {
-		int32_t u = p->order[i];
-		if (u >= g->n || g->kind[u] == DS_OP)
+	for (int32_t i = 0; i < v->p->len; i++) {
+		int32_t u = v->p->order[i];
+		if (u >= v->g->n || v->g->kind[u] == DS_OP)
 			nx++;
 	}
-	xev *x = ds_alloc(v->h, (size_t)(nx ? nx : 1), sizeof *x);
-	cev *c = ds_alloc(v->h, (size_t)(v->nocc ? 2 * v->nocc : 1), sizeof *c);
-	if (!x || !c) {
-		ds_free(v->h, x);
-		ds_free(v->h, c);
-		return ds_fail(e, DS_ENOMEM, "out of memory");
-	}
-	nx = 0;
-	for (int32_t i = 0; i < p->len; i++) {
-		int32_t u = p->order[i];
+	return nx;
+}
+
+/* The complete events into x, sorted by finish time (so the last one ends
+ * at the makespan); their number. */
+static int64_t trace_events(const view *v, const tracks *k, xev *x)
+{
+	const ds_graph *g = v->g;
+	int64_t nx = 0;
+	for (int32_t i = 0; i < v->p->len; i++) {
+		int32_t u = v->p->order[i];
 		if (u < g->n && g->kind[u] != DS_OP)
 			continue;
 		int32_t pipe = u < g->n ? g->pipe[u]
-			       : is_spill_in(v, u) ? pin : pout;
+			       : is_spill_in(v, u) ? k->pin : k->pout;
 		xev ev = {v->start[u], v->finish[u], pipe + 1, u};
 		x[nx++] = ev;
 	}
-	/* by finish time, so the last complete event ends at the makespan */
 	qsort(x, (size_t)nx, sizeof *x, cmp_xev);
+	return nx;
+}
 
+/* The header: figures, process and track names. */
+static void trace_header(const view *v, const tracks *k, ds_text *t)
+{
+	const ds_graph *g = v->g;
 	ds_text_printf(t, "{\"displayTimeUnit\":\"ns\",\n\"otherData\":{"
 		       "\"source\":");
 	json_str(t, g->source);
@@ -341,9 +355,9 @@ static int trace_text(const view *v, ds_text *t, ds_err *e)
 		       "\"args\":{\"name\":");
 	json_str(t, v->name);
 	ds_text_printf(t, "}}");
-	for (int32_t q = 0; q < np; q++) {
+	for (int32_t q = 0; q < k->np; q++) {
 		const char *name = q < g->npipes ? g->pipes[q]
-				   : q == pout ? "MTE3" : "MTE2";
+				   : q == k->pout ? "MTE3" : "MTE2";
 		ds_text_printf(t, ",\n{\"ph\":\"M\",\"pid\":1,\"tid\":%d,"
 			       "\"name\":\"thread_name\",\"args\":{\"name\":",
 			       q + 1);
@@ -353,6 +367,13 @@ static int trace_text(const view *v, ds_text *t, ds_err *e)
 			       "\"args\":{\"sort_index\":%d}}",
 			       q + 1, q + 1);
 	}
+}
+
+/* One complete event per operation and spill node. */
+static void trace_complete(const view *v, const xev *x, int64_t nx,
+			   ds_text *t)
+{
+	const ds_graph *g = v->g;
 	for (int64_t i = 0; i < nx; i++) {
 		int32_t u = x[i].node;
 		bool sp = is_spill(v, u);
@@ -374,9 +395,14 @@ static int trace_text(const view *v, ds_text *t, ds_err *e)
 		trace_args(t, v, u);
 		ds_text_printf(t, "}");
 	}
+}
 
-	/* occupancy counters: bytes held per memory, sampled whenever an
-	 * occupancy begins or ends; simultaneous changes make one sample */
+/* Occupancy counters: bytes held per memory, sampled whenever an
+ * occupancy begins or ends; simultaneous changes make one sample.  c has
+ * room for two events per occupancy. */
+static void trace_counters(const view *v, cev *c, ds_text *t)
+{
+	const ds_graph *g = v->g;
 	int64_t nc = 0;
 	for (int32_t i = 0; i < v->nocc; i++) {
 		const occ *o = &v->occ[i];
@@ -407,9 +433,27 @@ static int trace_text(const view *v, ds_text *t, ds_err *e)
 			       (long long)c[i].t, ds_mem_names[c[i].mem],
 			       (long long)held[c[i].mem]);
 	}
+}
+
+static int trace_text(const view *v, ds_text *t, ds_err *e)
+{
+	tracks k = trace_tracks(v);
+	int64_t nx = trace_nevents(v);
+	ds_arena a;
+	ds_arena_init(&a, v->h);
+	xev *x = ds_arena_alloc(&a, (size_t)(nx ? nx : 1), sizeof *x);
+	cev *c = ds_arena_alloc(&a, (size_t)(v->nocc ? 2 * v->nocc : 1),
+				sizeof *c);
+	if (a.failed) {
+		ds_arena_free(&a);
+		return ds_fail(e, DS_ENOMEM, "out of memory");
+	}
+	nx = trace_events(v, &k, x);
+	trace_header(v, &k, t);
+	trace_complete(v, x, nx, t);
+	trace_counters(v, c, t);
 	ds_text_printf(t, "\n]}\n");
-	ds_free(v->h, x);
-	ds_free(v->h, c);
+	ds_arena_free(&a);
 	return DS_OK;
 }
 
