@@ -1,7 +1,8 @@
 /* ds_pipeline.c: the schedulers, end to end, each plan checked.
  *
  * dan runs the passes in order — MPAS (an order), DLR (placement and
- * spills), CPE (pipeline overlap) — stopping after the stage asked for.
+ * spills), CPE (pipeline overlap) and its retiming (ds_retime) — stopping
+ * after the stage asked for.
  * The baselines are an order plus the shared placer with their policy.
  *
  * Requires: a valid graph.  Guarantees: the plan returned has passed
@@ -167,11 +168,38 @@ static int dlr_best(const ds_graph *g, const ds_run_opts *o,
 	return rc;
 }
 
+/* Retiming after CPE (ds_retime.c), its traffic cap the budget over
+ * DLR's figure (dlr_ddr): its plan replaces *p only when the replay finds
+ * it shorter, so never worse by construction. */
+static int retime(const ds_graph *g, const ds_run_opts *o, ds_plan *p,
+		  int64_t dlr_ddr, ds_figures *fig, ds_err *e)
+{
+	clock_t t0 = clock();
+	ds_plan q;
+	ds_figures f;
+	ds_retime_opts ro = o->retime;
+	double pct = o->cpe.traffic_budget_pct > 0 ? o->cpe.traffic_budget_pct
+						   : 0;
+	ro.max_extra_ddr = (int64_t)((double)dlr_ddr * (1 + pct / 100));
+	int rc = ds_retime(g, p, &ro, &q, e);
+	if (rc == DS_OK)
+		rc = check(g, o, "retime", &q, false, t0, &f, e);
+	if (rc == DS_OK && f.makespan < fig->makespan) {
+		ds_plan_free(g->heap, p);
+		*p = q;
+		*fig = f;
+	} else {
+		ds_plan_free(g->heap, &q);
+	}
+	return rc;
+}
+
 static int run_dan(const ds_graph *g, const ds_run_opts *o, ds_plan *out,
 		   ds_figures *fig, ds_err *e)
 {
 	const ds_heap *h = g->heap;
 	ds_plan dlr, cpe;
+	int64_t dlr_ddr = 0;
 	memset(&dlr, 0, sizeof dlr);
 	memset(&cpe, 0, sizeof cpe);
 	clock_t t0 = clock();
@@ -205,6 +233,7 @@ static int run_dan(const ds_graph *g, const ds_run_opts *o, ds_plan *out,
 		rc = dlr_best(g, o, order, alt, nalt, &dlr, e);
 		if (rc == DS_OK)
 			rc = check(g, o, "dlr", &dlr, false, t0, fig, e);
+		dlr_ddr = fig->extra_ddr;
 	}
 	ds_free(h, order);
 	ds_free(h, alt);
@@ -219,6 +248,8 @@ static int run_dan(const ds_graph *g, const ds_run_opts *o, ds_plan *out,
 			rc = check(g, o, "cpe", &cpe, false, t0, fig, e);
 	}
 	ds_plan_free(h, &dlr);
+	if (rc == DS_OK)
+		rc = retime(g, o, &cpe, dlr_ddr, fig, e);
 	if (rc) {
 		ds_plan_free(h, &cpe);
 		return rc;
