@@ -181,9 +181,11 @@ static int retime(const ds_graph *g, const ds_run_opts *o, ds_plan *p,
 	double pct = o->cpe.traffic_budget_pct > 0 ? o->cpe.traffic_budget_pct
 						   : 0;
 	ro.max_extra_ddr = (int64_t)((double)dlr_ddr * (1 + pct / 100));
+	ds_run_opts quiet = *o;
+	quiet.progress = NULL;
 	int rc = ds_retime(g, p, &ro, &q, e);
 	if (rc == DS_OK)
-		rc = check(g, o, "retime", &q, false, t0, &f, e);
+		rc = check(g, &quiet, "retime", &q, false, t0, &f, e);
 	if (rc == DS_OK && f.makespan < fig->makespan) {
 		ds_plan_free(g->heap, p);
 		*p = q;
@@ -191,6 +193,9 @@ static int retime(const ds_graph *g, const ds_run_opts *o, ds_plan *p,
 	} else {
 		ds_plan_free(g->heap, &q);
 	}
+	/* the line reports the plan kept */
+	if (rc == DS_OK && o->progress)
+		o->progress(o->progress_ud, "retime", seconds_since(t0), fig);
 	return rc;
 }
 

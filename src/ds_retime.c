@@ -895,8 +895,11 @@ int ds_retime(const ds_graph *g, const ds_plan *in, const ds_retime_opts *o,
 		if (!usrc)
 			rc = ds_fail(e, DS_ENOMEM, "out of memory");
 	}
+	/* a round costs about four passes over the plan before its first
+	 * candidate: none when the budget cannot pay for one (1M nodes) */
 	bool took = true;
-	while (rc == DS_OK && took && r.work < r.budget)
+	while (rc == DS_OK && took &&
+	       r.work + 5 * (int64_t)r.total < r.budget)
 		rc = round_once(&r, usrc, &took);
 	if (rc == DS_OK) {
 		*out = r.cur;
