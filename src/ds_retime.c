@@ -267,10 +267,12 @@ static int add_x(void *ud, int32_t from, int32_t to, bool timed)
 	(void)timed;
 	if (r->nx == r->xcap) {
 		int64_t nc = r->xcap ? 2 * r->xcap : 1024;
-		int32_t *s = ds_arena_grow(&r->a, r->xsrc, (size_t)nc, sizeof *s);
+		int32_t *s = ds_arena_grow(&r->a, r->xsrc, (size_t)nc,
+					   sizeof *s);
 		if (s)
 			r->xsrc = s;
-		int32_t *d = ds_arena_grow(&r->a, r->xdst, (size_t)nc, sizeof *d);
+		int32_t *d = ds_arena_grow(&r->a, r->xdst, (size_t)nc,
+					   sizeof *d);
 		if (!s || !d)
 			return ds_fail(r->e, DS_ENOMEM, "out of memory");
 		r->xdst = d;
@@ -318,12 +320,39 @@ static int refresh(rt *r)
 
 /* Lines doubled, so that a node moved just before line i starts at
  * 2i - 1, between the lines. */
-static int64_t s2(const rt *r, int32_t o) { return 2 * (int64_t)r->pos[r->oc_s[o]]; }
-static int64_t t2(const rt *r, int32_t o) { return 2 * (int64_t)r->pos[r->oc_t[o]]; }
-static int64_t olo(rt *r, int32_t o) { return *occ_offset(r, &r->cur, r->oc_s[o]); }
+static int64_t s2(const rt *r, int32_t o)
+{
+	return 2 * (int64_t)r->pos[r->oc_s[o]];
+}
+static int64_t t2(const rt *r, int32_t o)
+{
+	return 2 * (int64_t)r->pos[r->oc_t[o]];
+}
+static int64_t olo(rt *r, int32_t o)
+{
+	return *occ_offset(r, &r->cur, r->oc_s[o]);
+}
 static int64_t ohi(rt *r, int32_t o)
 {
 	return olo(r, o) + r->g->buf_size[r->oc_buf[o]];
+}
+
+static void swap64(int64_t *a, int32_t i)
+{
+	int64_t t = a[i];
+	a[i] = a[i - 1];
+	a[i - 1] = t;
+}
+
+/* Swaps profile intervals i - 1 and i. */
+static void swap_profile(rt *r, int32_t i)
+{
+	swap64(r->plo, i);
+	swap64(r->phi, i);
+	swap64(r->pready, i);
+	int32_t q = r->pocc[i];
+	r->pocc[i] = r->pocc[i - 1];
+	r->pocc[i - 1] = q;
 }
 
 /* The profile of memory m at line2 over [qlo, qhi): for each address,
@@ -381,15 +410,9 @@ static void profile(rt *r, int m, int64_t line2, int32_t skip, int64_t qlo,
 		}
 		/* keep the intervals by address */
 		for (int32_t j = np0; j < r->np; j++)
-			for (int32_t i = j; i > 0 && r->plo[i - 1] > r->plo[i]; i--) {
-				int64_t t;
-				t = r->plo[i], r->plo[i] = r->plo[i - 1], r->plo[i - 1] = t;
-				t = r->phi[i], r->phi[i] = r->phi[i - 1], r->phi[i - 1] = t;
-				t = r->pready[i], r->pready[i] = r->pready[i - 1],
-				r->pready[i - 1] = t;
-				int32_t q = r->pocc[i];
-				r->pocc[i] = r->pocc[i - 1], r->pocc[i - 1] = q;
-			}
+			for (int32_t i = j; i > 0 && r->plo[i - 1] > r->plo[i];
+			     i--)
+				swap_profile(r, i);
 	}
 }
 
@@ -472,10 +495,8 @@ static void windows(rt *r, int32_t o, int64_t a2, int64_t b2, int64_t xlo,
 				     (r->wready[i - 1] == r->wready[i] &&
 				      r->wof[i - 1] > r->wof[i]));
 		     i--) {
-			int64_t t;
-			t = r->wof[i], r->wof[i] = r->wof[i - 1], r->wof[i - 1] = t;
-			t = r->wready[i], r->wready[i] = r->wready[i - 1],
-			r->wready[i - 1] = t;
+			swap64(r->wof, i);
+			swap64(r->wready, i);
 		}
 }
 
@@ -644,9 +665,11 @@ static int move_evict(rt *r, int32_t v, bool *took)
 		while (at > 0 && (bready[at - 1] > rd ||
 				  (bready[at - 1] == rd &&
 				   btraffic[at - 1] > tr))) {
-			if (at < RT_TRIES)
-				best[at] = best[at - 1], bready[at] = bready[at - 1],
+			if (at < RT_TRIES) {
+				best[at] = best[at - 1];
+				bready[at] = bready[at - 1];
 				btraffic[at] = btraffic[at - 1];
+			}
 			at--;
 		}
 		if (at < RT_TRIES)
@@ -745,7 +768,8 @@ static void walk_chain(rt *r, int32_t *usrc)
 			     k < g->epred_off[v + 1] && next < 0; k++)
 				if (r->fin[g->epred[k]] == s)
 					next = g->epred[k];
-		for (int32_t k = r->xoff[v]; k < r->xoff[v + 1] && next < 0; k++)
+		for (int32_t k = r->xoff[v]; k < r->xoff[v + 1] && next < 0;
+		     k++)
 			if (r->fin[r->xadj[k]] == s)
 				next = r->xadj[k];
 		if (next < 0 && r->occ_at[v] >= 0) {
@@ -876,8 +900,8 @@ int ds_retime(const ds_graph *g, const ds_plan *in, const ds_retime_opts *o,
 {
 	memset(out, 0, sizeof *out);
 	if (!in->offset || in->len == 0)
-		return ds_fail(e, DS_EINPUT, "%s: retime: the plan has no "
-			       "%s", g->source, in->offset ? "nodes" : "offsets");
+		return ds_fail(e, DS_EINPUT, "%s: retime: the plan has no %s",
+			       g->source, in->offset ? "nodes" : "offsets");
 	rt r;
 	int rc = rt_init(&r, g, in, o, e);
 	int32_t *usrc = NULL;
