@@ -384,6 +384,7 @@ int dansched_schedule(const dansched_graph *g, const dansched_options *o,
 	r.scheduler = o->scheduler;
 	r.stage = o->stage;
 	r.mpas.effort = r.dlr.effort = r.cpe.effort = o->effort;
+	r.retime.effort = o->effort;
 	r.cpe.traffic_budget_pct = o->traffic_budget_pct;
 	r.cpe.peak_budget_pct = o->peak_budget_pct;
 	if (o->progress) {

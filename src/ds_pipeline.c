@@ -1,7 +1,8 @@
 /* ds_pipeline.c: the schedulers, end to end, each plan checked.
  *
  * dan runs the passes in order — MPAS (an order), DLR (placement and
- * spills), CPE (pipeline overlap) — stopping after the stage asked for;
+ * spills), CPE (pipeline overlap) and its retiming (ds_retime.c) —
+ * stopping after the stage asked for;
  * the baselines' orders and plans compete at each stage
  * (ds_portfolio.c), and a graph of a few parts is also planned part by
  * part (ds_parts.c).  The baselines are an order plus the shared placer
@@ -275,12 +276,51 @@ static int dan_dlr(const ds_graph *g, const ds_run_opts *o, dan_run *d,
 }
 
 /* Stage 3: CPE on DLR's plan, against the baselines' plans through CPE. */
+/* Retiming after CPE (ds_retime.c), its traffic cap the budget over
+ * DLR's figure (dlr_ddr): its plan replaces *p only when the replay finds
+ * it shorter, so never worse by construction.  *fig: p's figures. */
+static int retime(const ds_graph *g, const ds_run_opts *o, ds_plan *p,
+		  int64_t dlr_ddr, ds_figures *fig, ds_err *e)
+{
+	clock_t t0 = clock();
+	ds_plan q;
+	ds_figures f;
+	ds_retime_opts ro = o->retime;
+	double pct = o->cpe.traffic_budget_pct > 0 ? o->cpe.traffic_budget_pct
+						   : 0;
+	ro.max_extra_ddr = (int64_t)((double)dlr_ddr * (1 + pct / 100));
+	ds_run_opts quiet = *o;
+	quiet.progress = NULL;
+	int rc = ds_retime(g, p, &ro, &q, e);
+	if (rc == DS_OK)
+		rc = check(g, &quiet, "retime", &q, false, t0, &f, e);
+	if (rc == DS_OK && f.makespan < fig->makespan) {
+		ds_plan_free(g->heap, p);
+		*p = q;
+		*fig = f;
+	} else {
+		ds_plan_free(g->heap, &q);
+	}
+	/* the line reports the plan kept */
+	if (rc == DS_OK && o->progress)
+		o->progress(o->progress_ud, "retime", seconds_since(t0), fig);
+	return rc;
+}
+
+/* Stage 3: CPE from DLR's plan (whose figures *fig holds), retimed,
+ * then against the baselines' plans and the parts (dan_final). */
 static int dan_cpe(const ds_graph *g, const ds_run_opts *o, dan_run *d,
 		   const ds_plan *dlr, ds_plan *out, ds_figures *fig,
 		   ds_err *e)
 {
 	clock_t t0 = clock();
+	const int64_t dlr_ddr = fig->extra_ddr;
+	ds_figures f;
 	int rc = ds_cpe(g, dlr, &o->cpe, out, e);
+	if (rc == DS_OK)
+		rc = ds_replay(g, out, NULL, &f, e);
+	if (rc == DS_OK)
+		rc = retime(g, o, out, dlr_ddr, &f, e);
 	if (rc == DS_OK)
 		rc = dan_final(g, o, d, "cpe", &o->cpe, out, t0, fig, e);
 	if (rc)

@@ -25,6 +25,7 @@ typedef struct ds_run_opts {
 	ds_mpas_opts mpas;
 	ds_dlr_opts dlr;
 	ds_cpe_opts cpe;
+	ds_retime_opts retime;
 	/* called after each stage with its time and figures (may be NULL) */
 	void (*progress)(void *ud, const char *stage, double seconds,
 			 const ds_figures *f);

@@ -149,4 +149,26 @@ typedef struct ds_cpe_opts {
 int ds_cpe(const ds_graph *g, const ds_plan *in, const ds_cpe_opts *o,
 	   ds_plan *out, ds_err *e);
 
+/* ---- stage 3b, retiming (ds_retime.c) ---- */
+
+typedef struct ds_retime_opts {
+	int64_t effort;	       /* the work budget in multiples of the
+				  default; 0: the default */
+	int64_t max_extra_ddr; /* extra DDR traffic the plan may reach by
+				  added spills; below the input's: none
+				  added */
+} ds_retime_opts;
+
+/* From a full valid plan (CPE's), a full valid plan with the same
+ * peak_vstay and a makespan no longer than the input's: offsets and spill
+ * nodes moved where the replay's critical chain waits on an address-reuse
+ * edge or on a pipe, and spills added (evictions that free a window in
+ * time) while the extra DDR traffic stays within max_extra_ddr (never
+ * above the input's when that is lower); a copy of the input when nothing
+ * better is found.  o may be NULL (defaults: no traffic added).
+ * DS_EPLAN when the input plan is invalid, DS_EINPUT when it has no
+ * offsets or no nodes. */
+int ds_retime(const ds_graph *g, const ds_plan *in, const ds_retime_opts *o,
+	      ds_plan *out, ds_err *e);
+
 #endif

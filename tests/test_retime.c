@@ -1,0 +1,327 @@
+/* test_retime.c: retiming after CPE (ds_retime.c).
+ *
+ * Hand graphs where the pass provably takes a reuse edge off the critical
+ * path (a free window: 1,300 -> 1,100 cycles) and where only an eviction
+ * can (5,410 -> 5,210 cycles, 512 bytes more traffic, and only with the
+ * traffic cap allowing it); on the bundled graphs, from CPE's plan, the
+ * cap honoured at budgets 0, 5, 25, 100 and 400 over the DLR figure, the
+ * makespan never longer at a larger budget nor than the input's, the
+ * same bytes out twice; a renumbered copy gets the same makespan within
+ * 3%; a failing heap checks every error path. */
+#include "test_util.h"
+
+#include "ds_pipeline.h"
+
+static void must_replay(const ds_graph *g, const ds_plan *p, ds_figures *f)
+{
+	ds_err e;
+	int rc = ds_replay(g, p, NULL, f, &e);
+	if (rc)
+		fail_msg("%s: replay refuses the plan: %s", g->source, e.msg);
+}
+
+static ds_plan hand_plan(const ds_graph *g, const int32_t *order, int32_t n,
+			 const int64_t *offset)
+{
+	ds_plan p = {n, malloc((size_t)n * sizeof(int32_t)), NULL, 0, NULL};
+	p.offset = malloc((size_t)g->nbuf * sizeof(int64_t));
+	assert_non_null(p.order);
+	assert_non_null(p.offset);
+	memcpy(p.order, order, (size_t)n * sizeof *order);
+	memcpy(p.offset, offset, (size_t)g->nbuf * sizeof *offset);
+	return p;
+}
+
+static void free_plan(ds_plan *p)
+{
+	free(p->order);
+	free(p->offset);
+	free(p->spill);
+}
+
+static void retime_ok(const ds_graph *g, const ds_plan *p, int64_t cap,
+		      ds_plan *q, ds_figures *f)
+{
+	ds_retime_opts o = {0, cap};
+	ds_err e;
+	int rc = ds_retime(g, p, &o, q, &e);
+	if (rc)
+		fail_msg("ds_retime: %s", e.msg);
+	must_replay(g, q, f);
+}
+
+/* A (UB, 512) loaded then used by a 1,000-cycle vector op; B (UB, 512)
+ * loaded and stored, independent of A.  Placed at A's addresses, B waits
+ * (reuse edge FREE A -> ALLOC B) for the vector op: 1,300 cycles.  The
+ * other half of UB is free all along: B there starts at once and the
+ * makespan is the vector op's end, 1,100. */
+static const char reuse_graph[] = GRAPH(
+	ALLOC(0, 1, 512, UB) "," OP(1, COPY_IN, MTE2, 100, "1") ","
+	OP(2, VEC, VECTOR, 1000, "1") "," FREE(3, 1, 512, UB) ","
+	ALLOC(4, 2, 512, UB) "," OP(5, COPY_IN, MTE2, 100, "2") ","
+	OP(6, COPY_OUT, MTE3, 100, "2") "," FREE(7, 2, 512, UB),
+	"[0,1],[1,2],[2,3],[4,5],[5,6],[6,7]");
+
+static void reuse_edge_leaves(void **state)
+{
+	(void)state;
+	ds_graph *g = must_load(reuse_graph);
+	const int32_t order[] = {0, 1, 2, 3, 4, 5, 6, 7};
+	const int64_t off[] = {0, 0};
+	ds_plan p = hand_plan(g, order, 8, off), q;
+	ds_figures in, f;
+	must_replay(g, &p, &in);
+	assert_int_equal(in.makespan, 1300);
+	retime_ok(g, &p, 0, &q, &f);
+	assert_int_equal(f.makespan, 1100);
+	assert_int_equal(f.extra_ddr, 0);
+	assert_int_equal(q.offset[1], 512); /* B on the other half */
+	ds_plan_free(g->heap, &q);
+	free_plan(&p);
+	ds_graph_free(g);
+}
+
+/* Z (UB, 512, loaded by a COPY_IN: a reload costs 512 bytes) is used at
+ * the start and at the very end; A and B as above, B at A's addresses,
+ * so UB is full while A is.  No window is free for B; evicting Z (its
+ * SPILL_OUT costs nothing, its SPILL_IN 1,174 cycles after B is gone)
+ * lets B start at once: 5,410 -> 5,210 cycles, for 512 bytes. */
+static const char evict_graph[] = GRAPH(
+	ALLOC(0, 1, 512, UB) "," OP(1, COPY_IN, MTE2, 100, "1") ","
+	ALLOC(2, 2, 512, UB) "," OP(3, COPY_IN, MTE2, 100, "2") ","
+	OP(4, VEC, VECTOR, 5000, "2") "," FREE(5, 2, 512, UB) ","
+	ALLOC(6, 3, 512, UB) "," OP(7, COPY_IN, MTE2, 100, "3") ","
+	OP(8, COPY_OUT, MTE3, 100, "3") "," FREE(9, 3, 512, UB) ","
+	OP(10, VECZ, VECTOR, 10, "1") "," FREE(11, 1, 512, UB),
+	"[0,1],[1,10],[10,11],[2,3],[3,4],[4,5],[6,7],[7,8],[8,9],[8,10]");
+
+static void eviction_within_cap(void **state)
+{
+	(void)state;
+	ds_graph *g = must_load(evict_graph);
+	const int32_t order[] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11};
+	const int64_t off[] = {0, 512, 512};
+	ds_plan p = hand_plan(g, order, 12, off), q;
+	ds_figures in, f;
+	must_replay(g, &p, &in);
+	assert_int_equal(in.makespan, 5410);
+	/* no traffic allowed: nothing to gain */
+	retime_ok(g, &p, 0, &q, &f);
+	assert_int_equal(f.makespan, 5410);
+	assert_int_equal(f.spills, 0);
+	ds_plan_free(g->heap, &q);
+	/* 511 bytes: still not enough for Z's reload */
+	retime_ok(g, &p, 511, &q, &f);
+	assert_int_equal(f.makespan, 5410);
+	ds_plan_free(g->heap, &q);
+	retime_ok(g, &p, 512, &q, &f);
+	assert_int_equal(f.makespan, 5210);
+	assert_int_equal(f.extra_ddr, 512);
+	assert_int_equal(f.spills, 1);
+	assert_int_equal(q.spill[0].buf, 0); /* Z */
+	ds_plan_free(g->heap, &q);
+	free_plan(&p);
+	ds_graph_free(g);
+}
+
+/* ---- the bundled graphs ---- */
+
+static ds_graph *bundled(const char *name)
+{
+	char path[512];
+	snprintf(path, sizeof path, "%s/data/%s.json", DS_SOURCE_DIR, name);
+	ds_caps caps;
+	ds_caps_default(&caps);
+	ds_graph *g = NULL;
+	ds_err e;
+	if (ds_load_graph(ds_heap_std(), path, &caps, &g, &e))
+		fail_msg("%s", e.msg);
+	return g;
+}
+
+/* The DLR plan (and its traffic) and CPE's plan of g. */
+static void cpe_plan(const ds_graph *g, ds_plan *cpe, int64_t *dlr_ddr)
+{
+	ds_run_opts o;
+	ds_run_opts_default(&o);
+	o.stage = DS_STAGE_DLR;
+	ds_plan dlr;
+	ds_figures f;
+	ds_err e;
+	if (ds_run(g, &o, &dlr, &f, &e))
+		fail_msg("%s: %s", g->source, e.msg);
+	*dlr_ddr = f.extra_ddr;
+	if (ds_cpe(g, &dlr, &o.cpe, cpe, &e))
+		fail_msg("%s: %s", g->source, e.msg);
+	ds_plan_free(g->heap, &dlr);
+}
+
+static bool same_plan(const ds_graph *g, const ds_plan *a, const ds_plan *b)
+{
+	return a->len == b->len && a->nspill == b->nspill &&
+	       !memcmp(a->order, b->order, (size_t)a->len * sizeof *a->order) &&
+	       !memcmp(a->offset, b->offset,
+		       (size_t)g->nbuf * sizeof *a->offset) &&
+	       (a->nspill == 0 ||
+		!memcmp(a->spill, b->spill,
+			(size_t)a->nspill * sizeof *a->spill));
+}
+
+static const char *const cases[] = {
+	"Conv_Case0",	     "Conv_Case1",   "FlashAttention_Case0",
+	"FlashAttention_Case1", "Matmul_Case0", "Matmul_Case1"};
+
+static void budget_honoured(void **state)
+{
+	(void)state;
+	static const double pct[] = {0, 5, 25, 100, 400};
+	for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+		ds_graph *g = bundled(cases[c]);
+		ds_plan p;
+		int64_t dlr;
+		cpe_plan(g, &p, &dlr);
+		ds_figures in;
+		must_replay(g, &p, &in);
+		int64_t last = in.makespan;
+		for (size_t k = 0; k < sizeof pct / sizeof *pct; k++) {
+			int64_t cap = (int64_t)((double)dlr * (1 + pct[k] / 100));
+			ds_plan q, q2;
+			ds_figures f, f2;
+			retime_ok(g, &p, cap, &q, &f);
+			print_message("%s budget %g%%: makespan %lld -> %lld, "
+				      "extra_ddr %lld (cap %lld)\n",
+				      cases[c], pct[k], (long long)in.makespan,
+				      (long long)f.makespan,
+				      (long long)f.extra_ddr, (long long)cap);
+			if (f.extra_ddr > cap && f.extra_ddr > in.extra_ddr)
+				fail_msg("%s: extra_ddr %lld above the cap %lld",
+					 cases[c], (long long)f.extra_ddr,
+					 (long long)cap);
+			assert_true(f.peak_vstay == in.peak_vstay);
+			if (f.makespan > last)
+				fail_msg("%s: budget %g%% gives %lld, longer "
+					 "than %lld at a smaller budget",
+					 cases[c], pct[k], (long long)f.makespan,
+					 (long long)last);
+			last = f.makespan;
+			if (k == 1) { /* the same bytes out twice */
+				retime_ok(g, &p, cap, &q2, &f2);
+				assert_true(same_plan(g, &q, &q2));
+				ds_plan_free(g->heap, &q2);
+			}
+			ds_plan_free(g->heap, &q);
+		}
+		ds_plan_free(g->heap, &p);
+		ds_graph_free(g);
+	}
+}
+
+/* The pipeline on a renumbered copy: the same final makespan within 3%. */
+static void renumbered_copy(void **state)
+{
+	(void)state;
+	static const char *const some[] = {"Conv_Case0", "Matmul_Case0"};
+	for (size_t c = 0; c < sizeof some / sizeof *some; c++) {
+		ds_graph *g = bundled(some[c]);
+		uint64_t seed = 14;
+		int32_t *perm = test_shuffled(g->n, &seed);
+		ds_graph *r = test_renumbered(g, perm, true, &seed);
+		ds_run_opts o;
+		ds_run_opts_default(&o);
+		ds_plan p, q;
+		ds_figures f, fr;
+		ds_err e;
+		if (ds_run(g, &o, &p, &f, &e) || ds_run(r, &o, &q, &fr, &e))
+			fail_msg("%s: %s", some[c], e.msg);
+		print_message("%s: makespan %lld, renumbered %lld\n", some[c],
+			      (long long)f.makespan, (long long)fr.makespan);
+		double d = (double)fr.makespan / (double)f.makespan;
+		if (d > 1.03 || d < 1 / 1.03)
+			fail_msg("%s: renumbered copy %lld vs %lld", some[c],
+				 (long long)fr.makespan, (long long)f.makespan);
+		ds_plan_free(g->heap, &p);
+		ds_plan_free(r->heap, &q);
+		free(perm);
+		ds_graph_free(r);
+		ds_graph_free(g);
+	}
+}
+
+/* ---- refusals and allocation failures ---- */
+
+static void refusals(void **state)
+{
+	(void)state;
+	ds_graph *g = must_load(reuse_graph);
+	const int32_t order[] = {0, 1, 2, 3, 4, 5, 6, 7};
+	const int64_t off[] = {0, 0};
+	ds_plan p = hand_plan(g, order, 8, off), q;
+	ds_err e;
+	/* no offsets */
+	int64_t *keep = p.offset;
+	p.offset = NULL;
+	assert_int_equal(ds_retime(g, &p, NULL, &q, &e), DS_EINPUT);
+	assert_null(q.order);
+	p.offset = keep;
+	/* an invalid plan: B over A while A is live */
+	const int32_t bad[] = {0, 4, 1, 2, 3, 5, 6, 7};
+	memcpy(p.order, bad, sizeof bad);
+	assert_int_equal(ds_retime(g, &p, NULL, &q, &e), DS_EPLAN);
+	assert_null(q.order);
+	free_plan(&p);
+	ds_graph_free(g);
+}
+
+static void allocation_failures(void **state)
+{
+	(void)state;
+	ds_faulty st = {0, 0, 0};
+	ds_heap fh = ds_heap_faulty(&st);
+	ds_caps caps;
+	ds_caps_default(&caps);
+	ds_graph *g = NULL;
+	ds_err e;
+	assert_int_equal(ds_load_json_text(&fh, "evict", evict_graph,
+					   sizeof evict_graph - 1, &caps, &g,
+					   &e),
+			 DS_OK);
+	const int32_t order[] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11};
+	const int64_t off[] = {0, 512, 512};
+	ds_plan p = hand_plan(g, order, 12, off);
+	ds_retime_opts o = {0, 512};
+	long live = st.live;
+	int rc = DS_ENOMEM;
+	long k;
+	for (k = 1; rc == DS_ENOMEM; k++) {
+		ds_plan q;
+		st.fail_at = st.calls + k;
+		rc = ds_retime(g, &p, &o, &q, &e);
+		st.fail_at = 0;
+		if (rc == DS_ENOMEM) {
+			assert_null(q.order);
+		} else {
+			assert_int_equal(rc, DS_OK);
+			ds_figures f;
+			must_replay(g, &q, &f);
+			assert_int_equal(f.makespan, 5210);
+			ds_plan_free(g->heap, &q);
+		}
+		assert_int_equal(st.live, live);
+	}
+	assert_true(k > 5); /* the sweep went through several failures */
+	free_plan(&p);
+	ds_graph_free(g);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(reuse_edge_leaves),
+		cmocka_unit_test(eviction_within_cap),
+		cmocka_unit_test(refusals),
+		cmocka_unit_test(allocation_failures),
+		cmocka_unit_test(budget_honoured),
+		cmocka_unit_test(renumbered_copy),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
