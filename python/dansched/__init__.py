@@ -34,8 +34,10 @@ Figures
 A figures dict has the keys of `dansched eval --json`: nodes, peak_vstay
 (max live L1+UB bytes), extra_ddr (bytes moved by spills), spills
 (SPILL_OUT/SPILL_IN pairs), makespan (cycles of the replay),
-lb_critical_path, lb_pipe_load, lb_phase (lower bounds on the makespan)
-and peak_L1 ... peak_L0C (peak occupied bytes of each memory).
+lb_critical_path, lb_pipe_load, lb_phase and lb_any (lower bounds on the
+makespan; lb_any_exact False when the graph was too large for the exact
+figures), ratio_any (makespan over the largest bound) and peak_L1 ...
+peak_L0C (peak occupied bytes of each memory).
 
 Errors
 ------
@@ -702,18 +704,29 @@ class Plan:
         return dict(fig)
 
     def _with_phase(self, fig):
-        """fig with lb_phase inserted after lb_pipe_load (the CLI's
-        order)."""
+        """fig with the bounds that hold for every plan inserted after
+        lb_pipe_load: lb_phase, lb_any, lb_any_exact (False when the graph
+        is too large for the exact figures) and ratio_any, the makespan
+        over max(lb_critical_path, lb_pipe_load, lb_any) (the CLI's keys,
+        in its order)."""
         g, p = self._handles()
-        lb = ctypes.c_int64()
+        lb_any = ctypes.c_int64()
+        lb_phase = ctypes.c_int64()
+        exact = ctypes.c_int()
         err = _capi.Err()
-        _check(self._lib.dansched_phase_bound(g, p, ctypes.byref(lb),
-                                              ctypes.byref(err)), err)
+        _check(self._lib.dansched_any_bound(g, p, ctypes.byref(lb_any),
+                                            ctypes.byref(lb_phase),
+                                            ctypes.byref(exact),
+                                            ctypes.byref(err)), err)
+        lb = max(fig["lb_critical_path"], fig["lb_pipe_load"], lb_any.value)
         out = {}
         for k, v in fig.items():
             out[k] = v
             if k == "lb_pipe_load":
-                out["lb_phase"] = lb.value
+                out["lb_phase"] = lb_phase.value
+                out["lb_any"] = lb_any.value
+                out["lb_any_exact"] = bool(exact.value)
+                out["ratio_any"] = fig["makespan"] / lb if lb else 0.0
         return out
 
     def _evaluate(self, q1):
