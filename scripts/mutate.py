@@ -5,7 +5,7 @@ Copies the tree (the tracked files, as they are in the working tree) to a
 temporary folder beside a link to ../shared, builds it once, then applies
 each mutation of MUTATIONS in turn: one textual replacement in one file,
 an incremental build, and the tests the mutation names, one at a time and
-cheapest first, until one fails (the mutation is caught) or all pass (it
+the likeliest to catch it first, until one fails (the mutation is caught) or all pass (it
 survives).  A mutation whose text is not found exactly once, or that does
 not build, is reported as such (the code moved: update the list).
 
@@ -23,11 +23,11 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
-# the tests of each kind of mutation, cheapest first
+# the tests of each kind of mutation, the likeliest to catch it first
 EVAL = ["test_replay", "test_api", "test_view", "test_crosscheck"]
 CLI = ["cli", "golden"]
-STAGE = ["test_cpe", "test_mpas", "test_dlr", "test_baseline", "golden",
-         "test_pipeline"]
+STAGE = ["golden", "test_pipeline", "test_cpe", "test_mpas", "test_dlr",
+         "test_baseline"]
 
 # (name, file, text, replacement, tests)
 MUTATIONS = [
