@@ -75,7 +75,7 @@ MUTATIONS = [
     # ---- the public API (src/ds_api.c)
     ("api: spill accessor gives the buffer index, not its BufId",
      "src/ds_api.c", "*bufid = g->g->buf_id[p->p.spill[k].buf];",
-     "*bufid = p->p.spill[k].buf;", ["test_api"]),
+     "*bufid = p->p.spill[k].buf + 0 * g->g->nbuf;", ["test_api"]),
     ("api: offset accessor ignores the buffer", "src/ds_api.c",
      "return b < 0 || !p->p.offset ? -1 : p->p.offset[b];",
      "return b < 0 || !p->p.offset ? -1 : p->p.offset[0];", ["test_api"]),
@@ -207,8 +207,8 @@ def main(argv):
     timeout = 900
     if "--timeout" in argv:
         timeout = int(argv[argv.index("--timeout") + 1])
-    picks = [a for a in argv if not a.startswith("--") and
-             not a.isdigit()]
+    picks = [a for a in argv if a not in ("--full", "--keep", "--timeout")
+             and not a.isdigit()]
     chosen = [m for m in MUTATIONS
               if not picks or any(p in m[0] for p in picks)]
     top = tempfile.mkdtemp(prefix="ds_mutate_")
