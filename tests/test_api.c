@@ -282,6 +282,62 @@ static void dan_plan_and_accessors(void **state)
 	dansched_graph_destroy(g);
 }
 
+/* The accessors against the files on a generated graph with many buffers
+ * at distinct offsets and several spills (tight L1 and UB). */
+static void accessors_match_files(void **state)
+{
+	(void)state;
+	dansched_caps caps;
+	dansched_caps_default(&caps);
+	dansched_error e;
+	assert_int_equal(dansched_caps_parse(&caps, "L1=1024,UB=512", &e),
+			 DANSCHED_OK);
+	dansched_graph *g;
+	assert_int_equal(dansched_generate(NULL, "attention", 400, 5, &caps, &g,
+					   &e),
+			 DANSCHED_OK);
+	dansched_plan *p;
+	assert_int_equal(dansched_schedule(g, NULL, &p, NULL, &e), DANSCHED_OK);
+	char *dir = tmpdir();
+	assert_int_equal(dansched_plan_write(g, p, dir, "gen", &e), DANSCHED_OK);
+	char path[512];
+	snprintf(path, sizeof path, "%s/gen_memory.txt", dir);
+	char *mem = slurp(path);
+	assert_non_null(mem);
+	int lines = 0, distinct = 0;
+	long long first = -1;
+	for (char *l = strtok(mem, "\n"); l; l = strtok(NULL, "\n"), lines++) {
+		long long id, off;
+		assert_int_equal(sscanf(l, "%lld:%lld", &id, &off), 2);
+		assert_int_equal(dansched_plan_offset(g, p, id), off);
+		if (first < 0)
+			first = off;
+		distinct += off != first;
+	}
+	assert_int_equal(lines, dansched_graph_buffers(g));
+	assert_true(distinct > 0);
+	snprintf(path, sizeof path, "%s/gen_spill.txt", dir);
+	char *sp = slurp(path);
+	assert_non_null(sp);
+	int32_t k = 0;
+	for (char *l = strtok(sp, "\n"); l; l = strtok(NULL, "\n"), k++) {
+		long long id, off;
+		int64_t bid, noff;
+		assert_int_equal(sscanf(l, "%lld:%lld", &id, &off), 2);
+		assert_int_equal(dansched_plan_spill(g, p, k, &bid, &noff),
+				 DANSCHED_OK);
+		assert_int_equal(bid, id);
+		assert_int_equal(noff, off);
+	}
+	assert_int_equal(k, dansched_plan_spill_count(p));
+	assert_true(k > 1);
+	free(mem);
+	free(sp);
+	rm_dir(dir);
+	dansched_plan_destroy(p);
+	dansched_graph_destroy(g);
+}
+
 /* The stages' progress, in order, with the figures of their plans. */
 typedef struct seen {
 	char names[8][8];
@@ -911,6 +967,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(names_and_caps),
 		cmocka_unit_test(dan_plan_and_accessors),
+		cmocka_unit_test(accessors_match_files),
 		cmocka_unit_test(stages_and_schedulers),
 		cmocka_unit_test(builder_errors),
 		cmocka_unit_test(plan_errors),
