@@ -4,8 +4,11 @@
 # otherwise prints the command to run and exits 1.
 set -euo pipefail
 
-# libc6-dev is only a Recommends of gcc, and recommends are not installed
-pkgs=(cmake gcc libc6-dev make pkg-config libcjson-dev libcmocka-dev python3)
+# libc6-dev is only a Recommends of gcc, and recommends are not installed;
+# libxml2-utils: xmllint, which test_view runs on the SVG it writes;
+# bsdutils: script(1), which tests/cli.sh uses to check --quiet on a tty
+pkgs=(cmake gcc libc6-dev make pkg-config libcjson-dev libcmocka-dev python3
+	libxml2-utils bsdutils)
 missing=()
 for p in "${pkgs[@]}"; do
 	# "install ok installed" only; a removed package leaves another status

@@ -303,6 +303,270 @@ expect 2 "$B" tradeoff "$G" -o "$T/tr3" --published "$T/badpub.csv" && {
 	[ ! -e "$T/tr3/${C}_tradeoff.svg" ] || fail "tradeoff wrote a chart with a bad published table"
 }
 
+# ==== every option does something: each check fails if its option is
+# ignored (scripts/mutate.py ignores each in turn)
+
+# figures of the one row of a `schedule` table: "peak extra spills makespan"
+row_figures() {
+	awk -v c="$2" '$1 == c { print $3, $4, $5, $6 }' "$1"
+}
+
+# ---- help: each command its own usage
+for c in schedule eval bench trace memmap convert gen; do
+	expect 0 "$B" "$c" --help && { grep -q "^usage: dansched $c" "$T/out" ||
+		fail "$c --help: $(head -n 1 "$T/out")"; }
+done
+expect 0 "$B" schedule -h && { grep -q "^usage: dansched schedule" "$T/out" || fail "schedule -h"; }
+
+# ---- schedule: the default run and -v
+expect 0 "$B" schedule "$G" -o "$T/def" --quiet && cp "$T/out" "$T/def.txt"
+DEF=$(row_figures "$T/def.txt" "$C")
+[ -n "$DEF" ] || fail "schedule printed no row for $C: $(cat "$T/def.txt")"
+expect 0 "$B" schedule "$G" -o "$T/verb" -v && {
+	for st in mpas dlr cpe; do
+		grep -q "^  $C *$st " "$T/err" || fail "-v printed no $st line: $(cat "$T/err")"
+	done
+	cp "$T/err" "$T/verbose.txt"
+}
+expect 0 "$B" schedule "$G" -o "$T/verb2" --verbose && {
+	grep -q " cpe " "$T/err" || fail "--verbose printed no stage line"
+}
+[ ! -s "$T/def.txt" ] || ! grep -q " cpe " "$T/def.txt" || fail "stage lines without -v"
+# a stage's figures as -v prints them: "peak extra spills makespan"
+stage_figures() {
+	sed -n "s/^  $C *$1 .*peak_vstay=\([0-9]*\) extra_ddr=\([0-9]*\) spills=\([0-9]*\) makespan=\([0-9]*\)$/\1 \2 \3 \4/p" "$T/verbose.txt"
+}
+[ "$(stage_figures cpe)" = "$DEF" ] ||
+	fail "-v's cpe line '$(stage_figures cpe)' is not the table's '$DEF'"
+
+# ---- --stage: each stage's plan is the one -v reports
+expect 0 "$B" schedule "$G" -o "$T/dlr" --stage dlr --quiet && {
+	[ "$(row_figures "$T/out" "$C")" = "$(stage_figures dlr)" ] ||
+		fail "--stage dlr: '$(row_figures "$T/out" "$C")', -v's dlr: '$(stage_figures dlr)'"
+	[ -f "$T/dlr/${C}_memory.txt" ] || fail "--stage dlr wrote no memory file"
+}
+expect 0 "$B" schedule "$G" -o "$T/cpe" --stage cpe --quiet && {
+	[ "$(row_figures "$T/out" "$C")" = "$DEF" ] || fail "--stage cpe is not the default"
+}
+expect 0 "$B" schedule "$G" -o "$T/mp" --stage mpas --quiet && {
+	[ "$(row_figures "$T/out" "$C" | cut -d' ' -f1)" = "$(stage_figures mpas | cut -d' ' -f1)" ] ||
+		fail "--stage mpas: peak is not -v's mpas peak"
+}
+[ "$(stage_figures dlr)" != "$DEF" ] || fail "the dlr and cpe plans have the same figures: --stage untested"
+
+# ---- --scheduler: each baseline's plan has the figures bench gives it
+expect 0 "$B" bench "$G" --csv --quiet && cp "$T/out" "$T/bench.csv"
+for s in original free-first lpmf cp-list vpux; do
+	want=$(awk -F, -v c="$C" -v s="$s" '$1 == c && $2 == s { print $3, $4, $5, $6 }' "$T/bench.csv")
+	expect 0 "$B" schedule "$G" -o "$T/s_$s" --scheduler "$s" --quiet || continue
+	got=$(row_figures "$T/out" "$C")
+	[ -n "$want" ] && [ "$got" = "$want" ] ||
+		fail "--scheduler $s: schedule gives '$got', bench '$want'"
+	[ "$got" != "$DEF" ] || fail "--scheduler $s gives dan's figures"
+	expect 0 "$B" eval "$G" "$T/s_$s/${C}_schedule.txt" "$T/s_$s/${C}_memory.txt" "$T/s_$s/${C}_spill.txt"
+done
+expect 0 "$B" schedule "$G" -o "$T/s_dan" --scheduler dan --quiet && {
+	[ "$(row_figures "$T/out" "$C")" = "$DEF" ] || fail "--scheduler dan is not the default"
+}
+
+# ---- --effort: one search iteration is a different (worse) search
+expect 0 "$B" schedule "$G" -o "$T/eff" --effort 1 --quiet && {
+	got=$(row_figures "$T/out" "$C")
+	[ -n "$got" ] && [ "$got" != "$DEF" ] || fail "--effort 1 changes nothing ('$got')"
+	cmp -s "$T/eff/${C}_schedule.txt" "$T/def/${C}_schedule.txt" && fail "--effort 1: same schedule"
+}
+
+# ---- --peak-budget: CPE may raise the peak by that much, and uses it
+expect 0 "$B" schedule "$G" -o "$T/pb" --peak-budget 50 --quiet && {
+	read -r pk _ _ mk <<<"$(row_figures "$T/out" "$C")"
+	read -r dpk _ _ dmk <<<"$DEF"
+	read -r lpk _ _ _ <<<"$(stage_figures dlr)"
+	[ "$pk" -gt "$dpk" ] || fail "--peak-budget 50: peak $pk, not above the default's $dpk"
+	[ $((pk * 100)) -le $((lpk * 150)) ] || fail "--peak-budget 50: peak $pk over 150% of DLR's $lpk"
+	[ "$mk" -le "$dmk" ] || fail "--peak-budget 50: makespan $mk above the default's $dmk"
+}
+
+# ---- --traffic-budget: with 0, CPE may not add traffic over DLR's
+expect 0 "$B" schedule "$G" -o "$T/tb0" --traffic-budget 0 --quiet && {
+	read -r _ x _ _ <<<"$(row_figures "$T/out" "$C")"
+	read -r _ lx _ _ <<<"$(stage_figures dlr)"
+	[ "$x" -le "$lx" ] || fail "--traffic-budget 0: extra_ddr $x above DLR's $lx"
+}
+expect 0 "$B" schedule "$G" -o "$T/tb50" --traffic-budget 50 --quiet
+# KNOWN (issue 14): the budget changes no plan today, so ignoring the
+# option cannot be caught; say so loudly.  Once issue 14 lands, make
+# identical plans here a failure.
+if cmp -s "$T/tb0/${C}_schedule.txt" "$T/tb50/${C}_schedule.txt" &&
+	cmp -s "$T/tb0/${C}_memory.txt" "$T/tb50/${C}_memory.txt"; then
+	echo "KNOWN GAP (issue 14): --traffic-budget 0 and 50 give byte-identical plans on $C" >&2
+fi
+
+# ---- --json: one object per graph, the table's figures
+expect 0 "$B" schedule "$G" -o "$T/js" --json --quiet && {
+	python3 - "$T/out" "$C" "$DEF" <<'PY' || fail "schedule --json: $(cat "$T/out")"
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+assert [r["case"] for r in rows] == [sys.argv[2]], rows
+r = rows[0]
+assert " ".join(str(r[k]) for k in ("peak_vstay", "extra_ddr", "spills", "makespan")) == sys.argv[3]
+assert r["lb_phase"] > 0 and r["valid"] == 1
+PY
+}
+
+# ---- --trace / --memmap: written only when asked
+[ ! -e "$T/def/${C}_trace.json" ] && [ ! -e "$T/def/${C}_memmap.svg" ] ||
+	fail "pictures written without --trace/--memmap"
+expect 0 "$B" schedule "$G" -o "$T/tr" --trace --quiet && {
+	[ -s "$T/tr/${C}_trace.json" ] && [ ! -e "$T/tr/${C}_memmap.svg" ] ||
+		fail "--trace alone wrote $(ls "$T/tr")"
+}
+expect 0 "$B" schedule "$G" -o "$T/mm" --memmap --quiet && {
+	[ -s "$T/mm/${C}_memmap.svg" ] && [ ! -e "$T/mm/${C}_trace.json" ] ||
+		fail "--memmap alone wrote $(ls "$T/mm")"
+}
+
+# ---- --quiet: the progress line (on a terminal only; script(1) makes one)
+if command -v script >/dev/null; then
+	script -qec "'$B' schedule '$G' -o '$T/q1'" /dev/null >"$T/tty.txt" 2>&1
+	grep -q "planning 1/1" "$T/tty.txt" || fail "no progress line on a terminal"
+	script -qec "'$B' schedule '$G' -o '$T/q2' --quiet" /dev/null >"$T/tty.txt" 2>&1
+	grep -q "planning" "$T/tty.txt" && fail "schedule --quiet printed the progress line"
+	script -qec "'$B' bench '$G'" /dev/null >"$T/tty.txt" 2>&1
+	grep -q "bench .*: dan" "$T/tty.txt" || fail "bench: no progress line on a terminal"
+	script -qec "'$B' bench '$G' --quiet" /dev/null >"$T/tty.txt" 2>&1
+	grep -q "bench .*: dan" "$T/tty.txt" && fail "bench --quiet printed the progress line"
+else
+	echo "SKIPPED: script(1) missing: --quiet is not checked" >&2
+fi
+
+# ---- --cap, on every command that loads or makes a graph
+expect 2 "$B" schedule "$G" -o "$T/cap" --cap L0A=16 --quiet && {
+	grep -q "L0A capacity 16" "$T/err" || fail "schedule --cap: $(cat "$T/err")"
+	[ ! -e "$T/cap" ] || fail "schedule --cap: wrote files"
+}
+expect 2 "$B" schedule "$G" -o "$T/cap" --cap=L0A=16 --quiet
+expect 0 "$B" schedule "$G" -o "$T/capbig" --cap L1=8192,UB=2048 --quiet && {
+	[ "$(row_figures "$T/out" "$C")" != "$DEF" ] || fail "schedule --cap L1=8192,UB=2048 changes nothing"
+}
+expect 2 "$B" schedule "$G" -o "$T/cap" --cap L9=1
+expect 2 "$B" eval "$G" "$T/id.txt" --cap L0A=16 && {
+	grep -q "L0A capacity 16" "$T/err" || fail "eval --cap: $(cat "$T/err")"
+}
+expect 2 "$B" convert "$G" "$T/capc_nodes.csv" --cap L0A=16 && {
+	[ ! -e "$T/capc_nodes.csv" ] || fail "convert --cap: wrote a file"
+}
+expect 2 "$B" trace "$G" "$T/id.txt" -o "$T/capt.json" --cap L0A=16
+expect 2 "$B" memmap "$G" "$T/full/${C}_schedule.txt" "$T/full/${C}_memory.txt" \
+	"$T/full/${C}_spill.txt" -o "$T/capm.svg" --cap L0A=16
+expect 0 "$B" bench "$G" --csv --quiet --cap L1=8192,UB=2048 && {
+	cmp -s "$T/out" "$T/bench.csv" && fail "bench --cap changes nothing"
+	[ "$(grep -c "^$C," "$T/out")" -eq 6 ] || fail "bench --cap: not 6 rows"
+}
+expect 0 "$B" gen --nodes 300 --kind attention -o "$T/gcap.json" --cap L0A=16 && {
+	python3 -c 'import json,sys; s=[n["Size"] for n in json.load(open(sys.argv[1]))["Nodes"] if n.get("Type")=="L0A"]; assert s and max(s)<=16, s[:5]' \
+		"$T/gcap.json" || fail "gen --cap L0A=16: an L0A buffer over 16 bytes"
+}
+
+# ---- eval --q1: the Id order keeps two L0 buffers live at once
+expect 1 "$B" eval "$G" "$T/id.txt" --q1 && {
+	grep -q "one-live" "$T/err" || fail "eval --q1: $(cat "$T/err")"
+}
+
+# ---- trace / memmap -o, with and without the memory files
+expect 0 "$B" trace "$G" "$T/id.txt" -o "$T/t_order.json" && {
+	python3 -c 'import json,sys; assert json.load(open(sys.argv[1]))["traceEvents"]' \
+		"$T/t_order.json" || fail "trace of an order is not a trace"
+}
+expect 2 "$B" trace "$G" "$T/id.txt"
+expect 2 "$B" memmap "$G" "$T/full/${C}_schedule.txt" "$T/full/${C}_memory.txt" \
+	"$T/full/${C}_spill.txt"
+
+# ---- bench: --json and --csv the same rows; "vs best" against every
+# baseline; the run's figures are each scheduler's plan's
+expect 0 "$B" bench "$G" --json --quiet && {
+	python3 - "$T/out" "$T/bench.csv" <<'PY' || fail "bench --json differs from --csv"
+import csv, json, sys
+j = json.load(open(sys.argv[1]))["results"]
+c = list(csv.DictReader(open(sys.argv[2])))
+keys = ["case", "scheduler", "peak_vstay", "extra_ddr", "spills", "makespan"]
+assert len(j) == len(c) == 6
+for a, b in zip(j, c):
+    assert [str(a[k]) for k in keys] == [b[k] for k in keys], (a, b)
+PY
+}
+expect 0 "$B" bench "$G" --quiet && {
+	python3 - "$T/out" "$T/bench.csv" <<'PY' || fail "bench table"
+import csv, sys
+rows = {r["scheduler"]: r for r in csv.DictReader(open(sys.argv[2]))}
+lines = open(sys.argv[1]).read().split("\n\n")
+metrics = ["peak_vstay", "extra_ddr", "spills", "makespan"]
+tables = [t for t in lines if t.startswith("case ")]
+assert len(tables) >= 4, lines
+names = ["original", "free-first", "lpmf", "cp-list", "vpux", "dan"]
+for m, t in zip(metrics, tables):
+    row = t.splitlines()[1].split()
+    vals = [int(x) for x in row[1:7]]
+    assert vals == [int(rows[n][m]) for n in names], (m, vals)
+    def red(ref, x):
+        return 0.0 if ref == 0 and x == 0 else -100.0 if ref == 0 else 100.0 * (ref - x) / ref
+    best = min(vals[:5])
+    want = ["%.1f%%" % red(vals[0], vals[5]), "%.1f%%" % red(best, vals[5])]
+    assert row[7:9] == want, (m, row[7:9], want)
+PY
+}
+
+# ---- bench --scale --kind --nodes: each size is the graph gen makes
+expect 0 "$B" bench --scale --nodes 2000 --kind attention && {
+	cp "$T/out" "$T/scale.txt"
+	expect 0 "$B" gen --nodes 2000 --kind attention --seed 1 -o "$T/sc.json" &&
+		expect 0 "$B" schedule "$T/sc.json" -o "$T/sc" --quiet &&
+		python3 - "$T/scale.txt" "$T/out" <<'PY' || fail "bench --scale: $(cat "$T/scale.txt")"
+import sys
+rows = [l.split() for l in open(sys.argv[1]).read().splitlines()[1:]]
+sched = [l.split() for l in open(sys.argv[2]).read().splitlines()[1:]]
+assert len(rows) == 5 and all(r[0] == "attention" for r in rows), rows
+sizes = [int(r[1]) for r in rows]
+assert sizes == sorted(sizes) and 1800 <= sizes[-1] <= 2200 and sizes[0] < 200, sizes
+assert rows[-1][1] == sched[0][1] and rows[-1][6] == sched[0][5], (rows[-1], sched[0])
+PY
+}
+
+# ---- gen: --nodes, --kind, --seed each change the graph
+gen_nodes() {
+	python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["Nodes"]))' "$1"
+}
+expect 0 "$B" gen --nodes 500 -o "$T/g_def.json"
+expect 0 "$B" gen --nodes 500 --kind matmul --seed 1 -o "$T/g_same.json" &&
+	{ cmp -s "$T/g_def.json" "$T/g_same.json" || fail "gen: the defaults are not matmul, seed 1"; }
+expect 0 "$B" gen --nodes 500 --seed 1 -o "$T/g_again.json" &&
+	{ cmp -s "$T/g_def.json" "$T/g_again.json" || fail "gen: the same seed gave another graph"; }
+expect 0 "$B" gen --nodes 500 --seed 2 -o "$T/g_s2.json" &&
+	{ cmp -s "$T/g_def.json" "$T/g_s2.json" && fail "gen --seed 2 changes nothing"; }
+for k in attention conv random; do
+	expect 0 "$B" gen --nodes 500 --kind "$k" -o "$T/g_$k.json" && {
+		cmp -s "$T/g_def.json" "$T/g_$k.json" && fail "gen --kind $k changes nothing"
+		n=$(gen_nodes "$T/g_$k.json")
+		[ "$n" -ge 400 ] && [ "$n" -le 600 ] || fail "gen --kind $k --nodes 500: $n nodes"
+	}
+done
+expect 0 "$B" gen --nodes 3000 -o "$T/g_3000.json" && {
+	n=$(gen_nodes "$T/g_3000.json")
+	[ "$n" -ge 2700 ] && [ "$n" -le 3300 ] || fail "gen --nodes 3000: $n nodes"
+}
+expect 2 "$B" gen -o "$T/g_none.json"
+expect 2 "$B" gen --nodes 500
+
+# ---- schedule with no graph: every bundled graph (the order stage only,
+# to keep it short)
+expect 0 "$B" schedule -o "$T/all" --stage mpas --quiet && {
+	want=$(cd "$DATA" && ls *.json | sed 's/\.json$//' | sort)
+	got=$(awk 'NR > 1 { print $1 }' "$T/out" | sort)
+	[ "$got" = "$want" ] || fail "schedule without graphs planned '$got'"
+	for c in $want; do
+		[ -s "$T/all/${c}_schedule.txt" ] || fail "schedule without graphs: no ${c}_schedule.txt"
+	done
+}
+
 if [ "$fails" -ne 0 ]; then
 	echo "$fails CLI check(s) failed" >&2
 	exit 1

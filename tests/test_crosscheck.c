@@ -7,15 +7,22 @@
  * randomised valid plans (random topological orders, the shared placer with
  * a random policy, so many spills) — at least 200 in all.
  *
+ * The plans the stages write: dan's MPAS order of every bundled graph
+ * (also under the one-live rule, the referee's --q1), its DLR plan, and
+ * every baseline's plan; and broken plans (out of order, a node twice,
+ * over capacity, overlapping, a buffer used while spilled, two live L0
+ * buffers under --q1) that both must reject, for the same rule.
+ *
  * Where the referee is missing the test says so loudly and is skipped
- * (exit 77, which CTest reports as skipped).  DS_CROSSCHECK_QUICK=1 runs
- * a fifth of the plans (the sanitizer pass of CI: the referee is slow).
+ * (exit 77, which CTest reports as skipped), or fails when
+ * DS_REQUIRE_REFEREE=1 (CI).  DS_CROSSCHECK_QUICK=1 runs a fifth of the
+ * random plans and the stages' plans of the graphs under 2 MB only (the
+ * sanitizer pass of CI: the referee is slow).
  *
  * The final plans (dan's full pipeline) of every bundled graph and of the
  * union of two are checked too, with the referee's default, strict spill
  * order (issue 20). */
 #include "ds_pipeline.h"
-#include "ds_stage.h"
 
 #include <cjson/cJSON.h>
 #include <dirent.h>
@@ -23,6 +30,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #ifndef REFEREE
@@ -262,6 +270,325 @@ static int write_variant(const char *src, const char *src2, uint64_t seed,
 	return rc;
 }
 
+/* ---- the plans the stages write, and broken plans ---- */
+
+/* Runs the referee on the files x_* in dir (memory and spill when
+ * offsets), with flags; its first output line goes to msg.  Returns its
+ * exit status (0 valid, 1 invalid, other: it failed). */
+static int referee_verdict(const char *graph_path, const char *dir,
+			   bool offsets, const char *flags, char *msg,
+			   size_t size)
+{
+	char cmd[4096];
+	if (offsets)
+		snprintf(cmd, sizeof cmd,
+			 "python3 '%s' '%s' '%s/x_schedule.txt' "
+			 "'%s/x_memory.txt' '%s/x_spill.txt' %s 2>&1",
+			 REFEREE, graph_path, dir, dir, dir, flags);
+	else
+		snprintf(cmd, sizeof cmd,
+			 "python3 '%s' '%s' '%s/x_schedule.txt' %s 2>&1",
+			 REFEREE, graph_path, dir, flags);
+	FILE *pp = popen(cmd, "r");
+	msg[0] = 0;
+	if (!pp)
+		return -1;
+	if (!fgets(msg, (int)size, pp))
+		msg[0] = 0;
+	msg[strcspn(msg, "\n")] = 0;
+	char sink[4096];
+	while (fread(sink, 1, sizeof sink, pp) > 0)
+		;
+	int st = pclose(pp);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* The rule a message names, ours or the referee's, in one vocabulary. */
+static const char *rule_of(const char *msg)
+{
+	static const struct {
+		const char *needle, *rule;
+	} rules[] = {
+		{"one-live", "q1"},	     {"q1:", "q1"},
+		{"order:", "order"},	     {"appears twice", "permutation"},
+		{"entries, expected", "permutation"},
+		{"schedule has", "permutation"},
+		{"exceeds", "capacity"},     {"overlap", "overlap"},
+		{"not resident", "residency"}, {"is resident", "residency"},
+		{"still resident", "residency"}, {"spill line", "spill order"},
+	};
+	for (size_t i = 0; i < sizeof rules / sizeof *rules; i++)
+		if (strstr(msg, rules[i].needle))
+			return rules[i].rule;
+	return "?";
+}
+
+/* A valid plan under the one-live rule: ours and the referee's --q1 both
+ * accept it (the figures are compared by compare()). */
+static void accept_q1(const ds_graph *g, const char *graph_path,
+		      const char *dir, const ds_plan *p, const char *what)
+{
+	ds_err e;
+	ds_figures f;
+	ds_replay_opts o = {0};
+	o.q1 = true;
+	if (ds_replay(g, p, &o, &f, &e) != DS_OK) {
+		printf("FAIL %s: ours refuses it under --q1: %s\n", what, e.msg);
+		failures++;
+		return;
+	}
+	char msg[1024];
+	if (ds_plan_write(g, p, dir, "x", &e) != DS_OK ||
+	    referee_verdict(graph_path, dir, p->offset != NULL, "--q1 --json",
+			    msg, sizeof msg) != 0) {
+		printf("FAIL %s: the referee refuses it under --q1: %s\n", what,
+		       msg);
+		failures++;
+		return;
+	}
+	checked++;
+}
+
+/* A broken plan: both must reject it, for rule want. */
+static void both_reject(const ds_graph *g, const char *graph_path,
+			const char *dir, const ds_plan *p, bool q1,
+			const char *want, const char *what)
+{
+	ds_err e;
+	ds_figures f;
+	ds_replay_opts o = {0};
+	o.q1 = q1;
+	int ours = ds_replay(g, p, &o, &f, &e);
+	char msg[1024] = "";
+	int ref = -1;
+	ds_err we;
+	if (ds_plan_write(g, p, dir, "x", &we) == DS_OK)
+		ref = referee_verdict(graph_path, dir, p->offset != NULL,
+				      q1 ? "--q1" : "", msg, sizeof msg);
+	const char *our_rule = ours == DS_EPLAN ? rule_of(e.msg) : "(accepted)";
+	const char *ref_rule = ref == 1 ? rule_of(msg) : "(accepted)";
+	if (ours != DS_EPLAN || ref != 1 || strcmp(our_rule, want) ||
+	    strcmp(ref_rule, want)) {
+		printf("FAIL %s: expected both to reject it for %s; ours: %s "
+		       "(%s), referee: %s (%s)\n",
+		       what, want, our_rule, ours ? e.msg : "valid", ref_rule,
+		       msg);
+		failures++;
+		return;
+	}
+	checked++;
+}
+
+/* A copy of p (order, offsets, spills) to break. */
+static void plan_copy(const ds_graph *g, const ds_plan *p, ds_plan *c)
+{
+	c->len = p->len;
+	c->nspill = p->nspill;
+	c->order = malloc((size_t)p->len * sizeof *c->order);
+	memcpy(c->order, p->order, (size_t)p->len * sizeof *c->order);
+	c->offset = NULL;
+	c->spill = NULL;
+	if (p->offset) {
+		c->offset = malloc((size_t)g->nbuf * sizeof *c->offset);
+		memcpy(c->offset, p->offset, (size_t)g->nbuf * sizeof *c->offset);
+	}
+	if (p->nspill) {
+		c->spill = malloc((size_t)p->nspill * sizeof *c->spill);
+		memcpy(c->spill, p->spill, (size_t)p->nspill * sizeof *c->spill);
+	}
+}
+
+static void plan_copy_free(ds_plan *c)
+{
+	free(c->order);
+	free(c->offset);
+	free(c->spill);
+}
+
+/* pos[v]: v's place in p's order. */
+static int32_t *positions(const ds_plan *p)
+{
+	int32_t *pos = malloc((size_t)p->len * sizeof *pos);
+	for (int32_t i = 0; i < p->len; i++)
+		pos[p->order[i]] = i;
+	return pos;
+}
+
+/* Two buffers of one memory, never spilled, live at once, that fit at the
+ * same offset: *a and *b, or -1. */
+static void overlapping_pair(const ds_graph *g, const ds_plan *p,
+			     const int32_t *pos, int32_t *a, int32_t *b)
+{
+	char *spilled = calloc((size_t)g->nbuf + 1, 1);
+	for (int32_t k = 0; k < p->nspill; k++)
+		spilled[p->spill[k].buf] = 1;
+	int32_t *lo = malloc((size_t)g->nbuf * sizeof *lo);
+	int32_t *hi = malloc((size_t)g->nbuf * sizeof *hi);
+	for (int32_t v = 0; v < g->n; v++) {
+		if (g->kind[v] == DS_ALLOC)
+			lo[g->buf[v]] = pos[v];
+		else if (g->kind[v] == DS_FREE)
+			hi[g->buf[v]] = pos[v];
+	}
+	*a = *b = -1;
+	for (int32_t x = 0; x < g->nbuf && *a < 0; x++)
+		for (int32_t y = x + 1; y < g->nbuf && *a < 0; y++)
+			if (!spilled[x] && !spilled[y] &&
+			    g->buf_mem[x] == g->buf_mem[y] && lo[x] < hi[y] &&
+			    lo[y] < hi[x] && p->offset[x] != p->offset[y] &&
+			    p->offset[x] + g->buf_size[y] <=
+				    g->caps.cap[g->buf_mem[y]])
+				*a = x, *b = y;
+	free(spilled);
+	free(lo);
+	free(hi);
+}
+
+/* Broken copies of p, a valid plan with offsets and spills. */
+static void check_broken(const ds_graph *g, const char *path, const char *dir,
+			 const ds_plan *p)
+{
+	char what[600];
+	ds_plan c;
+	int32_t *pos = positions(p);
+	/* a graph edge reversed: its two ends swapped in the order */
+	plan_copy(g, p, &c);
+	int32_t u = g->esrc[0], v = g->edst[0];
+	c.order[pos[u]] = v;
+	c.order[pos[v]] = u;
+	snprintf(what, sizeof what, "%s: nodes %d and %d swapped", path, u, v);
+	both_reject(g, path, dir, &c, false, "order", what);
+	plan_copy_free(&c);
+	/* a node twice, another missing */
+	plan_copy(g, p, &c);
+	c.order[1] = c.order[0];
+	snprintf(what, sizeof what, "%s: node %d twice", path, c.order[0]);
+	both_reject(g, path, dir, &c, false, "permutation", what);
+	plan_copy_free(&c);
+	/* a buffer one byte over its memory's end */
+	plan_copy(g, p, &c);
+	int32_t b = g->nbuf / 2;
+	c.offset[b] = g->caps.cap[g->buf_mem[b]] - g->buf_size[b] + 1;
+	snprintf(what, sizeof what, "%s: buffer %lld over capacity", path,
+		 (long long)g->buf_id[b]);
+	both_reject(g, path, dir, &c, false, "capacity", what);
+	plan_copy_free(&c);
+	/* two live buffers at one offset */
+	int32_t x, y;
+	overlapping_pair(g, p, pos, &x, &y);
+	if (x >= 0) {
+		plan_copy(g, p, &c);
+		c.offset[y] = c.offset[x];
+		snprintf(what, sizeof what, "%s: buffers %lld and %lld "
+			 "overlap", path, (long long)g->buf_id[x],
+			 (long long)g->buf_id[y]);
+		both_reject(g, path, dir, &c, false, "overlap", what);
+		plan_copy_free(&c);
+	} else {
+		printf("FAIL %s: no two live buffers to overlap\n", path);
+		failures++;
+	}
+	/* a missing reload: the spill's SPILL_OUT moved back before the last
+	 * use of the buffer ahead of it, so that use finds the buffer in DDR.
+	 * The final graph ties a spill's SPILL_IN before the next use after
+	 * its SPILL_OUT, so both name the order rule (SPILL_IN before the
+	 * use), not residency */
+	if (p->nspill > 0) {
+		int32_t so = g->n, sb = p->spill[0].buf, user = -1;
+		for (int32_t i = pos[so] - 1; i >= 0 && user < 0; i--) {
+			int32_t w = p->order[i];
+			if (w >= g->n || g->kind[w] != DS_OP)
+				continue;
+			for (int32_t k = g->use_off[w]; k < g->use_off[w + 1]; k++)
+				if (g->use[k] == sb)
+					user = w;
+		}
+		if (user >= 0) {
+			plan_copy(g, p, &c);
+			/* SPILL_OUT goes just before user; the nodes between
+			 * shift one place on */
+			memmove(&c.order[pos[user] + 1], &c.order[pos[user]],
+				(size_t)(pos[so] - pos[user]) * sizeof *c.order);
+			c.order[pos[user]] = so;
+			snprintf(what, sizeof what, "%s: buffer %lld used while "
+				 "spilled (node %d)", path,
+				 (long long)g->buf_id[sb], user);
+			both_reject(g, path, dir, &c, false, "order", what);
+			plan_copy_free(&c);
+		}
+	}
+	free(pos);
+}
+
+/* dan's MPAS order (also under --q1), its DLR plan and every baseline's
+ * plan of the graph file path, each cross-checked; broken copies of the
+ * DLR plan rejected by both (when broken is set). */
+static void check_stages(const char *path, const char *dir, bool broken)
+{
+	const ds_heap *h = ds_heap_std();
+	ds_caps caps;
+	ds_caps_default(&caps);
+	ds_graph *g;
+	ds_err e;
+	if (ds_load_graph(h, path, &caps, &g, &e)) {
+		printf("FAIL %s: %s\n", path, e.msg);
+		failures++;
+		return;
+	}
+	char what[600];
+	for (int s = 0; s < DS_NSCHED; s++) {
+		for (int stage = DS_STAGE_MPAS;
+		     stage <= (s == DS_SCHED_DAN ? DS_STAGE_DLR : DS_STAGE_MPAS);
+		     stage++) {
+			ds_run_opts o;
+			ds_run_opts_default(&o);
+			o.scheduler = s;
+			o.stage = stage;
+			ds_plan p;
+			ds_figures f;
+			snprintf(what, sizeof what, "%s %s%s%s plan", path,
+				 ds_sched_names[s], s == DS_SCHED_DAN ? " " : "",
+				 s == DS_SCHED_DAN ? ds_stage_names[stage] : "");
+			if (ds_run(g, &o, &p, &f, &e)) {
+				printf("FAIL %s: %s\n", what, e.msg);
+				failures++;
+				continue;
+			}
+			compare(g, path, dir, &p, what);
+			if (s == DS_SCHED_DAN && stage == DS_STAGE_MPAS)
+				accept_q1(g, path, dir, &p, what);
+			if (broken && s == DS_SCHED_DAN &&
+			    stage == DS_STAGE_DLR)
+				check_broken(g, path, dir, &p);
+			ds_plan_free(h, &p);
+		}
+	}
+	if (!broken) {
+		ds_graph_free(g);
+		return;
+	}
+	/* the Id order keeps two L0 buffers live: both refuse it under q1 */
+	int32_t *order = malloc((size_t)g->n * sizeof *order);
+	ds_order_id(g, order, &e);
+	ds_plan idp = {g->n, order, NULL, 0, NULL};
+	snprintf(what, sizeof what, "%s Id order under --q1", path);
+	both_reject(g, path, dir, &idp, true, "q1", what);
+	free(order);
+	ds_graph_free(g);
+}
+
+/* The size of the file at path in bytes (-1 when it cannot be read). */
+static long file_size(const char *path)
+{
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return -1;
+	fseek(f, 0, SEEK_END);
+	long size = ftell(f);
+	fclose(f);
+	return size;
+}
+
 /* The final plan (dan's full pipeline, as `dansched schedule` writes it) of
  * the graph file at path: valid with its spills in order, and the referee
  * in its default (strict) mode measures the same figures. */
@@ -304,14 +631,9 @@ static void check_final_plan(const char *path, const char *dir)
 static void check_final_plans(char **files, int nf, const char *dir,
 			      bool quick)
 {
-	for (int i = 0; i < nf; i++) {
-		FILE *f = fopen(files[i], "rb");
-		fseek(f, 0, SEEK_END);
-		long size = ftell(f);
-		fclose(f);
-		if (!quick || size < 400000)
+	for (int i = 0; i < nf; i++)
+		if (!quick || file_size(files[i]) < 400000)
 			check_final_plan(files[i], dir);
-	}
 	char path[600];
 	snprintf(path, sizeof path, "%s/union.json", dir);
 	if (nf >= 3 && write_variant(files[0], files[2], 0, path) == 0)
@@ -326,10 +648,13 @@ static int cmp_str(const void *a, const void *b)
 int main(void)
 {
 	if (access(REFEREE, R_OK) != 0) {
-		printf("\n*** SKIPPED: the referee %s is missing: our evaluator "
+		const char *req = getenv("DS_REQUIRE_REFEREE");
+		bool required = req && strcmp(req, "1") == 0;
+		printf("\n*** %s: the referee %s is missing: our evaluator "
 		       "is NOT cross-checked ***\n\n",
+		       required ? "FAILED (DS_REQUIRE_REFEREE=1)" : "SKIPPED",
 		       REFEREE);
-		return 77;
+		return required ? 1 : 77;
 	}
 	char dir[] = "/tmp/ds_crossXXXXXX";
 	if (!mkdtemp(dir))
@@ -355,15 +680,21 @@ int main(void)
 	const char *quick_env = getenv("DS_CROSSCHECK_QUICK");
 	bool quick = quick_env && strcmp(quick_env, "1") == 0;
 	for (int i = 0; i < nf; i++) {
-		FILE *f = fopen(files[i], "rb");
-		fseek(f, 0, SEEK_END);
-		long size = ftell(f);
-		fclose(f);
-		int count = size > 2000000 ? 4 : 40;
+		int count = file_size(files[i]) > 2000000 ? 4 : 40;
 		if (quick)
 			count /= 4;
 		check_graph(files[i], dir, count, 1000 + (uint64_t)i, true);
 	}
+	/* the plans the stages write, and broken ones */
+	for (int i = 0; i < nf; i++) {
+		long size = file_size(files[i]);
+		/* broken plans: on the smaller graphs (the rules do not
+		 * depend on size; the referee takes a second per large one) */
+		if (!quick || size <= 2000000)
+			check_stages(files[i], dir, size <= 2000000);
+	}
+	/* the final plans, spills in the order they happen (issue 20) */
+	check_final_plans(files, nf, dir, quick);
 	/* graphs neither evaluator has seen: renumbered, combined */
 	char path[600];
 	for (int i = 0; i < nf && i < 6; i++) {
@@ -377,7 +708,6 @@ int main(void)
 		    0)
 			check_graph(path, dir, 8, 6000, false);
 	}
-	check_final_plans(files, nf, dir, quick);
 	for (int i = 0; i < nf; i++)
 		free(files[i]);
 	char cmd[128];

@@ -302,7 +302,7 @@ static void fuzz_regressions(void **state)
 	const char *dir = DS_SOURCE_DIR "/tests/fuzz_regress";
 	DIR *d = opendir(dir);
 	if (!d)
-		return; /* none yet */
+		fail_msg("%s is missing: the fuzz regressions are NOT run", dir);
 	char *tmp = make_tmpdir();
 	struct dirent *de;
 	int ran = 0;
@@ -335,6 +335,8 @@ static void fuzz_regressions(void **state)
 	closedir(d);
 	rm_tree(tmp);
 	print_message("%d fuzz regression inputs\n", ran);
+	if (ran == 0)
+		fail_msg("%s holds no json-, csv- or plan- input", dir);
 }
 
 int main(void)

@@ -715,6 +715,192 @@ static void missing_file(void **state)
 	assert_starts_with(e.msg, "/nonexistent/x.json");
 }
 
+/* ---- CSV: the same refusals as JSON (ds_csv.c over ds_graph.c) ---- */
+
+#define CSV_HEAD "Id,Op,BufId,Size,Type,Pipe,Cycles,Bufs\n"
+#define CSV_TINY CSV_HEAD "0,ALLOC,7,16,UB,,,\n1,EXP,,,,VECTOR,60,7\n2,FREE,7,16,UB,,,\n"
+#define CSV_TINY_EDGES "Src,Dst\n0,1\n1,2\n"
+
+/* Writes the two tables (edges NULL: no edges file) to a fresh folder as
+ * t_nodes.csv and t_edges.csv and loads them; when want_ok is false the
+ * load must be refused with DS_EINPUT, one line starting with the path of
+ * the table at fault (bad_edges: the edges table) and containing needle. */
+static void csv_case(const char *nodes, size_t nodes_len, const char *edges,
+		     bool bad_edges, const char *needle)
+{
+	char *dir = make_tmpdir();
+	char np[4200], ep[4200];
+	snprintf(np, sizeof np, "%s/t_nodes.csv", dir);
+	snprintf(ep, sizeof ep, "%s/t_edges.csv", dir);
+	FILE *f = fopen(np, "wb");
+	assert_non_null(f);
+	assert_int_equal(fwrite(nodes, 1, nodes_len, f), nodes_len);
+	fclose(f);
+	if (edges)
+		write_text(ep, edges);
+	ds_caps caps;
+	ds_caps_default(&caps);
+	ds_graph *g = (ds_graph *)&g;
+	ds_err e;
+	memset(&e, 0, sizeof e);
+	int rc = ds_load_csv(ds_heap_std(), np, &caps, &g, &e);
+	if (!needle) {
+		if (rc != DS_OK)
+			fail_msg("refused a valid CSV graph: %s", e.msg);
+		ds_graph_free(g);
+		rm_tree(dir);
+		return;
+	}
+	if (rc != DS_EINPUT)
+		fail_msg("expected DS_EINPUT, got %d (%s) for\n%s", rc,
+			 rc ? e.msg : "accepted", nodes);
+	assert_null(g);
+	assert_starts_with(e.msg, bad_edges ? ep : np);
+	assert_null(strchr(e.msg, '\n'));
+	assert_contains(e.msg, needle);
+	rm_tree(dir);
+}
+
+#define csv_refuse(nodes, edges, needle) \
+	csv_case(nodes, strlen(nodes), edges, false, needle)
+#define csv_refuse_edges(nodes, edges, needle) \
+	csv_case(nodes, strlen(nodes), edges, true, needle)
+
+static void csv_valid_and_ids(void **state)
+{
+	(void)state;
+	csv_case(CSV_TINY, strlen(CSV_TINY), CSV_TINY_EDGES, false, NULL);
+	/* quoted cells, Bufs as [..], CRLF line ends: still the same graph */
+	const char *q = "Id,Op,BufId,Size,Type,Pipe,Cycles,Bufs\r\n"
+			"0,ALLOC,7,16,UB,,,\r\n\"1\",EXP,,,,VECTOR,60,\"[7]\"\r\n"
+			"2,FREE,7,16,UB,,,\r\n";
+	csv_case(q, strlen(q), CSV_TINY_EDGES, false, NULL);
+	/* Ids: dense, unique, non-negative */
+	csv_refuse(CSV_HEAD "0,ALLOC,7,16,UB,,,\n1,EXP,,,,VECTOR,60,7\n"
+			    "5,FREE,7,16,UB,,,\n",
+		   "Src,Dst\n0,1\n1,5\n", "Id 5");
+	csv_refuse(CSV_HEAD "0,ALLOC,7,16,UB,,,\n1,EXP,,,,VECTOR,60,7\n"
+			    "1,FREE,7,16,UB,,,\n",
+		   "Src,Dst\n0,1\n", "twice");
+	csv_refuse(CSV_HEAD "0,ALLOC,7,16,UB,,,\n-1,EXP,,,,VECTOR,60,7\n"
+			    "2,FREE,7,16,UB,,,\n",
+		   CSV_TINY_EDGES, "Id");
+	csv_refuse(CSV_HEAD "0,ALLOC,7,16,UB,,,\nx,EXP,,,,VECTOR,60,7\n"
+			    "2,FREE,7,16,UB,,,\n",
+		   CSV_TINY_EDGES, "Id");
+	csv_refuse(CSV_HEAD, "Src,Dst\n", "no nodes");
+}
+
+static void csv_edges(void **state)
+{
+	(void)state;
+	csv_refuse(CSV_TINY, "Src,Dst\n0,1\n1,9\n", "node 9");
+	csv_refuse(CSV_TINY, "Src,Dst\n0,1\n1,1\n1,2\n", "cycle");
+	csv_refuse(CSV_TINY, "Src,Dst\n0,1\n1,2\n2,0\n", "cycle");
+	csv_refuse_edges(CSV_TINY, "Src,Dst\n0,1\n1,2,0\n", "3 cells");
+	csv_refuse_edges(CSV_TINY, "Src,Dst\n0,1\n1\n", "1 cell,");
+	csv_refuse_edges(CSV_TINY, "Src,Dst\n0,1\n1,-2\n", "Dst");
+	csv_refuse_edges(CSV_TINY, "Src\n0\n", "lacks column Dst");
+	csv_refuse_edges(CSV_TINY, "", "the file is empty");
+	/* no edges table at all */
+	csv_refuse_edges(CSV_TINY, NULL, "t_edges.csv");
+}
+
+static void csv_buffers(void **state)
+{
+	(void)state;
+	csv_refuse(CSV_HEAD "0,ALLOC,7,16,UB,,,\n1,ALLOC,7,16,UB,,,\n"
+			    "2,FREE,7,16,UB,,,\n",
+		   "Src,Dst\n0,2\n1,2\n", "2 ALLOC");
+	csv_refuse(CSV_HEAD "0,ALLOC,7,16,UB,,,\n1,EXP,,,,VECTOR,60,7\n",
+		   "Src,Dst\n0,1\n", "0 FREE");
+	csv_refuse(CSV_HEAD "0,ALLOC,7,16,UB,,,\n1,EXP,,,,VECTOR,60,7\n"
+			    "2,FREE,7,32,UB,,,\n",
+		   CSV_TINY_EDGES, "Size 16 at ALLOC");
+	csv_refuse(CSV_HEAD "0,ALLOC,7,16,UB,,,\n1,EXP,,,,VECTOR,60,7\n"
+			    "2,FREE,7,16,L1,,,\n",
+		   CSV_TINY_EDGES, "Type UB at ALLOC");
+	csv_refuse(CSV_HEAD "0,ALLOC,7,16,UB,,,\n1,EXP,,,,VECTOR,60,8\n"
+			    "2,FREE,7,16,UB,,,\n",
+		   CSV_TINY_EDGES, "buffer 8");
+	csv_refuse(CSV_HEAD "0,ALLOC,7,16,UB,,,\n1,EXP,,,,VECTOR,60,7;7\n"
+			    "2,FREE,7,16,UB,,,\n",
+		   CSV_TINY_EDGES, "listed twice");
+	csv_refuse(CSV_HEAD "0,ALLOC,7,16,L2,,,\n1,EXP,,,,VECTOR,60,7\n"
+			    "2,FREE,7,16,L2,,,\n",
+		   CSV_TINY_EDGES, "L2");
+	csv_refuse(CSV_HEAD "0,ALLOC,7,0,UB,,,\n1,EXP,,,,VECTOR,60,7\n"
+			    "2,FREE,7,0,UB,,,\n",
+		   CSV_TINY_EDGES, "Size");
+	csv_refuse(CSV_HEAD "0,ALLOC,7,-16,UB,,,\n1,EXP,,,,VECTOR,60,7\n"
+			    "2,FREE,7,-16,UB,,,\n",
+		   CSV_TINY_EDGES, "Size");
+	csv_refuse(CSV_HEAD "0,ALLOC,7,2048,UB,,,\n1,EXP,,,,VECTOR,60,7\n"
+			    "2,FREE,7,2048,UB,,,\n",
+		   CSV_TINY_EDGES, "exceeds UB capacity 1024");
+	csv_refuse(CSV_HEAD "0,ALLOC,,16,UB,,,\n1,EXP,,,,VECTOR,60,7\n"
+			    "2,FREE,7,16,UB,,,\n",
+		   CSV_TINY_EDGES, "BufId is empty");
+}
+
+static void csv_values(void **state)
+{
+	(void)state;
+	csv_refuse(CSV_HEAD "0,ALLOC,7,16,UB,,,\n1,EXP,,,,VECTOR,-60,7\n"
+			    "2,FREE,7,16,UB,,,\n",
+		   CSV_TINY_EDGES, "Cycles");
+	csv_refuse(CSV_HEAD "0,ALLOC,7,16,UB,,,\n1,EXP,,,,VECTOR,2.5,7\n"
+			    "2,FREE,7,16,UB,,,\n",
+		   CSV_TINY_EDGES, "Cycles");
+	csv_refuse(CSV_HEAD "0,ALLOC,7,16,UB,,,\n1,EXP,,,,VECTOR,sixty,7\n"
+			    "2,FREE,7,16,UB,,,\n",
+		   CSV_TINY_EDGES, "Cycles");
+	csv_refuse(CSV_HEAD "0,ALLOC,7,16,UB,,,\n1,EXP,,,,VECTOR,"
+			    "9007199254740993,7\n2,FREE,7,16,UB,,,\n",
+		   CSV_TINY_EDGES, "too large");
+	csv_refuse(CSV_HEAD "0,ALLOC,7,16,UB,,,\n1,EXP,,,,VECTOR,60,[7\n"
+			    "2,FREE,7,16,UB,,,\n",
+		   CSV_TINY_EDGES, "without a closing");
+	csv_refuse(CSV_HEAD "0,ALLOC,7,16,UB,,,\n1,EXP,,,,VECTOR,60,7;x\n"
+			    "2,FREE,7,16,UB,,,\n",
+		   CSV_TINY_EDGES, "Bufs");
+	csv_refuse(CSV_HEAD "0,ALLOC,7,16,UB,,,\n1,EXP,,,,VECTOR,60,7;\n"
+			    "2,FREE,7,16,UB,,,\n",
+		   CSV_TINY_EDGES, "empty item");
+	csv_refuse(CSV_HEAD "0,ALLOC,7,16,UB,,,\n1,EXP,,,,,60,7\n"
+			    "2,FREE,7,16,UB,,,\n",
+		   CSV_TINY_EDGES, "Pipe");
+	csv_refuse(CSV_HEAD "0,ALLOC,7,16,UB,,,\n1,,,,,VECTOR,60,7\n"
+			    "2,FREE,7,16,UB,,,\n",
+		   CSV_TINY_EDGES, "Op is empty");
+}
+
+static void csv_syntax(void **state)
+{
+	(void)state;
+	/* a missing column (JSON: a missing key) */
+	csv_refuse("Id,Op,BufId,Size,Type,Pipe,Bufs\n0,ALLOC,7,16,UB,,\n",
+		   CSV_TINY_EDGES, "lacks column Cycles");
+	csv_refuse("Id,Op,BufId,Size,Type,Pipe,Cycles,Bufs,Id\n",
+		   CSV_TINY_EDGES, "column Id twice");
+	/* a row of the wrong width (JSON: truncated / not an object) */
+	csv_refuse(CSV_HEAD "0,ALLOC,7,16,UB,,\n", CSV_TINY_EDGES,
+		   "7 cells, but the header has 8 columns");
+	csv_refuse(CSV_HEAD "0,ALLOC,7,16,UB,,,\"\n", CSV_TINY_EDGES,
+		   "never closed");
+	csv_refuse(CSV_HEAD "0,ALLOC,7,16,UB,,,\"7\"x\n", CSV_TINY_EDGES,
+		   "text after the closing quote");
+	csv_refuse(CSV_HEAD "0,ALL\"OC,7,16,UB,,,\n", CSV_TINY_EDGES,
+		   "quote inside unquoted cell");
+	csv_refuse("", CSV_TINY_EDGES, "the file is empty");
+	csv_refuse(CSV_HEAD "0,ALLOC,7,16,UB,,,\n1,EXP\xff,,,,VECTOR,60,7\n"
+			    "2,FREE,7,16,UB,,,\n",
+		   CSV_TINY_EDGES, "not valid UTF-8");
+	static const char nul[] = CSV_HEAD "0,ALLOC,7,16,UB,,,\n1,E\0P,,,,"
+					   "VECTOR,60,7\n2,FREE,7,16,UB,,,\n";
+	csv_case(nul, sizeof nul - 1, CSV_TINY_EDGES, false, "NUL byte");
+}
+
 /* ---- allocation failures ---- */
 
 /* One run with allocation number fail_at failing: load the six-node graph,
@@ -815,6 +1001,11 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(tiny_is_valid),
+		cmocka_unit_test(csv_valid_and_ids),
+		cmocka_unit_test(csv_edges),
+		cmocka_unit_test(csv_buffers),
+		cmocka_unit_test(csv_values),
+		cmocka_unit_test(csv_syntax),
 		cmocka_unit_test(ids_not_dense),
 		cmocka_unit_test(id_duplicate),
 		cmocka_unit_test(id_negative),

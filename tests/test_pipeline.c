@@ -7,7 +7,9 @@
  * best published one, its traffic within the 5% budget over DLR's and its
  * peak not above DLR's; every stage's plan passes ds_replay (ds_run checks
  * it, this test replays the final one again).  A renumbered copy of each
- * graph gets the same peak and about the same traffic (5%, or 1 KB).  Where dan is
+ * graph gets the same peak and beats or equals the best published traffic
+ * and makespan (../shared/published.csv); the exact figures of the
+ * originals are the README's (the golden test).  Where dan is
  * still short of a figure, the test holds it to what it reaches and says
  * so.  Every allocation failure of the pipeline is reported, and leaks
  * nothing.  With DS_TEST_QUICK (CI's sanitizer pass) only the graphs under 10,000
@@ -51,6 +53,45 @@ static void on_stage(void *ud, const char *stage, double seconds,
 		s->cpe = *f, s->seen |= 4;
 	else if (!strcmp(stage, "retime"))
 		s->retime = *f, s->seen |= 8;
+}
+
+/* Where DLR on the renumbered copy (seed 20251130) is still short of the
+ * best published traffic: the figure it reaches (measured with
+ * build/tests/test_pipeline), else 0.  Quality must not depend on Ids:
+ * each entry is a known bug, reported to the lead. */
+static int64_t renumbered_gap(const char *name)
+{
+	return strcmp(name, "Matmul_Case0.json") == 0 ? 12544 : 0;
+}
+
+/* The best (smallest) extra_ddr and makespan published for graph file
+ * name ("Conv_Case0.json") in ../shared/published.csv; fails the test when
+ * the file or the case is missing. */
+static void published_best(const char *name, int64_t *ddr, int64_t *makespan)
+{
+	char *text = slurp(DS_SOURCE_DIR "/../shared/published.csv");
+	if (!text)
+		fail_msg("%s: cannot read " DS_SOURCE_DIR
+			 "/../shared/published.csv",
+			 name);
+	size_t len = strlen(name) - strlen(".json");
+	*ddr = *makespan = INT64_MAX;
+	/* case,source,extra_ddr,makespan,spills,note */
+	for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
+		char *c1 = strchr(line, ','), *c2 = c1 ? strchr(c1 + 1, ',') : NULL;
+		if (!c2 || (size_t)(c1 - line) != len || strncmp(line, name, len))
+			continue;
+		char *end;
+		long long d = strtoll(c2 + 1, &end, 10);
+		long long m = *end == ',' ? strtoll(end + 1, NULL, 10) : 0;
+		if (d > 0 && d < *ddr)
+			*ddr = d;
+		if (m > 0 && m < *makespan)
+			*makespan = m;
+	}
+	free(text);
+	if (*ddr == INT64_MAX || *makespan == INT64_MAX)
+		fail_msg("%s: no published figures", name);
 }
 
 /* Runs dan with default options; the final plan must replay to the
@@ -121,26 +162,35 @@ static void check_bundled(const char *name, const char *path, ds_graph *g,
 		}
 		assert_true(s.cpe.makespan < published[i].makespan);
 	}
-	/* a renumbered copy: the same peak, about the same traffic */
+	/* a renumbered copy: the same peak, and the best published traffic
+	 * and makespan beaten or equalled, as on the original */
 	uint64_t seed = 20251130;
 	int32_t *perm = test_shuffled(g->n, &seed);
 	ds_graph *r = test_renumbered(g, perm, true, &seed);
 	stages rs;
 	run_dan(r, &rs);
-	print_message("%s renumbered: mpas peak %lld; dlr traffic %lld\n",
+	print_message("%s renumbered: mpas peak %lld; dlr traffic %lld; cpe "
+		      "makespan %lld\n",
 		      name, (long long)rs.mpas.peak_vstay,
-		      (long long)rs.dlr.extra_ddr);
+		      (long long)rs.dlr.extra_ddr, (long long)rs.cpe.makespan);
 	assert_int_equal(rs.mpas.peak_vstay, s.mpas.peak_vstay);
-	int64_t d = rs.dlr.extra_ddr - s.dlr.extra_ddr;
-	if (d < 0)
-		d = -d;
-	/* 5%, and one kilobyte for the small figures, where one spill
-	 * more or less is already several percent */
-	if (d * 100 > 5 * s.dlr.extra_ddr + 100 * 1024)
-		fail_msg("%s: renumbered copy gets extra_ddr %lld, the "
-			 "original %lld",
-			 name, (long long)rs.dlr.extra_ddr,
-			 (long long)s.dlr.extra_ddr);
+	int64_t best_ddr, best_makespan;
+	published_best(name, &best_ddr, &best_makespan);
+	if (rs.dlr.extra_ddr > best_ddr &&
+	    rs.dlr.extra_ddr <= renumbered_gap(name))
+		print_message("%s renumbered: extra_ddr %lld, short of the "
+			      "best published %lld (known gap)\n",
+			      name, (long long)rs.dlr.extra_ddr,
+			      (long long)best_ddr);
+	else if (rs.dlr.extra_ddr > best_ddr)
+		fail_msg("%s renumbered: extra_ddr %lld above the best "
+			 "published %lld",
+			 name, (long long)rs.dlr.extra_ddr, (long long)best_ddr);
+	if (rs.cpe.makespan > best_makespan)
+		fail_msg("%s renumbered: makespan %lld above the best "
+			 "published %lld",
+			 name, (long long)rs.cpe.makespan,
+			 (long long)best_makespan);
 	free(perm);
 	ds_graph_free(r);
 }

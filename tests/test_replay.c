@@ -244,6 +244,45 @@ static void spill_plain(void **state)
 	ds_graph_free(g);
 }
 
+/* G_SPILL beside two independent transfers: 4 ALLOC B (UB 16) -> 5 LOAD
+ * (MTE2 1000) -> 6 FREE B, and 7 ALLOC C (UB 16) -> 8 STORE (MTE3 500) ->
+ * 9 FREE C. */
+#define G_SPILL_BUSY                                                          \
+	GRAPH(ALLOC(0, 0, 100, UB) "," OP(1, E1, VECTOR, 10, "0") "," OP(     \
+		      2, E2, VECTOR, 20, "0") "," FREE(3, 0, 100, UB) ","     \
+		      ALLOC(4, 1, 16, UB) "," OP(5, LOAD, MTE2, 1000, "1") "," \
+		      FREE(6, 1, 16, UB) "," ALLOC(7, 2, 16, UB) "," OP(      \
+		      8, STORE, MTE3, 500, "2") "," FREE(9, 2, 16, UB),       \
+	      "[0,1],[1,2],[2,3],[4,5],[5,6],[7,8],[8,9]")
+
+static void spill_waits_for_its_pipe(void **state)
+{
+	(void)state;
+	/* Spill nodes run in order on their pipes like any node: SPILL_OUT
+	 * (10) on MTE3 after STORE, SPILL_IN (11) on MTE2 after LOAD, each
+	 * 2*100+150 = 350 cycles.
+	 *   LOAD 0..1000 (MTE2); STORE 0..500 (MTE3); E1 0..10;
+	 *   SPILL_OUT ready at 10, MTE3 free at 500: 500..850;
+	 *   SPILL_IN ready at 850, MTE2 free at 1000: 1000..1350;
+	 *   E2 1350..1370; FREE A 1370.
+	 * Were spill nodes free of their pipes: 10..360, 360..710, makespan
+	 * 1000 (LOAD). */
+	ds_graph *g = must_load(G_SPILL_BUSY);
+	ds_spill sp[] = {{0, 0}};
+	run r = replay("spill_busy", g, ORDER(0, 4, 5, 7, 8, 1, 10, 11, 2, 3, 6, 9),
+		       OFFS(0, 100, 200), sp, 1, false);
+	expect_ok(&r);
+	assert_int_equal(r.start[8], 0);
+	assert_int_equal(r.start[10], 500);
+	assert_int_equal(r.finish[10], 850);
+	assert_int_equal(r.start[11], 1000);
+	assert_int_equal(r.finish[11], 1350);
+	assert_int_equal(r.start[2], 1350);
+	assert_int_equal(r.f.makespan, 1370);
+	assert_int_equal(r.f.lb_pipe_load, 1350);
+	ds_graph_free(g);
+}
+
 /* 0 ALLOC A (UB 100) -> E1 10 -> E2 20 -> E3 30 -> 4 FREE A, VECTOR */
 #define G_SPILL2                                                              \
 	GRAPH(ALLOC(0, 0, 100, UB) "," OP(1, E1, VECTOR, 10, "0") "," OP(     \
@@ -754,6 +793,7 @@ int main(void)
 		cmocka_unit_test(two_pipes_overlap),
 		cmocka_unit_test(pipe_in_order),
 		cmocka_unit_test(spill_plain),
+		cmocka_unit_test(spill_waits_for_its_pipe),
 		cmocka_unit_test(spill_twice),
 		cmocka_unit_test(spill_copyin),
 		cmocka_unit_test(address_reuse),
