@@ -468,6 +468,41 @@ static const char *const node_columns[NCOL] = {
 	"Id", "Op", "BufId", "Size", "Type", "Pipe", "Cycles", "Bufs"};
 
 /* One data row of the nodes table to the builder. */
+/* Opens the table at path and reads its header: col[i] and title[i] for
+ * each of the n column names (see find_columns), *width the header's
+ * cells; `starts` says what the table starts with, for the message on an
+ * empty file.  c is closed again on failure. */
+static int csv_start(csv *c, const ds_heap *h, const char *path,
+		     const char *const *names, int n, const char *starts,
+		     int64_t *col, const char **title, int64_t *width,
+		     ds_err *e)
+{
+	int rc = csv_open(c, h, path, e);
+	if (rc)
+		return rc;
+	bool got;
+	if ((rc = csv_row(c, &got, e)) == DS_OK && !got)
+		rc = ds_fail(e, DS_EINPUT, "%s: the file is empty; %s", path,
+			     starts);
+	if (rc == DS_OK)
+		rc = find_columns(c, names, n, col, title, e);
+	if (rc)
+		csv_close(c);
+	else
+		*width = c->ncell;
+	return rc;
+}
+
+/* The next data row into c (*got false at the end of the table), as wide
+ * as the header. */
+static int csv_next(csv *c, int64_t width, bool *got, ds_err *e)
+{
+	int rc = csv_row(c, got, e);
+	if (rc == DS_OK && *got)
+		rc = check_width(c, width, e);
+	return rc;
+}
+
 static int node_row(csv *c, ds_builder *b, const int64_t *col,
 		    const char **title, int64_t **bufs, int64_t *cap,
 		    ds_err *e)
@@ -508,33 +543,19 @@ static int load_nodes(const ds_heap *h, const char *path, ds_builder *b,
 		      ds_err *e)
 {
 	csv c;
-	int rc = csv_open(&c, h, path, e);
-	if (rc)
-		return rc;
 	int64_t col[NCOL], width, cap = 0;
 	const char *title[NCOL];
+	int rc = csv_start(&c, h, path, node_columns, NCOL,
+			   "a nodes table starts with the header "
+			   "Id,Op,BufId,Size,Type,Pipe,Cycles,Bufs",
+			   col, title, &width, e);
+	if (rc)
+		return rc;
 	int64_t *bufs = NULL;
 	bool got;
-	if ((rc = csv_row(&c, &got, e)))
-		goto out;
-	if (!got) {
-		rc = ds_fail(e, DS_EINPUT,
-			     "%s: the file is empty; a nodes table starts with "
-			     "the header Id,Op,BufId,Size,Type,Pipe,Cycles,Bufs",
-			     path);
-		goto out;
-	}
-	if ((rc = find_columns(&c, node_columns, NCOL, col, title, e)))
-		goto out;
-	width = c.ncell;
-	for (;;) {
-		if ((rc = csv_row(&c, &got, e)) || !got)
-			break;
-		if ((rc = check_width(&c, width, e)) ||
-		    (rc = node_row(&c, b, col, title, &bufs, &cap, e)))
-			break;
-	}
-out:
+	while ((rc = csv_next(&c, width, &got, e)) == DS_OK && got &&
+	       (rc = node_row(&c, b, col, title, &bufs, &cap, e)) == DS_OK)
+		;
 	ds_free(h, bufs);
 	csv_close(&c);
 	return rc;
@@ -546,36 +567,21 @@ static int load_edges(const ds_heap *h, const char *path, ds_builder *b,
 		      ds_err *e)
 {
 	csv c;
-	int rc = csv_open(&c, h, path, e);
-	if (rc)
-		return rc;
 	int64_t col[2], width;
 	const char *title[2];
+	int rc = csv_start(&c, h, path, edge_columns, 2,
+			   "an edges table starts with the header Src,Dst",
+			   col, title, &width, e);
+	if (rc)
+		return rc;
 	bool got;
-	if ((rc = csv_row(&c, &got, e)))
-		goto out;
-	if (!got) {
-		rc = ds_fail(e, DS_EINPUT,
-			     "%s: the file is empty; an edges table starts "
-			     "with the header Src,Dst",
-			     path);
-		goto out;
-	}
-	if ((rc = find_columns(&c, edge_columns, 2, col, title, e)))
-		goto out;
-	width = c.ncell;
-	for (;;) {
+	while ((rc = csv_next(&c, width, &got, e)) == DS_OK && got) {
 		int64_t src, dst;
-		if ((rc = csv_row(&c, &got, e)) || !got)
-			break;
-		if ((rc = check_width(&c, width, e)) ||
-		    (rc = cell_int(&c, title[0], c.cell[col[0]], &src, e)) ||
-		    (rc = cell_int(&c, title[1], c.cell[col[1]], &dst, e)))
-			break;
-		if ((rc = ds_builder_edge(b, src, dst, e)))
+		if ((rc = cell_int(&c, title[0], c.cell[col[0]], &src, e)) ||
+		    (rc = cell_int(&c, title[1], c.cell[col[1]], &dst, e)) ||
+		    (rc = ds_builder_edge(b, src, dst, e)))
 			break;
 	}
-out:
 	csv_close(&c);
 	return rc;
 }
@@ -644,32 +650,18 @@ int ds_csv_points(const ds_heap *h, const char *path, const char *case_name,
 {
 	memset(out, 0, sizeof *out);
 	csv c;
-	int rc = csv_open(&c, h, path, e);
-	if (rc)
-		return rc;
 	int64_t col[4], width;
 	const char *title[4];
+	int rc = csv_start(&c, h, path, point_columns, 4,
+			   "it starts with the header "
+			   "case,source,extra_ddr,makespan",
+			   col, title, &width, e);
+	if (rc)
+		return rc;
 	bool got;
-	if ((rc = csv_row(&c, &got, e)))
-		goto out;
-	if (!got) {
-		rc = ds_fail(e, DS_EINPUT,
-			     "%s: the file is empty; it starts with the header "
-			     "case,source,extra_ddr,makespan",
-			     path);
-		goto out;
-	}
-	if ((rc = find_columns(&c, point_columns, 4, col, title, e)))
-		goto out;
-	width = c.ncell;
-	for (;;) {
-		if ((rc = csv_row(&c, &got, e)) || !got)
-			break;
-		if ((rc = check_width(&c, width, e)) ||
-		    (rc = point_row(&c, col, title, case_name, out, e)))
-			break;
-	}
-out:
+	while ((rc = csv_next(&c, width, &got, e)) == DS_OK && got &&
+	       (rc = point_row(&c, col, title, case_name, out, e)) == DS_OK)
+		;
 	csv_close(&c);
 	if (rc)
 		ds_points_free(h, out);
