@@ -347,7 +347,29 @@ def _build(nodes, edges, name, caps):
         _lib.dansched_builder_destroy(b)
 
 
-class Graph:
+class _Owned:
+    """What Graph and Plan share: a C object in self._h, freed by close()
+    (idempotent), at the end of a with block, or when Python collects the
+    owner."""
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __del__(self):
+        if getattr(self, "_h", None) is not None:
+            self.close()
+
+    @property
+    def closed(self):
+        """True once the C object is freed (by close(), or for a plan by
+        its graph's close())."""
+        return self._h is None
+
+
+class Graph(_Owned):
     """One operator graph, owned by libdansched.
 
     Make one with load(), generate(), Graph.from_dict() or Graph.build();
@@ -414,20 +436,6 @@ class Graph:
         h, self._h = self._h, None
         self._lib.dansched_graph_destroy(h)
 
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-    def __del__(self):
-        if getattr(self, "_h", None) is not None:
-            self.close()
-
-    @property
-    def closed(self):
-        """True once close() has freed the graph."""
-        return self._h is None
 
     def _handle(self):
         if self._h is None:
@@ -596,7 +604,7 @@ def _places(pairs, what):
 
 # ---- plans ----
 
-class Plan:
+class Plan(_Owned):
     """A plan of a graph: an order, and usually offsets and spills.
 
     Attributes: graph, order, offsets, spills, has_offsets, figures.
@@ -622,20 +630,6 @@ class Plan:
         h, self._h = self._h, None
         self._lib.dansched_plan_destroy(h)
 
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-    def __del__(self):
-        if getattr(self, "_h", None) is not None:
-            self.close()
-
-    @property
-    def closed(self):
-        """True once close() (or its graph's close()) has freed the plan."""
-        return self._h is None
 
     def _handles(self):
         if self._h is None:
