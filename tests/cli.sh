@@ -507,9 +507,9 @@ expect 0 "$B" bench "$G" --quiet && {
 import csv, sys
 rows = {r["scheduler"]: r for r in csv.DictReader(open(sys.argv[2]))}
 lines = open(sys.argv[1]).read().split("\n\n")
-metrics = ["peak_vstay", "extra_ddr", "spills", "makespan"]
+metrics = ["peak_vstay", "plan_peak_vstay", "extra_ddr", "spills", "makespan"]
 tables = [t for t in lines if t.startswith("case ")]
-assert len(tables) >= 4, lines
+assert len(tables) >= 5, lines
 names = ["original", "free-first", "lpmf", "cp-list", "vpux", "dan"]
 for m, t in zip(metrics, tables):
     row = t.splitlines()[1].split()
