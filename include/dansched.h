@@ -175,9 +175,14 @@ typedef struct dansched_options {
 	int scheduler;		   /* DANSCHED_DAN by default */
 	int stage;		   /* dan: last stage to run (DANSCHED_CPE) */
 	int64_t effort;		   /* search iterations; 0: the default */
-	double traffic_budget_pct; /* CPE may add this % of DLR's traffic (5) */
+	double traffic_budget_pct; /* the final plan may have this % more
+				      extra DDR traffic than DLR's, spent
+				      by retiming where it shortens the
+				      makespan (5) */
 	double peak_budget_pct;	   /* CPE may add this % to peak_vstay (0) */
-	/* called after each stage with its CPU time and figures, or NULL */
+	/* called after each stage ("mpas", "dlr", "cpe") with its CPU time
+	 * and figures, and within CPE after the retiming ("retime", before
+	 * "cpe": its own time, the figures of the plan it kept), or NULL */
 	void (*progress)(void *ud, const char *stage, double seconds,
 			 const dansched_figures *fig);
 	void *progress_ud;

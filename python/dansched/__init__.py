@@ -499,7 +499,9 @@ class Graph(_Owned):
         stage: the last stage dan runs, one of STAGES; "mpas" gives an
         order without offsets (one live buffer per L0 memory).
         effort: search iterations for every stage (0: the default).
-        traffic_budget: % of DLR's extra DDR traffic CPE may add (5).
+        traffic_budget: % more extra DDR traffic than DLR's plan the final
+            plan may have, spent by retiming where it shortens the
+            makespan (5).
         peak_budget: % CPE may add to peak_vstay (0).
         capacities: {memory: bytes} to plan for other capacities than the
         graph's: the graph is made again with them, and the plan belongs to
