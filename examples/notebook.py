@@ -18,19 +18,21 @@ import time
 
 import dansched
 
-HEADER = ("%-22s %9s %10s %10s %7s %10s %10s %6s %10s %8s"
+HEADER = ("%-22s %9s %10s %10s %7s %10s %10s %6s %10s %10s %9s %8s"
           % ("case", "nodes", "peak_vstay", "extra_ddr", "spills",
-             "makespan", "lower_bnd", "ratio", "lb_phase", "seconds"))
+             "makespan", "lower_bnd", "ratio", "lb_phase", "lb_any",
+             "ratio_any", "seconds"))
 
 
 def row(name, f, seconds):
     """One line of the table: the figures of a plan."""
     lb = max(f["lb_critical_path"], f["lb_pipe_load"])
     ratio = f["makespan"] / lb if lb else 0.0
-    return ("%-22s %9d %10d %10d %7d %10d %10d %6.3f %10d %8.3f"
+    return ("%-22s %9d %10d %10d %7d %10d %10d %6.3f %10d %10d%s %8.3f %8.3f"
             % (name, f["nodes"], f["peak_vstay"], f["extra_ddr"],
                f["spills"], f["makespan"], lb, ratio, f["lb_phase"],
-               seconds))
+               f["lb_any"], " " if f["lb_any_exact"] else "~",
+               f["ratio_any"], seconds))
 
 
 def main():

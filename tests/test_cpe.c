@@ -215,6 +215,35 @@ static const char needless_spill[] =
 	"\"BufId\":7,\"Size\":512,\"Type\":\"UB\"}],"
 	"\"Edges\":[[0,1],[1,2],[2,3]]}";
 
+/* ds_cpe from plan p under alloc_sweep: a valid plan with `spills`
+ * spills (-1: any number), or none at all. */
+typedef struct cpe_run {
+	const ds_graph *g;
+	const ds_plan *p;
+	int64_t spills;
+	ds_plan q;
+} cpe_run;
+
+static int cpe_call(void *ctx, ds_err *e)
+{
+	cpe_run *c = ctx;
+	return ds_cpe(c->g, c->p, NULL, &c->q, e);
+}
+
+static void cpe_done(void *ctx, int rc)
+{
+	cpe_run *c = ctx;
+	if (rc != DS_OK) {
+		assert_null(c->q.order);
+		return;
+	}
+	ds_figures f;
+	must_replay(c->g, &c->q, &f);
+	if (c->spills >= 0)
+		assert_int_equal(f.spills, c->spills);
+	ds_plan_free(c->g->heap, &c->q);
+}
+
 static void drops_spill(void **state)
 {
 	(void)state;
@@ -240,23 +269,8 @@ static void drops_spill(void **state)
 					   sizeof needless_spill - 1, &g->caps,
 					   &gf, &e),
 			 DS_OK);
-	long live = st.live;
-	int rc = DS_ENOMEM;
-	for (long k = 1; rc == DS_ENOMEM; k++) {
-		ds_plan q;
-		st.fail_at = st.calls + k;
-		rc = ds_cpe(gf, &p, NULL, &q, &e);
-		st.fail_at = 0;
-		if (rc == DS_OK) {
-			must_replay(gf, &q, &f);
-			assert_int_equal(f.spills, 0);
-			ds_plan_free(gf->heap, &q);
-		} else {
-			assert_int_equal(rc, DS_ENOMEM);
-			assert_null(q.order);
-		}
-		assert_int_equal(st.live, live);
-	}
+	cpe_run c = {.g = gf, .p = &p, .spills = 0};
+	alloc_sweep(&st, &(sweep){cpe_call, cpe_done, &c});
 	ds_graph_free(gf);
 	ds_graph_free(g);
 }
@@ -314,25 +328,8 @@ static void out_of_memory(void **state)
 			 DS_OK);
 	ds_plan p;
 	input_plan(g, &p);
-	long live = st.live;
-	int rc = DS_ENOMEM;
-	for (long k = 1; rc == DS_ENOMEM; k++) {
-		ds_plan q;
-		st.fail_at = st.calls + k;
-		rc = ds_cpe(g, &p, NULL, &q, &e);
-		st.fail_at = 0;
-		if (rc == DS_ENOMEM) {
-			assert_int_equal(e.code, DS_ENOMEM);
-			assert_null(q.order);
-			assert_int_equal(st.live, live);
-		} else {
-			assert_int_equal(rc, DS_OK);
-			ds_figures f;
-			must_replay(g, &q, &f);
-			ds_plan_free(g->heap, &q);
-			assert_int_equal(st.live, live);
-		}
-	}
+	cpe_run c = {.g = g, .p = &p, .spills = -1};
+	assert_true(alloc_sweep(&st, &(sweep){cpe_call, cpe_done, &c}) > 0);
 	ds_plan_free(g->heap, &p);
 	ds_graph_free(g);
 	assert_int_equal(st.live, 0);

@@ -201,6 +201,27 @@ static void bundled_graphs(void **state)
 	assert_true(for_each_bundled(check_bundled, NULL) >= 1);
 }
 
+/* ds_run under alloc_sweep: the plan is freed once made. */
+typedef struct run_call {
+	const ds_graph *g;
+	const ds_run_opts *o;
+	ds_plan p;
+} run_call;
+
+static int run_once(void *ctx, ds_err *e)
+{
+	run_call *c = ctx;
+	ds_figures f;
+	return ds_run(c->g, c->o, &c->p, &f, e);
+}
+
+static void run_done(void *ctx, int rc)
+{
+	run_call *c = ctx;
+	if (rc == DS_OK)
+		ds_plan_free(c->g->heap, &c->p);
+}
+
 /* Every allocation of the whole pipeline may fail (a graph of two
  * generated operators, so MPAS's alternative orders are pieced together
  * per operator and DLR runs from several): each failure comes back as
@@ -226,24 +247,10 @@ static void out_of_memory(void **state)
 	g->heap = &fh;
 	ds_run_opts o;
 	ds_run_opts_default(&o);
-	long live = st.live, runs = 0;
-	int rc = DS_ENOMEM;
-	for (long k = 1; rc == DS_ENOMEM; k++, runs++) {
-		ds_plan p;
-		ds_figures f;
-		st.fail_at = st.calls + k;
-		rc = ds_run(g, &o, &p, &f, &e);
-		st.fail_at = 0;
-		if (rc == DS_ENOMEM) {
-			assert_int_equal(e.code, DS_ENOMEM);
-		} else {
-			assert_int_equal(rc, DS_OK);
-			ds_plan_free(g->heap, &p);
-		}
-		assert_int_equal(st.live, live);
-	}
-	print_message("%ld allocation failures, each reported\n", runs - 1);
-	assert_true(runs > 100);
+	run_call c = {.g = g, .o = &o};
+	long failed = alloc_sweep(&st, &(sweep){run_once, run_done, &c});
+	print_message("%ld allocation failures, each reported\n", failed);
+	assert_true(failed > 99);
 	g->heap = std_heap;
 	ds_graph_free(g);
 	ds_graph_free(a);

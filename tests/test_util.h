@@ -324,4 +324,39 @@ static inline int for_each_bundled(bundled_fn fn, void *ud)
 	return n;
 }
 
+/* The code under an allocation-failure sweep: run does one call and
+ * returns its status; then, with the heap working again, done (if not
+ * NULL) checks the result (on DS_OK) and frees what the call made. */
+typedef struct sweep {
+	int (*run)(void *ctx, ds_err *e);
+	void (*done)(void *ctx, int rc);
+	void *ctx;
+} sweep;
+
+/* The allocation-failure sweep: the call with allocation k after the
+ * current one failing, k = 1, 2, ..., until a call succeeds.  Every call
+ * must give DS_OK or DS_ENOMEM (reported in e), and once done has freed
+ * its result, as many blocks must be live as before.  Returns the number
+ * of calls that failed. */
+static inline long alloc_sweep(ds_faulty *st, const sweep *w)
+{
+	const long live = st->live;
+	for (long k = 1;; k++) {
+		ds_err e = {0};
+		st->fail_at = st->calls + k;
+		int rc = w->run(w->ctx, &e);
+		st->fail_at = 0;
+		if (rc != DS_OK && rc != DS_ENOMEM)
+			fail_msg("allocation %ld failing gave status %d: %s", k,
+				 rc, e.msg);
+		if (rc == DS_ENOMEM)
+			assert_int_equal(e.code, DS_ENOMEM);
+		if (w->done)
+			w->done(w->ctx, rc);
+		assert_int_equal(st->live, live);
+		if (rc == DS_OK)
+			return k - 1;
+	}
+}
+
 #endif
