@@ -143,19 +143,6 @@ static void bundled_graphs(void **state)
 
 /* ---- several operators in one graph ---- */
 
-static ds_graph *load_bundled(const char *file)
-{
-	char path[4096];
-	snprintf(path, sizeof path, "%s/data/%s", DS_SOURCE_DIR, file);
-	ds_caps caps;
-	ds_caps_default(&caps);
-	ds_graph *g = NULL;
-	ds_err e;
-	if (ds_load_graph(ds_heap_std(), path, &caps, &g, &e))
-		fail_msg("%s", e.msg);
-	return g;
-}
-
 /* Two operators that share nothing, in one graph: one can run after the
  * other, so the peak is the larger of theirs (not their sum), and a
  * renumbering changes nothing. */

@@ -145,19 +145,6 @@ static void generated_unions(void **state)
 	ds_graph_free(a);
 }
 
-static ds_graph *load_bundled(const char *name)
-{
-	char path[4096];
-	snprintf(path, sizeof path, "%s/data/%s", DS_SOURCE_DIR, name);
-	ds_caps caps;
-	ds_caps_default(&caps);
-	ds_graph *g = NULL;
-	ds_err e;
-	if (ds_load_graph(ds_heap_std(), path, &caps, &g, &e))
-		fail_msg("%s", e.msg);
-	return g;
-}
-
 /* The unions the issue measured: Matmul_Case0 with Conv_Case0 (the whole
  * graph planned at once moved 74,688 bytes, the parts 57,408) and with
  * FlashAttention_Case0 (+76%). */

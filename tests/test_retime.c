@@ -126,19 +126,6 @@ static void eviction_within_cap(void **state)
 
 /* ---- the bundled graphs ---- */
 
-static ds_graph *bundled(const char *name)
-{
-	char path[512];
-	snprintf(path, sizeof path, "%s/data/%s.json", DS_SOURCE_DIR, name);
-	ds_caps caps;
-	ds_caps_default(&caps);
-	ds_graph *g = NULL;
-	ds_err e;
-	if (ds_load_graph(ds_heap_std(), path, &caps, &g, &e))
-		fail_msg("%s", e.msg);
-	return g;
-}
-
 /* The DLR plan (and its traffic) and CPE's plan of g. */
 static void cpe_plan(const ds_graph *g, ds_plan *cpe, int64_t *dlr_ddr)
 {
@@ -176,7 +163,7 @@ static void budget_honoured(void **state)
 	(void)state;
 	static const double pct[] = {0, 5, 25, 100, 400};
 	for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
-		ds_graph *g = bundled(cases[c]);
+		ds_graph *g = load_bundled_case(cases[c]);
 		ds_plan p;
 		int64_t dlr;
 		cpe_plan(g, &p, &dlr);
@@ -222,7 +209,7 @@ static void renumbered_copy(void **state)
 	(void)state;
 	static const char *const some[] = {"Conv_Case0", "Matmul_Case0"};
 	for (size_t c = 0; c < sizeof some / sizeof *some; c++) {
-		ds_graph *g = bundled(some[c]);
+		ds_graph *g = load_bundled_case(some[c]);
 		uint64_t seed = 14;
 		int32_t *perm = test_shuffled(g->n, &seed);
 		ds_graph *r = test_renumbered(g, perm, true, &seed);

@@ -324,6 +324,29 @@ static inline int for_each_bundled(bundled_fn fn, void *ud)
 	return n;
 }
 
+/* The bundled graph data/<file> (a file name, "Conv_Case0.json"), at the
+ * default capacities on the standard heap; fails the test otherwise. */
+static inline ds_graph *load_bundled(const char *file)
+{
+	char path[4096];
+	snprintf(path, sizeof path, "%s/data/%s", DS_SOURCE_DIR, file);
+	ds_caps caps;
+	ds_caps_default(&caps);
+	ds_graph *g = NULL;
+	ds_err e;
+	if (ds_load_graph(ds_heap_std(), path, &caps, &g, &e))
+		fail_msg("%s", e.msg);
+	return g;
+}
+
+/* The same for a case name ("Conv_Case0"). */
+static inline ds_graph *load_bundled_case(const char *name)
+{
+	char file[512];
+	snprintf(file, sizeof file, "%s.json", name);
+	return load_bundled(file);
+}
+
 /* The code under an allocation-failure sweep: run does one call and
  * returns its status; then, with the heap working again, done (if not
  * NULL) checks the result (on DS_OK) and frees what the call made. */
