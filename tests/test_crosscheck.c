@@ -146,20 +146,31 @@ static void compare(const ds_graph *g, const char *graph_path,
 	checked++;
 }
 
+/* The graph file at path at the default capacities, or NULL with the
+ * failure counted. */
+static ds_graph *load_counted(const char *path)
+{
+	ds_caps caps;
+	ds_caps_default(&caps);
+	ds_graph *g;
+	ds_err e;
+	if (ds_load_graph(ds_heap_std(), path, &caps, &g, &e)) {
+		printf("FAIL %s: %s\n", path, e.msg);
+		failures++;
+		return NULL;
+	}
+	return g;
+}
+
 /* The Id order and `count` random plans of one graph file. */
 static void check_graph(const char *path, const char *dir, int count,
 			uint64_t seed, bool id_order_is_topological)
 {
 	const ds_heap *h = ds_heap_std();
-	ds_caps caps;
-	ds_caps_default(&caps);
-	ds_graph *g;
-	ds_err e;
-	if (ds_load_graph(h, path, &caps, &g, &e)) {
-		printf("FAIL %s: %s\n", path, e.msg);
-		failures++;
+	ds_graph *g = load_counted(path);
+	if (!g)
 		return;
-	}
+	ds_err e;
 	int32_t *order = malloc((size_t)g->n * sizeof *order);
 	ds_plan p;
 	char what[512];
@@ -526,15 +537,10 @@ static void check_broken(const ds_graph *g, const char *path, const char *dir,
 static void check_stages(const char *path, const char *dir, bool broken)
 {
 	const ds_heap *h = ds_heap_std();
-	ds_caps caps;
-	ds_caps_default(&caps);
-	ds_graph *g;
-	ds_err e;
-	if (ds_load_graph(h, path, &caps, &g, &e)) {
-		printf("FAIL %s: %s\n", path, e.msg);
-		failures++;
+	ds_graph *g = load_counted(path);
+	if (!g)
 		return;
-	}
+	ds_err e;
 	char what[600];
 	for (int s = 0; s < DS_NSCHED; s++) {
 		for (int stage = DS_STAGE_MPAS;
@@ -595,15 +601,10 @@ static long file_size(const char *path)
 static void check_final_plan(const char *path, const char *dir)
 {
 	const ds_heap *h = ds_heap_std();
-	ds_caps caps;
-	ds_caps_default(&caps);
-	ds_graph *g;
-	ds_err e;
-	if (ds_load_graph(h, path, &caps, &g, &e)) {
-		printf("FAIL %s: %s\n", path, e.msg);
-		failures++;
+	ds_graph *g = load_counted(path);
+	if (!g)
 		return;
-	}
+	ds_err e;
 	ds_run_opts o;
 	ds_run_opts_default(&o);
 	ds_plan p;
