@@ -7,7 +7,10 @@ each mutation of MUTATIONS in turn: one textual replacement in one file,
 an incremental build, and the tests the mutation names, one at a time and
 the likeliest to catch it first, until one fails (the mutation is caught) or all pass (it
 survives).  A mutation whose text is not found exactly once, or that does
-not build, is reported as such (the code moved: update the list).
+not build, is reported as such (the code moved: update the list).  A test
+that already fails on the unmutated tree is named in a WARNING, and then
+catches a mutation only with a failure line the unmutated tree did not
+show.
 
 Not part of CI (it takes a while).  Runs with DS_CROSSCHECK_QUICK=1 unless
 --full.  Usage:
@@ -228,6 +231,20 @@ def copy_tree(dest):
         shutil.copy2(src, dst)
 
 
+def failures(out):
+    """The lines by which a test says what failed (cli.sh's FAIL:, cmocka's
+    [  FAILED  ] and assertion lines, Python's AssertionError)."""
+    return set(l.strip() for l in out.splitlines()
+               if l.startswith("FAIL: ") or "[  FAILED  ]" in l
+               or "error: Failure!" in l or "AssertionError" in l)
+
+
+def run_test(tree, t, timeout, env):
+    return run(["ctest", "--test-dir", "build", "-R", "^%s$" % t,
+                "--timeout", str(timeout), "--output-on-failure"],
+               tree, timeout=timeout + 60, env=env)
+
+
 def build(tree):
     return run(["cmake", "--build", "build", "-j2"], tree)
 
@@ -279,6 +296,15 @@ def main(argv):
     if rc2 != 0:
         print(out2[-3000:])
         sys.exit("the unmutated tree does not build")
+    # a test that already fails on the unmutated tree catches a mutation
+    # only by a failure line of its own (else every mutation would count)
+    base = {}
+    for t in sorted({t for m in chosen for t in m[4]}):
+        rc, out = run_test(tree, t, timeout, env)
+        if rc != 0:
+            base[t] = failures(out)
+            print("WARNING      %s fails on the unmutated tree: %s"
+                  % (t, "; ".join(sorted(base[t]))[:300]), flush=True)
     caught, survived, broken = [], [], []
     for name, path, text, repl, tests in chosen:
         t0 = time.time()
@@ -298,11 +324,12 @@ def main(argv):
                 continue
             by = None
             for t in tests:
-                rc, out = run(["ctest", "--test-dir", "build", "-R",
-                               "^%s$" % t, "--timeout", str(timeout)],
-                              tree, timeout=timeout + 60, env=env)
-                if rc != 0:
+                rc, out = run_test(tree, t, timeout, env)
+                new = failures(out) - base.get(t, set())
+                if rc != 0 and (t not in base or new or rc == "timeout"):
                     by = t + (" (timeout)" if rc == "timeout" else "")
+                    if t in base:
+                        by += ": " + "; ".join(sorted(new))[:200]
                     break
             secs = time.time() - t0
             if by:
