@@ -29,25 +29,6 @@ static void input_plan(const ds_graph *g, ds_plan *p)
 	free(order);
 }
 
-static void must_replay(const ds_graph *g, const ds_plan *p, ds_figures *f)
-{
-	ds_err e;
-	int rc = ds_replay(g, p, NULL, f, &e);
-	if (rc)
-		fail_msg("%s: replay refuses the plan: %s", g->source, e.msg);
-}
-
-static bool same_plan(const ds_graph *g, const ds_plan *a, const ds_plan *b)
-{
-	return a->len == b->len && a->nspill == b->nspill &&
-	       !memcmp(a->order, b->order, (size_t)a->len * sizeof *a->order) &&
-	       !memcmp(a->offset, b->offset,
-		       (size_t)g->nbuf * sizeof *a->offset) &&
-	       (a->nspill == 0 ||
-		!memcmp(a->spill, b->spill,
-			(size_t)a->nspill * sizeof *a->spill));
-}
-
 /* Runs ds_cpe on p with the budgets and checks everything the pass
  * guarantees; returns the output's figures. */
 static void check_cpe(const ds_graph *g, const ds_plan *p, double traffic,
@@ -83,7 +64,7 @@ static void check_cpe(const ds_graph *g, const ds_plan *p, double traffic,
 	/* determinism: the same input, the same plan */
 	ds_plan q2;
 	assert_int_equal(ds_cpe(g, p, &o, &q2, &e), DS_OK);
-	assert_true(same_plan(g, &q, &q2));
+	assert_true(plans_equal(g, &q, &q2));
 	ds_plan_free(g->heap, &q);
 	ds_plan_free(g->heap, &q2);
 	*out = f;

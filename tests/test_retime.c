@@ -12,14 +12,6 @@
 
 #include "ds_pipeline.h"
 
-static void must_replay(const ds_graph *g, const ds_plan *p, ds_figures *f)
-{
-	ds_err e;
-	int rc = ds_replay(g, p, NULL, f, &e);
-	if (rc)
-		fail_msg("%s: replay refuses the plan: %s", g->source, e.msg);
-}
-
 static ds_plan hand_plan(const ds_graph *g, const int32_t *order, int32_t n,
 			 const int64_t *offset)
 {
@@ -143,17 +135,6 @@ static void cpe_plan(const ds_graph *g, ds_plan *cpe, int64_t *dlr_ddr)
 	ds_plan_free(g->heap, &dlr);
 }
 
-static bool same_plan(const ds_graph *g, const ds_plan *a, const ds_plan *b)
-{
-	return a->len == b->len && a->nspill == b->nspill &&
-	       !memcmp(a->order, b->order, (size_t)a->len * sizeof *a->order) &&
-	       !memcmp(a->offset, b->offset,
-		       (size_t)g->nbuf * sizeof *a->offset) &&
-	       (a->nspill == 0 ||
-		!memcmp(a->spill, b->spill,
-			(size_t)a->nspill * sizeof *a->spill));
-}
-
 static const char *const cases[] = {
 	"Conv_Case0",	     "Conv_Case1",   "FlashAttention_Case0",
 	"FlashAttention_Case1", "Matmul_Case0", "Matmul_Case1"};
@@ -193,7 +174,7 @@ static void budget_honoured(void **state)
 			last = f.makespan;
 			if (k == 1) { /* the same bytes out twice */
 				retime_ok(g, &p, cap, &q2, &f2);
-				assert_true(same_plan(g, &q, &q2));
+				assert_true(plans_equal(g, &q, &q2));
 				ds_plan_free(g->heap, &q2);
 			}
 			ds_plan_free(g->heap, &q);

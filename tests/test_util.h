@@ -324,6 +324,30 @@ static inline int for_each_bundled(bundled_fn fn, void *ud)
 	return n;
 }
 
+/* Replays p into *f; fails the test, naming the rule, if it is invalid. */
+static inline void must_replay(const ds_graph *g, const ds_plan *p,
+			       ds_figures *f)
+{
+	ds_err e;
+	int rc = ds_replay(g, p, NULL, f, &e);
+	if (rc)
+		fail_msg("%s: replay refuses the plan: %s", g->source, e.msg);
+}
+
+/* Do the full plans a and b of g (offsets set) have the same order,
+ * offsets and spills? */
+static inline bool plans_equal(const ds_graph *g, const ds_plan *a,
+			       const ds_plan *b)
+{
+	return a->len == b->len && a->nspill == b->nspill &&
+	       !memcmp(a->order, b->order, (size_t)a->len * sizeof *a->order) &&
+	       !memcmp(a->offset, b->offset,
+		       (size_t)g->nbuf * sizeof *a->offset) &&
+	       (a->nspill == 0 ||
+		!memcmp(a->spill, b->spill,
+			(size_t)a->nspill * sizeof *a->spill));
+}
+
 /* The bundled graph data/<file> (a file name, "Conv_Case0.json"), at the
  * default capacities on the standard heap; fails the test otherwise. */
 static inline ds_graph *load_bundled(const char *file)
