@@ -28,6 +28,12 @@
  *    a SPILL_OUT behind another store): issue it before its pipe
  *    predecessor, a SPILL_IN then at the window free over its longer
  *    occupancy whose previous occupants ended earliest.
+ * Before that, a stream phase (move_stream): where the busiest pipe's
+ * idle gaps wait for the previous occupant of the same addresses (a
+ * single-buffered stream of loads: load, its uses, the next load there),
+ * evictions of residents not used for a while lend their addresses to
+ * every second load of the stream (double buffering), all the stream's
+ * stretches at once, one replay per candidate, within the traffic cap.
  * A candidate is kept when the replay accepts it and it lowers the
  * makespan, or keeps it and lowers the sum of finish times (progress on
  * one of several equally critical chains); a (node, move) is tried once
@@ -38,7 +44,10 @@
  * plus O(R + K^2) per window search (R occupancies of the memory, K those
  * live beside the one moved); a candidate costs one replay.  The work,
  * counted in replayed nodes, is bounded by RT_WORK (times the effort), so
- * a large graph gets a few candidates or none.  Memory O(N + E). */
+ * a large graph gets a few candidates or none.  A stream round adds
+ * O(N + W G + S R) (G idle gaps of the busiest pipe, W <=
+ * RT_STREAM_WINDOWS windows, S stretches, R occupancies of the memory),
+ * counted in the same budget.  Memory O(N + E). */
 #include "ds_stage.h"
 
 #include <stdlib.h>
@@ -56,8 +65,23 @@
  * to cover L1 on the bundled graphs (a few tens). */
 #define RT_PROFILE 256
 
-/* Spills one run may add (each within the traffic cap). */
-#define RT_MAX_ADD 64
+/* Spills one run may add (each within the traffic cap): Matmul_Case1's
+ * cap (5 % over DLR's traffic) has room for 90 reloads of its 128-byte
+ * buffers, of which the stream moves take 84 (64 stopped them at 64). */
+#define RT_MAX_ADD 96
+
+/* Stream double buffering (move_stream): at least this many occupancies
+ * moved per eviction, fewer cannot repay the evicted buffer's reload
+ * (Matmul_Case1: 62 cycles saved per occupancy moved, 406 per reload;
+ * with 4, 6, 8 and 10 its makespan came to 967,941, 959,873, 959,595 and
+ * no gain); failed stream candidates before the stream phase stops; its
+ * work budget, taken from RT_WORK (the local search gets what is left:
+ * on Matmul_Case1 it gained nothing after the stream phase); stream
+ * windows considered per round (L1 holds a few tens of buffers). */
+#define RT_STREAM_MIN 8
+#define RT_STREAM_FAILS 2
+#define RT_STREAM_WORK RT_WORK
+#define RT_STREAM_WINDOWS 32
 
 enum { MV_REUSE_NEW, MV_REUSE_OLD, MV_EVICT, MV_PIPE, MV_KINDS };
 
@@ -101,6 +125,13 @@ typedef struct rt {
 	int64_t *wof, *wready; /* candidate windows */
 	int32_t nw;
 	int64_t work, budget;
+	/* stream double buffering: the stream, the insertions */
+	int32_t *strm;
+	int32_t *ins_line, *ins_node;
+	int32_t nins;
+	int64_t trial_ddr;
+	int64_t *pbusy;	    /* [npipes + 2] busy cycles */
+	int32_t *wv, *wcnt; /* stream candidates */
 } rt;
 
 /* ---- plans ---- */
@@ -694,6 +725,146 @@ static int move_evict(rt *r, int32_t v, bool *took)
 	return DS_OK;
 }
 
+/* ---- stream double buffering ----
+ * A stream: occupancies one after the other at the same addresses, each
+ * waiting for the one before to end (a load, its few uses, the next
+ * load).  When no window is free, single buffering puts the gap of the
+ * uses between every two loads.  The move evicts a resident buffer z not
+ * used for a while and lets every second occupancy of the stream use z's
+ * addresses meanwhile, z coming back at its own addresses after the last
+ * of them: one reload pays for many gaps.  Stretch after stretch, each
+ * with the resident whose next use is farthest, within the spill room and
+ * the traffic cap; one replay judges all. */
+
+/* The occupancies of memory m at exactly [lo, lo + size), by line. */
+static int32_t stream_of(rt *r, int m, int64_t lo, int64_t size)
+{
+	int32_t ns = 0;
+	for (int32_t k = r->mem_off[m]; k < r->mem_off[m + 1]; k++) {
+		int32_t o = r->bymem[k];
+		r->work++;
+		if (olo(r, o) == lo && r->g->buf_size[r->oc_buf[o]] == size)
+			r->strm[ns++] = o;
+	}
+	return ns;
+}
+
+/* The resident of memory m to evict at line i for a stretch of the
+ * stream at lo (of size bytes) starting at time t: live across line i,
+ * unused at i and since before t, not buffer skip, within the traffic
+ * left; the one whose next use is farthest (*q its line), then the least
+ * traffic, then the lowest offset.  -1: none. */
+static int32_t stream_victim(rt *r, int m, int64_t lo, int64_t size,
+			     int32_t i, int64_t t, int64_t ddr, int32_t skip,
+			     int32_t *q)
+{
+	const ds_graph *g = r->g;
+	int32_t best = -1;
+	int64_t btr = 0;
+	*q = -1;
+	for (int32_t k = r->mem_off[m]; k < r->mem_off[m + 1]; k++) {
+		int32_t oz = r->bymem[k];
+		int32_t b = r->oc_buf[oz];
+		r->work++;
+		if (s2(r, oz) >= 2 * (int64_t)i || t2(r, oz) <= 2 * (int64_t)i ||
+		    olo(r, oz) == lo || b == skip || g->buf_size[b] < size)
+			continue;
+		int64_t tr = ds_spill_traffic(g, b);
+		if (ddr + tr > r->max_ddr)
+			continue;
+		int32_t nu = next_use(r, oz, i);
+		if (nu <= i || nu < *q || last_use(r, oz, i) >= t)
+			continue;
+		if (nu == *q && (tr > btr ||
+				 (tr == btr && olo(r, oz) >= olo(r, best))))
+			continue;
+		best = oz, *q = nu, btr = tr;
+	}
+	return best;
+}
+
+static void stream_insert(rt *r, int32_t line, int32_t node)
+{
+	r->ins_line[r->nins] = line;
+	r->ins_node[r->nins++] = node;
+}
+
+/* One stretch from stream element k: the trial plan gets the eviction
+ * of a resident and every second element from k at its addresses, while
+ * they end before its next use; returns the element after the stretch
+ * (k + 1 when none was made). */
+static int32_t stream_stretch(rt *r, int32_t ns, int32_t k, int32_t *skip)
+{
+	const ds_graph *g = r->g;
+	const int32_t n = g->n;
+	int32_t x = r->strm[k];
+	int m = g->buf_mem[r->oc_buf[x]];
+	int64_t size = g->buf_size[r->oc_buf[x]], lo = olo(r, x);
+	int32_t i = r->pos[r->oc_s[x]], q;
+	int32_t z = stream_victim(r, m, lo, size, i, r->start[r->oc_s[x]],
+				  r->trial_ddr, *skip, &q);
+	if (z < 0)
+		return k + 1;
+	int32_t e = k, moved = 0;
+	for (int32_t j = k; j < ns && t2(r, r->strm[j]) < 2 * (int64_t)q;
+	     j += 2)
+		e = j, moved++;
+	if (moved < RT_STREAM_MIN)
+		return k + 1;
+	ds_plan *p = &r->trial;
+	int32_t sp = p->nspill++;
+	p->spill[sp].buf = r->oc_buf[z];
+	p->spill[sp].offset = olo(r, z);
+	stream_insert(r, i, n + 2 * sp);
+	stream_insert(r, r->pos[r->oc_t[r->strm[e]]] + 1, n + 2 * sp + 1);
+	for (int32_t j = k; j <= e; j += 2)
+		*occ_offset(r, p, r->oc_s[r->strm[j]]) = olo(r, z);
+	r->trial_ddr += ds_spill_traffic(g, r->oc_buf[z]);
+	*skip = r->oc_buf[z];
+	return e + 1;
+}
+
+/* Rebuilds trial's order: cur's with the insertions (by line). */
+static void stream_order(rt *r)
+{
+	int32_t *ord = r->trial.order, w = 0, k = 0;
+	for (int32_t i = 0; i < r->cur.len; i++) {
+		while (k < r->nins && r->ins_line[k] == i)
+			ord[w++] = r->ins_node[k++];
+		ord[w++] = r->cur.order[i];
+	}
+	while (k < r->nins)
+		ord[w++] = r->ins_node[k++];
+	r->trial.len = w;
+}
+
+/* Double-buffers the stream through v's addresses (v starts an
+ * occupancy bound by a reuse edge). */
+static int move_stream(rt *r, int32_t v, bool *took)
+{
+	int32_t x = r->occ_at[v];
+	int m = r->g->buf_mem[r->oc_buf[x]];
+	int32_t ns = stream_of(r, m, olo(r, x),
+			       r->g->buf_size[r->oc_buf[x]]);
+	if (ns < 2 * RT_STREAM_MIN)
+		return DS_OK;
+	plan_copy(r->g, &r->cur, &r->trial);
+	r->trial_ddr = r->cf.extra_ddr;
+	int32_t skip = -1;
+	for (int32_t k = 0; k < ns && r->trial.nspill < r->smax;)
+		k = stream_stretch(r, ns, k, &skip);
+	if (r->nins == 0)
+		return DS_OK;
+	stream_order(r);
+	bool ok;
+	int rc = judge(r, &ok);
+	if (rc == DS_OK && ok && trial_better(r)) {
+		take_trial(r);
+		*took = true;
+	}
+	return rc;
+}
+
 /* Moves the node at line i to line j < i in trial's order. */
 static void hoist(rt *r, int32_t i, int32_t j)
 {
@@ -831,6 +1002,117 @@ static int round_once(rt *r, int32_t *usrc, bool *took)
 	return rc;
 }
 
+/* The node whose start an idle gap of pipe q before node u waits for,
+ * when it starts an occupancy: u itself (a SPILL_IN) or the ALLOC of a
+ * buffer u uses (a load into a fresh buffer); -1 when neither. */
+static int32_t gap_occ_node(const rt *r, int32_t u)
+{
+	const ds_graph *g = r->g;
+	if (r->occ_at[u] >= 0)
+		return u;
+	if (u >= g->n)
+		return -1;
+	for (int32_t k = g->epred_off[u]; k < g->epred_off[u + 1]; k++) {
+		int32_t a = g->epred[k];
+		if (r->occ_at[a] >= 0 && r->fin[a] == r->start[u])
+			return a;
+	}
+	return -1;
+}
+
+/* The busiest pipe of cur (most busy cycles; the lowest on ties). */
+static int32_t busiest_pipe(rt *r)
+{
+	int32_t np = r->g->npipes + 2, best = 0;
+	for (int32_t q = 0; q < np; q++)
+		r->pbusy[q] = 0;
+	for (int32_t i = 0; i < r->total; i++) {
+		int32_t v = r->cur.order[i], q = node_pipe(r, v);
+		if (q >= 0)
+			r->pbusy[q] += r->fin[v] - r->start[v];
+	}
+	for (int32_t q = 1; q < np; q++)
+		if (r->pbusy[q] > r->pbusy[best])
+			best = q;
+	r->work += r->total;
+	return best;
+}
+
+/* The stream candidates: the windows whose occupancies the busiest
+ * pipe's idle gaps wait for (at most RT_STREAM_WINDOWS, the first seen),
+ * in r->wv (a node starting one of their occupancies), the most gaps
+ * first. */
+static int32_t stream_candidates(rt *r)
+{
+	int32_t q = busiest_pipe(r), nw = 0;
+	for (int32_t i = 0; i < r->total; i++) {
+		int32_t u = r->cur.order[i];
+		if (node_pipe(r, u) != q || r->ppred[u] < 0 ||
+		    r->start[u] <= r->fin[r->ppred[u]])
+			continue;
+		int32_t v = gap_occ_node(r, u);
+		if (v < 0)
+			continue;
+		int32_t o = r->occ_at[v], b = r->oc_buf[o], k = 0;
+		int m = r->g->buf_mem[b];
+		for (; k < nw; k++) {
+			int32_t x = r->occ_at[r->wv[k]];
+			r->work++;
+			if (r->g->buf_mem[r->oc_buf[x]] == m &&
+			    olo(r, x) == olo(r, o) &&
+			    r->g->buf_size[r->oc_buf[x]] == r->g->buf_size[b])
+				break;
+		}
+		if (k == nw) {
+			if (nw == RT_STREAM_WINDOWS)
+				continue;
+			r->wv[nw] = v, r->wcnt[nw++] = 0;
+		}
+		r->wcnt[k]++;
+	}
+	/* insertion sort, the most gaps first: a few tens */
+	for (int32_t j = 1; j < nw; j++)
+		for (int32_t i = j; i > 0 && r->wcnt[i - 1] < r->wcnt[i]; i--) {
+			int32_t t = r->wv[i];
+			r->wv[i] = r->wv[i - 1], r->wv[i - 1] = t;
+			t = r->wcnt[i];
+			r->wcnt[i] = r->wcnt[i - 1], r->wcnt[i - 1] = t;
+		}
+	return nw;
+}
+
+/* The stream phase, before the local search: stream moves on the windows
+ * the busiest pipe waits for, while the work budget lasts (what it spends
+ * the local search does not get), until RT_STREAM_FAILS candidates
+ * fail or none is left. */
+static int stream_phase(rt *r)
+{
+	int64_t w0 = r->work;
+	int fails = 0;
+	bool took = true;
+	int rc = DS_OK;
+	while (rc == DS_OK && took && fails < RT_STREAM_FAILS &&
+	       r->work - w0 + 5 * (int64_t)r->total < RT_STREAM_WORK) {
+		rc = refresh(r);
+		if (rc)
+			break;
+		int32_t nw = stream_candidates(r);
+		took = false;
+		for (int32_t c = 0; c < nw && !took && rc == DS_OK &&
+				    fails < RT_STREAM_FAILS &&
+				    r->work - w0 < RT_STREAM_WORK;
+		     c++) {
+			if (r->wcnt[c] < 2 * RT_STREAM_MIN)
+				break;
+			r->nins = 0; /* move_stream's insertions: a candidate */
+			rc = move_stream(r, r->wv[c], &took);
+			if (!took && r->nins > 0)
+				fails++;
+		}
+	}
+	return rc;
+}
+
 /* ---- the pass ---- */
 
 static int rt_init(rt *r, const ds_graph *g, const ds_plan *in,
@@ -882,6 +1164,12 @@ static int rt_init(rt *r, const ds_graph *g, const ds_plan *in,
 	r->pocc = ds_arena_alloc(a, 2 * no, sizeof *r->pocc);
 	r->wof = ds_arena_alloc(a, 8 * no + 4, sizeof *r->wof);
 	r->wready = ds_arena_alloc(a, 8 * no + 4, sizeof *r->wready);
+	r->strm = ds_arena_alloc(a, no, sizeof *r->strm);
+	r->pbusy = ds_arena_alloc(a, (size_t)np + 2, sizeof *r->pbusy);
+	r->wv = ds_arena_alloc(a, RT_STREAM_WINDOWS, sizeof *r->wv);
+	r->wcnt = ds_arena_alloc(a, RT_STREAM_WINDOWS, sizeof *r->wcnt);
+	r->ins_line = ds_arena_alloc(a, 2 * RT_MAX_ADD, sizeof *r->ins_line);
+	r->ins_node = ds_arena_alloc(a, 2 * RT_MAX_ADD, sizeof *r->ins_node);
 	if (a->failed || plan_alloc(r, &r->cur) || plan_alloc(r, &r->trial))
 		return ds_fail(e, DS_ENOMEM, "out of memory");
 	plan_copy(g, in, &r->cur);
@@ -921,6 +1209,8 @@ int ds_retime(const ds_graph *g, const ds_plan *in, const ds_retime_opts *o,
 	}
 	/* a round costs about four passes over the plan before its first
 	 * candidate: none when the budget cannot pay for one (1M nodes) */
+	if (rc == DS_OK)
+		rc = stream_phase(&r);
 	bool took = true;
 	while (rc == DS_OK && took &&
 	       r.work + 5 * (int64_t)r.total < r.budget)
