@@ -67,13 +67,13 @@
 
 /* Spills one run may add (each within the traffic cap): Matmul_Case1's
  * cap (5 % over DLR's traffic) has room for 90 reloads of its 128-byte
- * buffers, of which the stream moves take 84 (64 stopped them at 64). */
+ * buffers, and the stream moves take all 90 (64 stopped them at 64). */
 #define RT_MAX_ADD 96
 
 /* Stream double buffering (move_stream): at least this many occupancies
  * moved per eviction, fewer cannot repay the evicted buffer's reload
  * (Matmul_Case1: 62 cycles saved per occupancy moved, 406 per reload;
- * with 4, 6, 8 and 10 its makespan came to 967,941, 959,873, 959,595 and
+ * with 4, 6, 8 and 10 its makespan came to 967,941, 959,873, 957,040 and
  * no gain); failed stream candidates before the stream phase stops; its
  * work budget, taken from RT_WORK (the local search gets what is left:
  * on Matmul_Case1 it gained nothing after the stream phase); stream
@@ -762,11 +762,20 @@ static int32_t stream_victim(rt *r, int m, int64_t lo, int64_t size,
 	int32_t best = -1;
 	int64_t btr = 0;
 	*q = -1;
-	for (int32_t k = r->mem_off[m]; k < r->mem_off[m + 1]; k++) {
+	/* by end line: those ended before line i skipped at once */
+	int32_t a = r->mem_off[m], z = r->mem_off[m + 1];
+	while (a < z) {
+		int32_t mid = a + (z - a) / 2;
+		if (t2(r, r->bymem[mid]) <= 2 * (int64_t)i)
+			a = mid + 1;
+		else
+			z = mid;
+	}
+	for (int32_t k = a; k < r->mem_off[m + 1]; k++) {
 		int32_t oz = r->bymem[k];
 		int32_t b = r->oc_buf[oz];
 		r->work++;
-		if (s2(r, oz) >= 2 * (int64_t)i || t2(r, oz) <= 2 * (int64_t)i ||
+		if (s2(r, oz) >= 2 * (int64_t)i ||
 		    olo(r, oz) == lo || b == skip || g->buf_size[b] < size)
 			continue;
 		int64_t tr = ds_spill_traffic(g, b);
