@@ -1013,7 +1013,8 @@ static int round_once(rt *r, int32_t *usrc, bool *took)
 
 /* The node whose start an idle gap of pipe q before node u waits for,
  * when it starts an occupancy: u itself (a SPILL_IN) or the ALLOC of a
- * buffer u uses (a load into a fresh buffer); -1 when neither. */
+ * buffer u uses (a load into a fresh buffer; the earliest in the order
+ * on ties, whatever the edge order); -1 when neither. */
 static int32_t gap_occ_node(const rt *r, int32_t u)
 {
 	const ds_graph *g = r->g;
@@ -1021,12 +1022,14 @@ static int32_t gap_occ_node(const rt *r, int32_t u)
 		return u;
 	if (u >= g->n)
 		return -1;
+	int32_t best = -1;
 	for (int32_t k = g->epred_off[u]; k < g->epred_off[u + 1]; k++) {
 		int32_t a = g->epred[k];
-		if (r->occ_at[a] >= 0 && r->fin[a] == r->start[u])
-			return a;
+		if (r->occ_at[a] >= 0 && r->fin[a] == r->start[u] &&
+		    (best < 0 || r->pos[a] < r->pos[best]))
+			best = a;
 	}
-	return -1;
+	return best;
 }
 
 /* The busiest pipe of cur (most busy cycles; the lowest on ties). */
