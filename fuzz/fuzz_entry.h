@@ -85,7 +85,7 @@ static inline void fuzz_place(const ds_graph *g)
 	if (!order)
 		return;
 	if (ds_order_free_first(g, order, &e) == DS_OK) {
-		ds_place_opts o = {DS_FIRST_FIT, DS_VICTIM_COST};
+		ds_place_opts o = {DS_FIRST_FIT, DS_VICTIM_COST, 0};
 		ds_plan p;
 		if (ds_place(g, order, &o, &p, &e) == DS_OK) {
 			ds_figures f;
@@ -562,7 +562,7 @@ static inline int fuzz_order_one(const ds_heap *h, const char *dir,
 	rc = order ? fuzz_make_order(g, mode, &b, order, &e) : DS_ENOMEM;
 	if (rc == DS_OK) {
 		int ck = ds_order_check(g, order, "fuzz", &e);
-		ds_place_opts po = {(int)(mode >> 3 & 1), (int)(mode >> 4 & 1)};
+		ds_place_opts po = {(int)(mode >> 3 & 1), (int)(mode >> 4 & 1), 0};
 		ds_plan p, d;
 		int rp = ds_place(g, order, &po, &p, &e);
 		fuzz_pass(g, ck, rp, &p, "ds_place");

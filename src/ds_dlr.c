@@ -102,7 +102,7 @@ static int dlr_place(const ds_graph *g, const int32_t *order,
 static int dlr_try(const ds_graph *g, const int32_t *order, best *b,
 		     ds_err *e)
 {
-	ds_place_opts o = {DS_BEST_FIT, DS_VICTIM_FURTHEST};
+	ds_place_opts o = {DS_BEST_FIT, DS_VICTIM_FURTHEST, 0};
 	b->last = INT64_MAX;
 	int rc = dlr_place(g, order, &o, b, e);
 	if (rc)

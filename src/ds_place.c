@@ -15,9 +15,16 @@
  * scan of that array is both the simplest and, at this size, the fastest
  * way to find a hole or a window of victims.
  *
+ * Victims (ds_place_opts.victim): the window whose nearest next use is
+ * furthest (FURTHEST), the least traffic over distance (COST), or AGED:
+ * among the windows FURTHEST scores within tie_pct percent of its best,
+ * the one whose victims' last uses lie furthest back in the order, so
+ * that a SPILL_OUT need not wait for a use that has just run (the
+ * traffic may differ from FURTHEST's either way).
+ *
  * Cost: O(N + E) to prepare, then O(R) per placement and O(R log R + R W)
- * per spill decision, R the number of resident buffers in that memory and
- * W the most buffers one window overlaps. */
+ * per spill decision (twice that with AGED), R the number of resident
+ * buffers in that memory and W the most buffers one window overlaps. */
 #include "ds_stage.h"
 
 #include <string.h>
@@ -67,6 +74,14 @@ static int32_t next_use(placer *s, int32_t b)
 		k++;
 	s->use_ptr[b] = k;
 	return k < s->use_off[b + 1] ? s->use_pos[k] : INT32_MAX;
+}
+
+/* Position of b's last use (an operation) before now, -1 when none: call
+ * after next_use, which moves use_ptr past the uses before now. */
+static int32_t prev_use(const placer *s, int32_t b)
+{
+	int32_t k = s->use_ptr[b];
+	return k > s->use_off[b] ? s->use_pos[k - 1] : -1;
 }
 
 static void res_insert(placer *s, int m, int32_t b, int64_t lo)
@@ -133,14 +148,16 @@ static int spill_out(placer *s, int m, int32_t b)
 
 /* Score of spilling the buffers overlapping [x, x+size): lower is better;
  * -1 when a protected buffer is in the way.  *bytes gets the bytes
- * they hold, the tie-break. */
+ * they hold, the tie-break; *age the fewest positions since one of them
+ * was last used. */
 static double window_cost(placer *s, int m, int64_t x, int64_t size,
-			  int64_t *bytes)
+			  int64_t *bytes, int32_t *age)
 {
 	const ds_graph *g = s->g;
 	const slot *r = s->res[m];
 	double cost = 0, nearest = INT32_MAX;
 	*bytes = 0;
+	*age = INT32_MAX;
 	/* resident buffers do not overlap, so their ends grow with their
 	 * starts: the first one ending after x is found by bisection */
 	int32_t a = 0, z = s->nres[m];
@@ -158,16 +175,81 @@ static double window_cost(placer *s, int m, int64_t x, int64_t size,
 		int32_t nu = next_use(s, b);
 		double dist = (double)nu - s->now + 1;
 		*bytes += g->buf_size[b];
-		if (s->o->victim == DS_VICTIM_FURTHEST) {
+		int32_t since = s->now - prev_use(s, b);
+		if (since < *age)
+			*age = since;
+		if (s->o->victim != DS_VICTIM_COST) {
 			if (dist < nearest)
 				nearest = dist;
 		} else {
 			cost += (double)ds_spill_traffic(g, b) / dist;
 		}
 	}
-	if (s->o->victim == DS_VICTIM_FURTHEST)
+	if (s->o->victim != DS_VICTIM_COST)
 		return 1.0 / nearest; /* furthest nearest use first */
 	return cost;
+}
+
+/* Candidate window i of m for size bytes: windows start at 0 or a
+ * buffer's end, or end at a buffer's start or the capacity; -1 when it
+ * does not fit in m. */
+static int64_t window_at(const placer *s, int m, int64_t size, int32_t i)
+{
+	const ds_graph *g = s->g;
+	int32_t nr = s->nres[m];
+	int64_t cand, cap = g->caps.cap[m];
+	if (i < 0)
+		cand = 0;
+	else if (i < nr)
+		cand = s->res[m][i].lo + g->buf_size[s->res[m][i].buf];
+	else if (i < 2 * nr)
+		cand = s->res[m][i - nr].lo - size;
+	else
+		cand = cap - size;
+	return cand < 0 || cand + size > cap ? -1 : cand;
+}
+
+/* The window of m to spill for size bytes: the least score, then the
+ * fewest bytes, then the lowest offset; -1 when every window holds a
+ * protected buffer.  DS_VICTIM_AGED then takes, among the windows scoring
+ * at most tie_pct percent above that, the one whose victims were used
+ * longest ago (then the same order). */
+static int64_t pick_window(placer *s, int m, int64_t size)
+{
+	double best = -1;
+	int64_t best_bytes = 0, x = -1;
+	int32_t best_age = 0;
+	const int32_t nw = 2 * s->nres[m] + 1;
+	for (int pass = 0; pass < 2; pass++) {
+		const double lim = best * (1 + s->o->tie_pct / 100.0);
+		for (int32_t i = -1; i < nw; i++) {
+			int64_t cand = window_at(s, m, size, i), bytes;
+			int32_t age;
+			double c = cand < 0 ? -1
+					    : window_cost(s, m, cand, size,
+							  &bytes, &age);
+			if (c < 0 || (pass == 1 && (c > lim || age < best_age)))
+				continue;
+			if (pass == 1 && age > best_age) {
+				best_age = age;
+				best = c;
+				best_bytes = bytes;
+				x = cand;
+			} else if (best < 0 || c < best ||
+				   (c == best &&
+				    (bytes < best_bytes ||
+				     (bytes == best_bytes && cand < x)))) {
+				best = c;
+				best_bytes = bytes;
+				x = cand;
+				if (pass == 0)
+					best_age = age;
+			}
+		}
+		if (x < 0 || s->o->victim != DS_VICTIM_AGED)
+			break;
+	}
+	return x;
 }
 
 static int place(placer *s, int32_t b, int64_t *at);
@@ -223,39 +305,10 @@ static int place(placer *s, int32_t b, int64_t *at)
 {
 	const ds_graph *g = s->g;
 	int m = g->buf_mem[b];
-	int64_t size = g->buf_size[b], cap = g->caps.cap[m];
+	int64_t size = g->buf_size[b];
 	int64_t x = find_hole(s, m, size);
 	if (x < 0) {
-		/* candidate windows start at 0 or a buffer's end, or end at
-		 * a buffer's start or the capacity */
-		double best = -1;
-		int64_t best_bytes = 0;
-		int32_t nr = s->nres[m];
-		for (int32_t i = -1; i < 2 * nr + 1; i++) {
-			int64_t cand;
-			if (i < 0)
-				cand = 0;
-			else if (i < nr)
-				cand = s->res[m][i].lo +
-				       g->buf_size[s->res[m][i].buf];
-			else if (i < 2 * nr)
-				cand = s->res[m][i - nr].lo - size;
-			else
-				cand = cap - size;
-			if (cand < 0 || cand + size > cap)
-				continue;
-			int64_t bytes;
-			double c = window_cost(s, m, cand, size, &bytes);
-			if (c < 0)
-				continue;
-			if (best < 0 || c < best ||
-			    (c == best && (bytes < best_bytes ||
-					   (bytes == best_bytes && cand < x)))) {
-				best = c;
-				best_bytes = bytes;
-				x = cand;
-			}
-		}
+		x = pick_window(s, m, size);
 		int rc;
 		if (x < 0) {
 			s->mark[b] = s->now;

@@ -38,11 +38,11 @@ int ds_baseline_plan(const ds_graph *g, int s, const int32_t *order,
 		     ds_plan *out, ds_err *e)
 {
 	static const ds_place_opts place[DS_NBASE] = {
-		{DS_FIRST_FIT, DS_VICTIM_FURTHEST}, /* original */
-		{DS_BEST_FIT, DS_VICTIM_FURTHEST},  /* free-first */
-		{DS_BEST_FIT, DS_VICTIM_FURTHEST},  /* lpmf */
-		{DS_FIRST_FIT, DS_VICTIM_FURTHEST}, /* cp-list */
-		{DS_FIRST_FIT, DS_VICTIM_FURTHEST}, /* vpux: linear scan */
+		{DS_FIRST_FIT, DS_VICTIM_FURTHEST, 0}, /* original */
+		{DS_BEST_FIT, DS_VICTIM_FURTHEST, 0},  /* free-first */
+		{DS_BEST_FIT, DS_VICTIM_FURTHEST, 0},  /* lpmf */
+		{DS_FIRST_FIT, DS_VICTIM_FURTHEST, 0}, /* cp-list */
+		{DS_FIRST_FIT, DS_VICTIM_FURTHEST, 0}, /* vpux: linear scan */
 	};
 	if (s < 0 || s >= DS_NBASE)
 		return ds_fail(e, DS_EINPUT, "unknown baseline %d", s);

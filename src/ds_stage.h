@@ -14,13 +14,18 @@
 /* ---- placement and spilling over a fixed order (ds_place.c) ---- */
 
 enum { DS_FIRST_FIT, DS_BEST_FIT };
-enum { DS_VICTIM_FURTHEST, DS_VICTIM_COST };
+enum { DS_VICTIM_FURTHEST, DS_VICTIM_COST, DS_VICTIM_AGED };
 
 typedef struct ds_place_opts {
 	int fit;    /* DS_FIRST_FIT or DS_BEST_FIT */
 	int victim; /* DS_VICTIM_FURTHEST: furthest next use of the window's
 		       nearest victim; DS_VICTIM_COST: least sum of
-		       traffic / distance to next use */
+		       traffic / distance to next use; DS_VICTIM_AGED: of
+		       the windows FURTHEST scores at most tie_pct percent
+		       worse than its best, the one whose victims were used
+		       longest ago, so that their SPILL_OUTs need not wait
+		       for a use that has just run */
+	int32_t tie_pct; /* DS_VICTIM_AGED's tolerance */
 } ds_place_opts;
 
 /* Every operation's buffers fit together in each memory; DS_EINPUT with

@@ -22,7 +22,7 @@ static void input_plan(const ds_graph *g, ds_plan *p)
 	int32_t *order = malloc((size_t)g->n * sizeof *order);
 	assert_non_null(order);
 	assert_int_equal(ds_order_free_first(g, order, &e), DS_OK);
-	ds_place_opts po = {DS_BEST_FIT, DS_VICTIM_COST};
+	ds_place_opts po = {DS_BEST_FIT, DS_VICTIM_COST, 0};
 	int rc = ds_place(g, order, &po, p, &e);
 	if (rc)
 		fail_msg("ds_place: %s", e.msg);

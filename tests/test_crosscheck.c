@@ -191,7 +191,7 @@ static void check_graph(const char *path, const char *dir, int count,
 		bool ff = i % 3 != 0;
 		random_order(g, s, ff, order);
 		ds_place_opts po = {(int)(next_rand(&s) % 2),
-				    (int)(next_rand(&s) % 2)};
+				    (int)(next_rand(&s) % 3), 10};
 		if (ds_place(g, order, &po, &p, &e)) {
 			printf("FAIL %s: placer: %s\n", path, e.msg);
 			failures++;

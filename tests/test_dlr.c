@@ -9,7 +9,8 @@
  * rules: a victim whose data sits in DDR costs its size, a buffer needing
  * a window larger than any one victim frees two adjacent ones, a spilled
  * buffer comes back before its next use, and a graph that cannot be placed
- * at all is refused.  On a generated tiled matmul the reuse pilot keeps
+ * at all is refused; the aged victim rule spills, among near-equal
+ * choices, the buffer used longest ago.  On a generated tiled matmul the reuse pilot keeps
  * the traffic under a measured bound, renumbered too. */
 #include "test_util.h"
 
@@ -248,6 +249,69 @@ static void copyin_victim_costs_size(void **state)
 	assert_int_equal(p.spill[0].buf, ds_graph_find_buf(g, 0));
 	assert_int_equal(f.extra_ddr, 100); /* its size, not twice */
 	check_reloads(g, &p);
+	ds_plan_free(g->heap, &p);
+	ds_graph_free(g);
+}
+
+/* L1 = 200 holds A and B, written in that order (B's writer long), when
+ * C comes; A is read again a little sooner than B.  Furthest next use
+ * spills B, whose SPILL_OUT waits for B's writer; the aged rule, allowed
+ * a score 20% off the best, spills A, written earlier, whose SPILL_OUT
+ * runs beside B's writer: the same traffic, C's window free sooner, 1,260
+ * cycles down to 920 (WB 10-510, C 510-550, A back 550-900, reads to
+ * 920).  Within 10% it keeps B. */
+static const char aged_json[] = GRAPH(
+	ALLOC(0, 0, 100, L1) "," ALLOC(1, 1, 100, L1) ","
+	OP(2, WRITE, MTE1, 10, "0") "," OP(3, WRITE, MTE1, 500, "1") ","
+	ALLOC(4, 2, 100, L1) "," OP(5, WORK, MTE1, 10, "2") ","
+	OP(6, WORK, MTE1, 10, "2") "," OP(7, WORK, MTE1, 10, "2") ","
+	OP(8, WORK, MTE1, 10, "2") "," FREE(9, 2, 100, L1) ","
+	OP(10, READ, MTE1, 10, "0") "," OP(11, READ, MTE1, 10, "1") ","
+	FREE(12, 0, 100, L1) "," FREE(13, 1, 100, L1),
+	"[0,2],[1,3],[2,3],[4,5],[3,5],[5,6],[6,7],[7,8],[8,9],[8,10]"
+	",[3,10],[10,11],[10,12],[11,13]");
+
+/* The plan ds_place makes of g in Id order with victim rule v, tie_pct
+ * tie; its figures in *f. */
+static void place_ids(const ds_graph *g, int v, int32_t tie, ds_plan *p,
+		      ds_figures *f)
+{
+	int32_t order[14];
+	ds_err e;
+	assert_int_equal(g->n, 14);
+	assert_int_equal(ds_order_id(g, order, &e), DS_OK);
+	ds_place_opts o = {DS_BEST_FIT, v, tie};
+	if (ds_place(g, order, &o, p, &e) || ds_replay(g, p, NULL, f, &e))
+		fail_msg("%s", e.msg);
+}
+
+static void aged_victims(void **state)
+{
+	(void)state;
+	ds_caps caps;
+	ds_caps_default(&caps);
+	caps.cap[DS_L1] = 200;
+	ds_graph *g = NULL;
+	ds_err e;
+	if (load_caps(aged_json, &caps, &g, &e))
+		fail_msg("%s", e.msg);
+	ds_plan p;
+	ds_figures far, aged, near;
+	place_ids(g, DS_VICTIM_FURTHEST, 0, &p, &far);
+	assert_int_equal(far.spills, 1);
+	assert_int_equal(p.spill[0].buf, ds_graph_find_buf(g, 1));
+	ds_plan_free(g->heap, &p);
+	place_ids(g, DS_VICTIM_AGED, 10, &p, &near);
+	assert_int_equal(p.spill[0].buf, ds_graph_find_buf(g, 1));
+	assert_int_equal(near.makespan, far.makespan);
+	ds_plan_free(g->heap, &p);
+	place_ids(g, DS_VICTIM_AGED, 20, &p, &aged);
+	assert_int_equal(aged.spills, 1);
+	assert_int_equal(p.spill[0].buf, ds_graph_find_buf(g, 0));
+	check_reloads(g, &p);
+	assert_int_equal(aged.extra_ddr, far.extra_ddr);
+	assert_int_equal(far.makespan, 1260);
+	assert_int_equal(aged.makespan, 920);
 	ds_plan_free(g->heap, &p);
 	ds_graph_free(g);
 }
@@ -637,6 +701,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(copyin_victim_costs_size),
 		cmocka_unit_test(contiguous_window),
+		cmocka_unit_test(aged_victims),
 		cmocka_unit_test(cannot_be_placed),
 		cmocka_unit_test(out_of_memory),
 		cmocka_unit_test(effort_never_worse),

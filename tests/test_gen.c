@@ -140,7 +140,7 @@ static void check_schedulable(const ds_graph *g)
 	int rc = ds_replay(g, &p, &o, &f, &e);
 	if (rc)
 		fail_msg("emission order, one live L0 buffer: %s", e.msg);
-	ds_place_opts po = {DS_BEST_FIT, DS_VICTIM_COST};
+	ds_place_opts po = {DS_BEST_FIT, DS_VICTIM_COST, 0};
 	ds_plan q;
 	rc = ds_place(g, order, &po, &q, &e);
 	if (rc)

@@ -50,7 +50,7 @@ static void reversed_ids(void **state)
 	assert_memory_equal(order, want, sizeof want);
 	/* the Ids as an order: refused, not placed */
 	ds_plan p;
-	assert_int_equal(ds_place(g, ids, &(ds_place_opts){0, 0}, &p, &e),
+	assert_int_equal(ds_place(g, ids, &(ds_place_opts){0, 0, 0}, &p, &e),
 			 DS_EINPUT);
 	assert_contains(e.msg, "placement: not a topological order");
 	assert_int_equal(ds_dlr(g, ids, NULL, &p, &e), DS_EINPUT);
@@ -166,7 +166,7 @@ static void random_orders_passes(void **state)
 		refused += ck == DS_EINPUT;
 		ds_plan p;
 		ds_figures f;
-		int rc = ds_place(g, order, &(ds_place_opts){1, 1}, &p, &e);
+		int rc = ds_place(g, order, &(ds_place_opts){1, 1, 0}, &p, &e);
 		assert_int_equal(rc, ck);
 		if (rc == DS_OK) {
 			assert_int_equal(ds_replay(g, &p, NULL, &f, &e), DS_OK);

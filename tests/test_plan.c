@@ -326,9 +326,9 @@ static void sort_spills_relabelled(void **state)
 	assert_non_null(order);
 	assert_int_equal(ds_order_id(g, order, &e), DS_OK);
 	ds_plan p, q;
-	assert_int_equal(ds_place(g, order, &(ds_place_opts){0, 0}, &p, &e),
+	assert_int_equal(ds_place(g, order, &(ds_place_opts){0, 0, 0}, &p, &e),
 			 DS_OK);
-	assert_int_equal(ds_place(g, order, &(ds_place_opts){0, 0}, &q, &e),
+	assert_int_equal(ds_place(g, order, &(ds_place_opts){0, 0, 0}, &q, &e),
 			 DS_OK);
 	const int32_t n = g->n, S = q.nspill;
 	print_message("%d spills\n", S);

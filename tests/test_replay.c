@@ -760,7 +760,7 @@ static void check_phase(const char *name, const char *path, ds_graph *g,
 	int32_t *order = malloc((size_t)g->n * sizeof *order);
 	assert_non_null(order);
 	assert_int_equal(ds_order_free_first(g, order, &e), DS_OK);
-	ds_place_opts po = {DS_BEST_FIT, DS_VICTIM_COST};
+	ds_place_opts po = {DS_BEST_FIT, DS_VICTIM_COST, 0};
 	ds_plan p;
 	if (ds_place(g, order, &po, &p, &e) != DS_OK)
 		fail_msg("%s: %s", name, e.msg);

@@ -659,7 +659,7 @@ static void check_views(const char *name, const char *path, ds_graph *g,
 	assert_non_null(order);
 	if (ds_order_free_first(g, order, &e) != DS_OK)
 		fail_msg("%s", e.msg);
-	ds_place_opts po = {DS_BEST_FIT, DS_VICTIM_COST};
+	ds_place_opts po = {DS_BEST_FIT, DS_VICTIM_COST, 0};
 	ds_plan p;
 	if (ds_place(g, order, &po, &p, &e) != DS_OK)
 		fail_msg("%s: %s", path, e.msg);
