@@ -37,6 +37,13 @@
  * would cost O(N) each time.  2: ms 2317132, s 1.31; 8: ms 2317461,
  * s 1.88. */
 #define CPE_MAX_TRIES 4
+/* The rounds with the peak limit relaxed to the budget (ds_cpe) cost up to
+ * this many nodes, rounds times the graph's size.  Peak budget 5, the
+ * figures (makespan) and the sum of the six schedule -v lines' seconds:
+ * unbounded, Conv_Case0 439,891, Conv_Case1 604,244, FlashAttention_Case0
+ * 32,766, Matmul_Case0 93,922, the rest as without the phase, +0.6 s
+ * (Conv_Case1 +0.4, Matmul_Case1 +0.2); see the commit for this value. */
+#define CPE_RELAX_WORK 24000
 /* Backbone occupancies still to start that an online placement looks at:
  * beyond, a placement off the backbone's offset is not tried, and one on
  * it waits for the frontier to come closer.  128: ms 2317869, s 1.52;
@@ -109,6 +116,8 @@ typedef struct cpe {
 	segt guard;
 	int64_t limit;
 	bool guard_on; /* the limit can be reached at all */
+	int64_t refused; /* issues the guard refused (ds_cpe: is it worth
+			    relaxing the limit?) */
 	int32_t front;	/* first backbone position not issued */
 	int32_t gfront; /* first backbone operation not issued */
 
