@@ -35,7 +35,12 @@
  *  - peak_vstay is guarded against the backbone's vstay profile (see
  *    guard_commit).  Together with the memory rules this keeps the
  *    backbone's next operation always issuable: no deadlock (see
- *    frontier_op).
+ *    frontier_op).  The limit is the input's peak for the first rounds;
+ *    only when the guard refused something there and the peak budget is
+ *    higher do the rounds run again with the limit raised to the budget,
+ *    from the best plan so far, so a budget never makes the plan longer
+ *    (FlashAttention_Case0's DLR plan: 35,295 at budget 0, 32,766 at 5;
+ *    a single phase at the budget's limit made Conv_Case0's longer).
  *  - Priorities: first the backbone's order, then the times at which the
  *    busiest pipe needs each node, then forward-backward improvement (a
  *    pass over the reversed graph gives each node a resource-aware latest
@@ -52,7 +57,9 @@
  * intervals, S the address segments of the memory: a few tens here),
  * O(R) per spill considered for dropping; and a replay per candidate
  * plan.  CPE_FB_PASSES passes in each of 2 modes per round; at most
- * CPE_DEFAULT_ROUNDS rounds (or effort), fewer once a round gains little.
+ * CPE_DEFAULT_ROUNDS rounds (or effort), fewer once a round gains little,
+ * and as many again with the relaxed peak limit, within CPE_RELAX_WORK
+ * nodes (rounds times N) unless an effort is given.
  * Memory O(N + E). */
 #include "ds_cpe.h"
 
