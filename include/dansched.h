@@ -179,7 +179,8 @@ typedef struct dansched_options {
 				      extra DDR traffic than DLR's, spent
 				      by retiming where it shortens the
 				      makespan (5) */
-	double peak_budget_pct;	   /* CPE may add this % to peak_vstay (0) */
+	double peak_budget_pct;	   /* CPE may add this % to peak_vstay,
+				      where the peak held it back (5) */
 	/* called after each stage ("mpas", "dlr", "cpe") with its CPU time
 	 * and figures, and within CPE after the retiming ("retime", before
 	 * "cpe": its own time, the figures of the plan it kept), or NULL */

@@ -35,7 +35,12 @@
  *  - peak_vstay is guarded against the backbone's vstay profile (see
  *    guard_commit).  Together with the memory rules this keeps the
  *    backbone's next operation always issuable: no deadlock (see
- *    frontier_op).
+ *    frontier_op).  The limit is the input's peak for the first rounds;
+ *    only when the guard refused something there and the peak budget is
+ *    higher do the rounds run again with the limit raised to the budget,
+ *    from the best plan so far, so a budget never makes the plan longer
+ *    (FlashAttention_Case0's DLR plan: 35,295 at budget 0, 32,766 at 5;
+ *    a single phase at the budget's limit made Conv_Case0's longer).
  *  - Priorities: first the backbone's order, then the times at which the
  *    busiest pipe needs each node, then forward-backward improvement (a
  *    pass over the reversed graph gives each node a resource-aware latest
@@ -52,7 +57,9 @@
  * intervals, S the address segments of the memory: a few tens here),
  * O(R) per spill considered for dropping; and a replay per candidate
  * plan.  CPE_FB_PASSES passes in each of 2 modes per round; at most
- * CPE_DEFAULT_ROUNDS rounds (or effort), fewer once a round gains little.
+ * CPE_DEFAULT_ROUNDS rounds (or effort), fewer once a round gains little,
+ * and as many again with the relaxed peak limit, within CPE_RELAX_WORK
+ * nodes (rounds times N) unless an effort is given.
  * Memory O(N + E). */
 #include "ds_cpe.h"
 
@@ -407,6 +414,8 @@ typedef struct best {
 	ds_plan plan;
 	ds_figures f;
 	int64_t max_peak, max_ddr;
+	int64_t peak_budget; /* max_peak once relaxed (see ds_cpe) */
+	int64_t refused;     /* issues the vstay guard refused so far */
 } best;
 
 /* Replays cand; when it is valid, within the budgets and shorter than the
@@ -477,8 +486,9 @@ static int cpe_try_order(cpe *c, const ds_plan *bb, ds_plan *cand, best *b)
 
 /* ---- the pass ---- */
 
-/* The budgets around the input's figures b->f: extra DDR traffic and
- * peak_vstay at most the options' percentages above them. */
+/* The budgets around the input's figures b->f: extra DDR traffic at most
+ * the option's percentage above it; peak_vstay the input's at first,
+ * b->peak_budget (the option's percentage above it) once relaxed. */
 static void cpe_budgets(best *b, const ds_cpe_opts *o)
 {
 	double tp = o ? o->traffic_budget_pct : 5;
@@ -487,7 +497,8 @@ static void cpe_budgets(best *b, const ds_cpe_opts *o)
 	pp = pp > 0 ? pp : 0;
 	b->max_ddr =
 		b->f.extra_ddr + (int64_t)((double)b->f.extra_ddr * tp / 100);
-	b->max_peak =
+	b->max_peak = b->f.peak_vstay;
+	b->peak_budget =
 		b->f.peak_vstay + (int64_t)((double)b->f.peak_vstay * pp / 100);
 }
 
@@ -536,7 +547,7 @@ static int cpe_round(cpe *c, ds_plan *bb, ds_plan *cand, best *b,
 		     int64_t stay_sum, ds_err *e)
 {
 	const ds_graph *g = c->g;
-	int rc;
+	int rc = DS_OK;
 	cpe_plan_copy(g, &b->plan, bb);
 	if (bb->nspill != c->nspill) {
 		cpe_free(c);
@@ -545,10 +556,11 @@ static int cpe_round(cpe *c, ds_plan *bb, ds_plan *cand, best *b,
 	}
 	c->limit = b->max_peak;
 	c->guard_on = stay_sum > c->limit;
-	for (int online = 1; online >= 0; online--)
-		if ((rc = cpe_mode(c, bb, cand, b, online)))
-			return rc;
-	return DS_OK;
+	c->refused = 0;
+	for (int online = 1; online >= 0 && rc == DS_OK; online--)
+		rc = cpe_mode(c, bb, cand, b, online);
+	b->refused += c->refused;
+	return rc;
 }
 
 /* By default, another round only after a round that gained at least
@@ -560,6 +572,17 @@ static bool cpe_another_round(const ds_cpe_opts *o, int64_t before,
 	if (o && o->effort > 0)
 		return gain > 0;
 	return gain > 0 && gain * 1000 >= before * CPE_MIN_GAIN_PERMILLE;
+}
+
+/* Rounds of the relaxed phase: as many as the first phase's, within
+ * CPE_RELAX_WORK nodes in all by default (a large graph gets none). */
+static int64_t cpe_relaxed_rounds(const ds_graph *g, const ds_cpe_opts *o,
+				  int64_t rounds)
+{
+	if (o && o->effort > 0)
+		return rounds;
+	int64_t k = CPE_RELAX_WORK / (g->n > 0 ? g->n : 1);
+	return k < rounds ? k : rounds;
 }
 
 int ds_cpe(const ds_graph *g, const ds_plan *in, const ds_cpe_opts *o,
@@ -589,12 +612,26 @@ int ds_cpe(const ds_graph *g, const ds_plan *in, const ds_cpe_opts *o,
 		goto out;
 	}
 	cpe_plan_copy(g, in, &b.plan);
-	int64_t stay_sum = cpe_stay_sum(g, b.max_peak);
-	for (int64_t r = 0; r < rounds; r++) {
-		int64_t before = b.f.makespan;
-		if ((rc = cpe_round(&c, &bb, &cand, &b, stay_sum, e)) ||
-		    !cpe_another_round(o, before, b.f.makespan))
-			break;
+	/* the rounds within the input's peak, then, when the guard held
+	 * something back and the budget lets the peak rise, the rounds
+	 * again with the limit relaxed to the budget: never worse than the
+	 * first phase (its plan is the best so far), and the extra rounds
+	 * only where the limit bound */
+	for (int phase = 0; phase < 2 && rc == DS_OK; phase++) {
+		int64_t nr = rounds;
+		if (phase == 1) {
+			nr = cpe_relaxed_rounds(g, o, rounds);
+			if (b.refused == 0 || b.peak_budget <= b.max_peak)
+				break;
+			b.max_peak = b.peak_budget;
+		}
+		int64_t stay_sum = cpe_stay_sum(g, b.max_peak);
+		for (int64_t r = 0; r < nr; r++) {
+			int64_t before = b.f.makespan;
+			if ((rc = cpe_round(&c, &bb, &cand, &b, stay_sum, e)) ||
+			    !cpe_another_round(o, before, b.f.makespan))
+				break;
+		}
 	}
 out:
 	cpe_free(&c);

@@ -37,6 +37,16 @@
  * would cost O(N) each time.  2: ms 2317132, s 1.31; 8: ms 2317461,
  * s 1.88. */
 #define CPE_MAX_TRIES 4
+/* The rounds with the peak limit relaxed to the budget (ds_cpe) cost up to
+ * this many nodes, rounds times the graph's size, so that the large graphs
+ * get none.  Default options, the six graphs' final makespans and the sum
+ * of their schedule -v lines (alternate runs, same minutes, noisy +-0.1 s):
+ * 12,000 and 24,000 the same plans (Conv_Case0 439,891, FlashAttention_Case0
+ * 32,766, Matmul_Case0 93,922, the others as without the phase), sum within
+ * noise of no relaxed rounds (6.62 s against 6.62-6.68 s); 48,000 also
+ * Conv_Case1 604,244 (-0.1%) for +0.3 s; unbounded +0.6 s (Conv_Case1 +0.4,
+ * Matmul_Case1 +0.2). */
+#define CPE_RELAX_WORK 24000
 /* Backbone occupancies still to start that an online placement looks at:
  * beyond, a placement off the backbone's offset is not tried, and one on
  * it waits for the frontier to come closer.  128: ms 2317869, s 1.52;
@@ -109,6 +119,8 @@ typedef struct cpe {
 	segt guard;
 	int64_t limit;
 	bool guard_on; /* the limit can be reached at all */
+	int64_t refused; /* issues the guard refused (ds_cpe: is it worth
+			    relaxing the limit?) */
 	int32_t front;	/* first backbone position not issued */
 	int32_t gfront; /* first backbone operation not issued */
 

@@ -141,8 +141,10 @@ static bool cl_guard_allows(cpe *c, int32_t *nodes, int32_t k)
 			continue;
 		int32_t hi = c->pos[nodes[i]];
 		if (st_max(&c->guard, 1, 0, c->guard.size - 1, lo, hi) + add >
-		    c->limit)
+		    c->limit) {
+			c->refused++;
 			return false;
+		}
 		add -= d;
 		lo = hi + 1;
 	}

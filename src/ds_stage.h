@@ -137,7 +137,9 @@ int ds_dlr(const ds_graph *g, const int32_t *order, const ds_dlr_opts *o,
 typedef struct ds_cpe_opts {
 	double traffic_budget_pct; /* extra DDR traffic may grow by this
 				      share of the input's (default 5) */
-	double peak_budget_pct;	   /* peak_vstay likewise (default 0) */
+	double peak_budget_pct;	   /* peak_vstay likewise (default 0),
+				      after rounds within the input's
+				      peak, only where that held CPE back */
 	int64_t effort;		   /* rounds at most, each while the last one
 				      gained; 0: up to 4, each while the
 				      last one gained 0.5% */

@@ -118,7 +118,9 @@ static const char usage_schedule[] =
 	"                        traffic than the DLR plan: retiming after CPE\n"
 	"                        spends it on evictions that shorten the\n"
 	"                        makespan (default 5)\n"
-	"  --peak-budget PCT     CPE may raise peak_vstay by PCT % (default 0)\n"
+	"  --peak-budget PCT     CPE may raise peak_vstay by PCT % over the DLR\n"
+	"                        plan's where keeping it held CPE back\n"
+	"                        (default 5)\n"
 	"  --trace, --memmap     also write DIR/<case>_trace.json and\n"
 	"                        DIR/<case>_memmap.svg\n"
 	"  --json                one JSON object per graph instead of a table\n"
@@ -236,6 +238,7 @@ static void args_default(args *a)
 	a->kind = "matmul";
 	a->seed = 1;
 	a->traffic_budget = 5;
+	a->peak_budget = 5;
 	a->published = DS_PUBLISHED;
 }
 

@@ -376,14 +376,21 @@ expect 0 "$B" schedule "$G" -o "$T/eff" --effort 1 --quiet && {
 	cmp -s "$T/eff/${C}_schedule.txt" "$T/def/${C}_schedule.txt" && fail "--effort 1: same schedule"
 }
 
-# ---- --peak-budget: CPE may raise the peak by that much, and uses it
+# ---- --peak-budget: CPE may raise the peak by that much, and uses it;
+# with 0 the peak stays within DLR's, and a budget never lengthens the plan
+expect 0 "$B" schedule "$G" -o "$T/pb0" --peak-budget 0 --quiet && {
+	read -r zpk _ _ zmk <<<"$(row_figures "$T/out" "$C")"
+	read -r lpk _ _ _ <<<"$(stage_figures dlr)"
+	[ "$zpk" -le "$lpk" ] || fail "--peak-budget 0: peak $zpk above DLR's $lpk"
+}
 expect 0 "$B" schedule "$G" -o "$T/pb" --peak-budget 50 --quiet && {
 	read -r pk _ _ mk <<<"$(row_figures "$T/out" "$C")"
 	read -r dpk _ _ dmk <<<"$DEF"
-	read -r lpk _ _ _ <<<"$(stage_figures dlr)"
-	[ "$pk" -gt "$dpk" ] || fail "--peak-budget 50: peak $pk, not above the default's $dpk"
+	[ "$pk" -gt "$zpk" ] || fail "--peak-budget 50: peak $pk, not above budget 0's $zpk"
 	[ $((pk * 100)) -le $((lpk * 150)) ] || fail "--peak-budget 50: peak $pk over 150% of DLR's $lpk"
-	[ "$mk" -le "$dmk" ] || fail "--peak-budget 50: makespan $mk above the default's $dmk"
+	[ $((dpk * 100)) -le $((lpk * 105)) ] || fail "default peak budget: peak $dpk over 105% of DLR's $lpk"
+	[ "$mk" -le "$zmk" ] || fail "--peak-budget 50: makespan $mk above budget 0's $zmk"
+	[ "$dmk" -le "$zmk" ] || fail "default peak budget: makespan $dmk above budget 0's $zmk"
 }
 
 # ---- --traffic-budget: with 0, CPE may not add traffic over DLR's

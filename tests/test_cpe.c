@@ -13,6 +13,7 @@
  * heap checks every error path. */
 #include "test_util.h"
 
+#include "ds_pipeline.h"
 #include "ds_stage.h"
 
 /* The input plans: free-first order, best fit, cheapest victims. */
@@ -112,6 +113,45 @@ static void bundled_graphs(void **state)
 {
 	(void)state;
 	assert_true(for_each_bundled(check_bundled, NULL) >= 6);
+}
+
+/* The peak budget is spent only after rounds within the input's peak,
+ * where that limit held CPE back, so a budget never makes the plan
+ * longer: on the DLR plans of dan's pipeline, FlashAttention_Case0 gets
+ * shorter with a 5% budget than without (a single phase at the budget's
+ * limit got 32,670), and Conv_Case0 no longer gets longer (it did:
+ * 444,269 against 443,054 without the budget). */
+static void budget_case(const char *file, int64_t want0, int64_t want5)
+{
+	ds_graph *g = load_bundled(file);
+	ds_run_opts o;
+	ds_run_opts_default(&o);
+	o.stage = DS_STAGE_DLR;
+	ds_plan p;
+	ds_figures in, f0, f5, f50;
+	ds_err e;
+	if (ds_run(g, &o, &p, &in, &e))
+		fail_msg("%s", e.msg);
+	check_cpe(g, &p, 5, 0, &f0);
+	check_cpe(g, &p, 5, 5, &f5);
+	check_cpe(g, &p, 5, 50, &f50);
+	print_message("%s: peak budget 0: %lld (peak %lld), 5: %lld (%lld), "
+		      "50: %lld (%lld)\n",
+		      file, (long long)f0.makespan, (long long)f0.peak_vstay,
+		      (long long)f5.makespan, (long long)f5.peak_vstay,
+		      (long long)f50.makespan, (long long)f50.peak_vstay);
+	assert_int_equal(f0.makespan, want0);
+	assert_int_equal(f5.makespan, want5);
+	assert_true(f5.makespan <= f0.makespan && f50.makespan <= f0.makespan);
+	ds_plan_free(g->heap, &p);
+	ds_graph_free(g);
+}
+
+static void peak_budget_pays(void **state)
+{
+	(void)state;
+	budget_case("FlashAttention_Case0.json", 35295, 32766);
+	budget_case("Conv_Case0.json", 443054, 442520);
 }
 
 /* ---- generated graphs, tight memories: many spills ---- */
@@ -323,6 +363,7 @@ int main(void)
 		cmocka_unit_test(drops_spill),
 		cmocka_unit_test(needs_offsets),
 		cmocka_unit_test(null_options),
+		cmocka_unit_test(peak_budget_pays),
 		cmocka_unit_test(out_of_memory),
 		cmocka_unit_test(generated_graphs),
 		cmocka_unit_test(bundled_graphs),

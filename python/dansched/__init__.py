@@ -492,7 +492,7 @@ class Graph(_Owned):
         return plan
 
     def schedule(self, stage="cpe", scheduler="dan", effort=0,
-                 traffic_budget=5.0, peak_budget=0.0, capacities=None):
+                 traffic_budget=5.0, peak_budget=5.0, capacities=None):
         """Plans the graph; returns a Plan the evaluator has accepted.
 
         scheduler: one of SCHEDULERS ("dan", the default, or a baseline).
@@ -502,7 +502,8 @@ class Graph(_Owned):
         traffic_budget: % more extra DDR traffic than DLR's plan the final
             plan may have, spent by retiming where it shortens the
             makespan (5).
-        peak_budget: % CPE may add to peak_vstay (0).
+        peak_budget: % CPE may add to peak_vstay where the peak held it
+            back (5).
         capacities: {memory: bytes} to plan for other capacities than the
         graph's: the graph is made again with them, and the plan belongs to
         that graph (plan.graph).
