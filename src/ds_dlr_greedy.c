@@ -129,28 +129,36 @@ static bool rg_before(const pilot *p, int32_t a, int64_t ba, int64_t ma,
 static int64_t rg_completes(pilot *p, int32_t ch)
 {
 	const ds_graph *g = p->c->g;
+	/* locals: the stores below could otherwise alias p and force its
+	 * fields to be loaded again at every user (as in rg_key) */
+	const int32_t *uv = p->uv, *uoff = p->uoff;
+	const uint8_t *started = p->started;
+	int32_t *redst = p->redst, *touch = p->touch;
+	int64_t *red = p->red;
+	const int32_t stamp = ++p->redstamp;
 	int32_t nt = 0;
-	int64_t n = 0;
-	p->redstamp++;
+	int64_t n = 0, work = 0;
 	for (int32_t k = p->cioff[ch]; k < p->cioff[ch + 1]; k++) {
 		int32_t x = p->civ[k];
 		if (rg_have(p, x))
 			continue;
-		for (int32_t j = p->uoff[x]; j < p->uoff[x + 1]; j++) {
-			int32_t u = p->uv[j];
-			if (u == ch || p->started[u])
+		const int64_t size = g->buf_size[x];
+		for (int32_t j = uoff[x]; j < uoff[x + 1]; j++) {
+			int32_t u = uv[j];
+			if (u == ch || started[u])
 				continue;
-			if (p->redst[u] != p->redstamp) {
-				p->redst[u] = p->redstamp;
-				p->red[u] = 0;
-				p->touch[nt++] = u;
+			if (redst[u] != stamp) {
+				redst[u] = stamp;
+				red[u] = 0;
+				touch[nt++] = u;
 			}
-			p->red[u] += g->buf_size[x];
+			red[u] += size;
 		}
-		p->work += p->uoff[x + 1] - p->uoff[x];
+		work += uoff[x + 1] - uoff[x];
 	}
+	p->work += work;
 	for (int32_t i = 0; i < nt; i++)
-		n += p->miss[p->touch[i]] == p->red[p->touch[i]];
+		n += p->miss[touch[i]] == red[touch[i]];
 	return n;
 }
 
