@@ -15,9 +15,9 @@
  * scan of that array is both the simplest and, at this size, the fastest
  * way to find a hole or a window of victims.
  *
- * Cost: O(N + E) to prepare, then O(R) per placement and O(R log R + R W)
- * per spill decision, R the number of resident buffers in that memory and
- * W the most buffers one window overlaps. */
+ * Cost: O(N + E) to prepare, then O(R) per placement and O(R W) per
+ * spill decision, R the number of resident buffers in that memory and W
+ * the most buffers one window overlaps. */
 #include "ds_stage.h"
 
 #include <string.h>
@@ -133,24 +133,21 @@ static int spill_out(placer *s, int m, int32_t b)
 
 /* Score of spilling the buffers overlapping [x, x+size): lower is better;
  * -1 when a protected buffer is in the way.  *bytes gets the bytes
- * they hold, the tie-break. */
+ * they hold, the tie-break.  *from: no resident buffer before index
+ * *from ends after x; it moves on to the first that does, so a caller
+ * trying windows by increasing x scans each buffer once (resident
+ * buffers do not overlap, so their ends grow with their starts). */
 static double window_cost(placer *s, int m, int64_t x, int64_t size,
-			  int64_t *bytes)
+			  int64_t *bytes, int32_t *from)
 {
 	const ds_graph *g = s->g;
 	const slot *r = s->res[m];
 	double cost = 0, nearest = INT32_MAX;
 	*bytes = 0;
-	/* resident buffers do not overlap, so their ends grow with their
-	 * starts: the first one ending after x is found by bisection */
-	int32_t a = 0, z = s->nres[m];
-	while (a < z) {
-		int32_t mid = a + (z - a) / 2;
-		if (r[mid].lo + g->buf_size[r[mid].buf] <= x)
-			a = mid + 1;
-		else
-			z = mid;
-	}
+	int32_t a = *from;
+	while (a < s->nres[m] && r[a].lo + g->buf_size[r[a].buf] <= x)
+		a++;
+	*from = a;
 	for (int32_t i = a; i < s->nres[m] && r[i].lo < x + size; i++) {
 		int32_t b = r[i].buf;
 		if (s->mark[b] == s->now)
@@ -227,11 +224,14 @@ static int place(placer *s, int32_t b, int64_t *at)
 	int64_t x = find_hole(s, m, size);
 	if (x < 0) {
 		/* candidate windows start at 0 or a buffer's end, or end at
-		 * a buffer's start or the capacity */
+		 * a buffer's start or the capacity: two runs of increasing
+		 * starts (from, see window_cost) */
 		double best = -1;
 		int64_t best_bytes = 0;
-		int32_t nr = s->nres[m];
+		int32_t nr = s->nres[m], from = 0;
 		for (int32_t i = -1; i < 2 * nr + 1; i++) {
+			if (i == nr)
+				from = 0;
 			int64_t cand;
 			if (i < 0)
 				cand = 0;
@@ -245,7 +245,7 @@ static int place(placer *s, int32_t b, int64_t *at)
 			if (cand < 0 || cand + size > cap)
 				continue;
 			int64_t bytes;
-			double c = window_cost(s, m, cand, size, &bytes);
+			double c = window_cost(s, m, cand, size, &bytes, &from);
 			if (c < 0)
 				continue;
 			if (best < 0 || c < best ||
