@@ -283,8 +283,8 @@ static int views_build(const ds_graph *g, ds_arena *a, views *w, ds_err *e)
 		return ds_fail(e, DS_ENOMEM, "out of memory");
 	memcpy(w->pred_s, g->pred, (size_t)ne * sizeof *w->pred_s);
 	memcpy(w->succ_s, g->succ, (size_t)ne * sizeof *w->succ_s);
-	ds_rank_sort_lists(g->pred_off, w->pred_s, n, w->rank, k);
-	ds_rank_sort_lists(g->succ_off, w->succ_s, n, w->rank, k);
+	ds_rank_sort_lists(g->heap, g->pred_off, w->pred_s, n, w->rank, k);
+	ds_rank_sort_lists(g->heap, g->succ_off, w->succ_s, n, w->rank, k);
 	ds_arena_release(a, k);
 	views_nodes(g, w);
 	w->fw = (view){n,	     g->pred_off,  w->pred_s,	 g->succ_off,
