@@ -60,8 +60,9 @@
  * each other and the one-live rule holds whenever the groups need
  * nothing of each other.
  *
- * Cost, N nodes, E constraint edges: O((N + E) log N) per round of
- * hashing (until the classes stop growing, at most CANON_ROUNDS), plus
+ * Cost, N nodes, E constraint edges: O(N + E) per round of hashing
+ * (until the classes stop growing, at most CANON_ROUNDS; the class counts
+ * sort by radix, ds_hkey_sort), O(N log N) for the final sort, plus
  * the walk's re-ageing, O(T log N) for T at most TOUCH_MAX per buffer per
  * walked operation.  Memory O(N + E + T).  The band order: O(N + E) for
  * the sweeps and each pull, O((N + E) log(N + E)) for the sorts of each
