@@ -162,6 +162,16 @@ static int64_t rg_completes(pilot *p, int32_t ch)
 	return n;
 }
 
+/* The latest use of a resident input of chain ch, -1 when none. */
+static int64_t rg_mru(const pilot *p, int32_t ch)
+{
+	int64_t mru = -1;
+	for (int32_t k = p->cioff[ch]; k < p->cioff[ch + 1]; k++)
+		if (p->res[p->civ[k]] && p->last[p->civ[k]] > mru)
+			mru = p->last[p->civ[k]];
+	return mru;
+}
+
 /* Ranks the chains that may start now into cand[0..*n), best first (the
  * PL_TOP best by missing bytes and reuse fully ranked). */
 static void rg_rank(pilot *p, int32_t *n)
@@ -175,17 +185,18 @@ static void rg_rank(pilot *p, int32_t *n)
 		if (p->started[ch] ||
 		    p->cused[m] + g->buf_size[b] > g->caps.cap[m])
 			continue;
-		int64_t mru = -1;
-		for (int32_t k = p->cioff[ch]; k < p->cioff[ch + 1]; k++)
-			if (p->res[p->civ[k]] && p->last[p->civ[k]] > mru)
-				mru = p->last[p->civ[k]];
 		p->work += p->cioff[ch + 1] - p->cioff[ch];
-		p->cmru[ch] = mru;
 		p->cben[ch] = 0;
-		/* insertion into the sorted top, the rest appended */
+		/* insertion into the sorted top, the rest appended; the
+		 * recency only for a chain that may enter the top (cmru is
+		 * read for those alone) */
 		int32_t j = nc++;
 		int32_t lim = j < PL_TOP ? j : PL_TOP;
 		p->cand[j] = ch;
+		if (j >= PL_TOP && p->miss[ch] > p->miss[p->cand[PL_TOP - 1]])
+			continue; /* after the top by missing bytes alone */
+		int64_t mru = rg_mru(p, ch);
+		p->cmru[ch] = mru;
 		if (j >= PL_TOP) {
 			if (!rg_before(p, ch, 0, mru, p->cand[PL_TOP - 1], 0,
 				       p->cmru[p->cand[PL_TOP - 1]]))
