@@ -97,6 +97,10 @@ typedef struct ds_hkey {
 	int32_t x;
 } ds_hkey;
 int ds_hkey_cmp(const void *a, const void *b);
+/* Sorts k[0..n) into the order qsort with ds_hkey_cmp gives (a total
+ * order: the same array), in O(n) passes of a radix sort; scratch from
+ * h, or qsort itself when that fails or n is small. */
+void ds_hkey_sort(const ds_heap *h, ds_hkey *k, size_t n);
 
 /* ---- memories ---- */
 

@@ -108,6 +108,8 @@ typedef struct cpe {
 	 * structure over the lists to find those not started yet */
 	uint8_t *bo_started;
 	int32_t *skip;
+	int32_t *bo_fen; /* online: a Fenwick tree over the lists' indices,
+			    counting those started (cm_unstarted_until) */
 #ifndef NDEBUG
 	uint64_t skip_calls; /* cm_next_unstarted's debug check */
 #endif
@@ -208,6 +210,7 @@ int cl_need_keys(cpe *c);
 /* ---- ds_cpe_mem.c ---- */
 
 int cm_reuse_edges(cpe *c, const ds_plan *p);
+void cm_started(cpe *c, int32_t o);
 int cm_occupy(cpe *c, int32_t v, int64_t x);
 bool cm_bb_window_ok(cpe *c, int32_t v, int64_t t, int64_t *last);
 bool cm_can_elide(cpe *c, int32_t v);

@@ -265,9 +265,7 @@ static void cl_issue(cpe *c, int32_t v, int64_t start)
 		int m = c->g->buf_mem[c->nbuf[v]];
 		c->mver[m]++;
 		if (cpe_starts_occ(c, v)) {
-			int32_t o = c->occ_of[v];
-			c->bo_started[o] = 1;
-			c->skip[c->mo_idx[o]] = c->mo_idx[o] + 1;
+			cm_started(c, c->occ_of[v]);
 		}
 		/* a dropped spill's buffer stays where it is */
 		if ((c->kind[v] == K_FREE || c->kind[v] == K_SOUT) &&
@@ -467,6 +465,7 @@ static void cl_reset(cpe *c)
 	c->skip_calls = 0;
 #endif
 	memset(c->bo_started, 0, (size_t)c->nbo);
+	memset(c->bo_fen, 0, (size_t)(c->mo_off[DS_NMEM] + 1) * sizeof *c->bo_fen);
 	if (c->nspill > 0)
 		memset(c->elided, 0, (size_t)c->nspill);
 	c->nocc = 0;

@@ -267,6 +267,43 @@ static int32_t cm_next_unstarted(cpe *c, int32_t j)
 	return j;
 }
 
+/* Online: backbone occupancy o has started: the skip structure passes
+ * over it, and the Fenwick tree counts it.  O(log N). */
+void cm_started(cpe *c, int32_t o)
+{
+	c->bo_started[o] = 1;
+	c->skip[c->mo_idx[o]] = c->mo_idx[o] + 1;
+	for (int32_t i = c->mo_idx[o] + 1; i <= c->mo_off[DS_NMEM];
+	     i += i & -i)
+		c->bo_fen[i]++;
+}
+
+/* Started occupancies at list indices [0, j). */
+static int32_t cm_started_before(const cpe *c, int32_t j)
+{
+	int32_t k = 0;
+	for (; j > 0; j -= j & -j)
+		k += c->bo_fen[j];
+	return k;
+}
+
+/* Backbone occupancies of memory m not started yet that start at or
+ * before backbone position until: O(log N), where walking the list
+ * (cm_next_unstarted) is O(count). */
+static int32_t cm_unstarted_until(const cpe *c, int m, int32_t until)
+{
+	int32_t a = c->mo_off[m], z = c->mo_off[m + 1] - 1; /* sentinel */
+	const int32_t a0 = a;
+	while (a < z) {
+		int32_t mid = a + (z - a) / 2;
+		if (c->bo_s[c->mo_list[mid]] <= until)
+			a = mid + 1;
+		else
+			z = mid;
+	}
+	return a - a0 - (cm_started_before(c, a) - cm_started_before(c, a0));
+}
+
 /* Online: may the occupancy v starts take its backbone window at time t?
  * The window must be free and vacated by t, and no backbone occupancy
  * that comes before v's and overlaps it may be still to start (that one
@@ -304,6 +341,9 @@ static void cm_resv_cut(cpe *c, int32_t *n, int64_t lo, int64_t hi,
 {
 	int64_t *r = c->resv;
 	int32_t i = 0, z = *n;
+	/* most reservations miss every stretch: the span tells at once */
+	if (z == 0 || hi <= r[0] || lo >= r[2 * z - 1])
+		return;
 	/* the first stretch ending after lo */
 	while (i < z) {
 		int32_t mid = i + (z - i) / 2;
@@ -363,9 +403,15 @@ static int64_t cm_alt_window(cpe *c, int32_t v, const ds_segmap *s,
 		}
 		i = j;
 	}
-	/* minus the reservations, giving up as soon as nothing is left */
+	/* minus the reservations, giving up as soon as nothing is left or
+	 * when there are too many to look at (the walk below would stop
+	 * there: counted first, in O(log N)) */
 	int m = c->g->buf_mem[c->nbuf[v]];
 	int32_t me = c->occ_of[v], seen = 0;
+	if (n > 0 && cm_unstarted_until(c, m, until) -
+			     (!c->bo_started[me] && c->bo_s[me] <= until) >
+			     CPE_MAX_RESERVED)
+		return -1;
 	for (int32_t j = cm_next_unstarted(c, c->mo_off[m]); n > 0;
 	     j = cm_next_unstarted(c, j + 1)) {
 		int32_t o = c->mo_list[j];

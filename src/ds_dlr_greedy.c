@@ -129,29 +129,47 @@ static bool rg_before(const pilot *p, int32_t a, int64_t ba, int64_t ma,
 static int64_t rg_completes(pilot *p, int32_t ch)
 {
 	const ds_graph *g = p->c->g;
+	/* locals: the stores below could otherwise alias p and force its
+	 * fields to be loaded again at every user (as in rg_key) */
+	const int32_t *uv = p->uv, *uoff = p->uoff;
+	const uint8_t *started = p->started;
+	int32_t *redst = p->redst, *touch = p->touch;
+	int64_t *red = p->red;
+	const int32_t stamp = ++p->redstamp;
 	int32_t nt = 0;
-	int64_t n = 0;
-	p->redstamp++;
+	int64_t n = 0, work = 0;
 	for (int32_t k = p->cioff[ch]; k < p->cioff[ch + 1]; k++) {
 		int32_t x = p->civ[k];
 		if (rg_have(p, x))
 			continue;
-		for (int32_t j = p->uoff[x]; j < p->uoff[x + 1]; j++) {
-			int32_t u = p->uv[j];
-			if (u == ch || p->started[u])
+		const int64_t size = g->buf_size[x];
+		for (int32_t j = uoff[x]; j < uoff[x + 1]; j++) {
+			int32_t u = uv[j];
+			if (u == ch || started[u])
 				continue;
-			if (p->redst[u] != p->redstamp) {
-				p->redst[u] = p->redstamp;
-				p->red[u] = 0;
-				p->touch[nt++] = u;
+			if (redst[u] != stamp) {
+				redst[u] = stamp;
+				red[u] = 0;
+				touch[nt++] = u;
 			}
-			p->red[u] += g->buf_size[x];
+			red[u] += size;
 		}
-		p->work += p->uoff[x + 1] - p->uoff[x];
+		work += uoff[x + 1] - uoff[x];
 	}
+	p->work += work;
 	for (int32_t i = 0; i < nt; i++)
-		n += p->miss[p->touch[i]] == p->red[p->touch[i]];
+		n += p->miss[touch[i]] == red[touch[i]];
 	return n;
+}
+
+/* The latest use of a resident input of chain ch, -1 when none. */
+static int64_t rg_mru(const pilot *p, int32_t ch)
+{
+	int64_t mru = -1;
+	for (int32_t k = p->cioff[ch]; k < p->cioff[ch + 1]; k++)
+		if (p->res[p->civ[k]] && p->last[p->civ[k]] > mru)
+			mru = p->last[p->civ[k]];
+	return mru;
 }
 
 /* Ranks the chains that may start now into cand[0..*n), best first (the
@@ -167,17 +185,18 @@ static void rg_rank(pilot *p, int32_t *n)
 		if (p->started[ch] ||
 		    p->cused[m] + g->buf_size[b] > g->caps.cap[m])
 			continue;
-		int64_t mru = -1;
-		for (int32_t k = p->cioff[ch]; k < p->cioff[ch + 1]; k++)
-			if (p->res[p->civ[k]] && p->last[p->civ[k]] > mru)
-				mru = p->last[p->civ[k]];
 		p->work += p->cioff[ch + 1] - p->cioff[ch];
-		p->cmru[ch] = mru;
 		p->cben[ch] = 0;
-		/* insertion into the sorted top, the rest appended */
+		/* insertion into the sorted top, the rest appended; the
+		 * recency only for a chain that may enter the top (cmru is
+		 * read for those alone) */
 		int32_t j = nc++;
 		int32_t lim = j < PL_TOP ? j : PL_TOP;
 		p->cand[j] = ch;
+		if (j >= PL_TOP && p->miss[ch] > p->miss[p->cand[PL_TOP - 1]])
+			continue; /* after the top by missing bytes alone */
+		int64_t mru = rg_mru(p, ch);
+		p->cmru[ch] = mru;
 		if (j >= PL_TOP) {
 			if (!rg_before(p, ch, 0, mru, p->cand[PL_TOP - 1], 0,
 				       p->cmru[p->cand[PL_TOP - 1]]))

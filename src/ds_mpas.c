@@ -192,6 +192,7 @@ typedef struct views {
 	uint8_t *load_fw, *load_bw;
 	int32_t *rank;		 /* ds_structural_rank() */
 	int32_t *pred_s, *succ_s; /* pred and succ lists sorted by rank */
+	int32_t *cpred_fw, *cpred_bw; /* the same, ALLOCs last (view.cpred) */
 } views;
 
 /* Longest path from a root counted in operations, along a topological
@@ -212,6 +213,19 @@ static void levels(const view *v, const int32_t *topo, bool rev,
 				load[x] = 0;
 		}
 		lev[x] = l + (v->kind[x] == DS_OP);
+	}
+}
+
+/* cpred of view v: each node's preds, those that are not ALLOCs first,
+ * each part in the order of v->pred.  O(N + E). */
+static void closure_preds(const view *v, int32_t *cpred)
+{
+	for (int32_t x = 0; x < v->n; x++) {
+		int32_t j = v->poff[x];
+		for (int alloc = 0; alloc < 2; alloc++)
+			for (int32_t k = v->poff[x]; k < v->poff[x + 1]; k++)
+				if ((v->kind[v->pred[k]] == DS_ALLOC) == alloc)
+					cpred[j++] = v->pred[k];
 	}
 }
 
@@ -255,6 +269,8 @@ static int views_build(const ds_graph *g, ds_arena *a, views *w, ds_err *e)
 	w->rank = ds_arena_alloc(a, (size_t)n + 1, sizeof *w->rank);
 	w->pred_s = ds_arena_alloc(a, (size_t)ne + 1, sizeof *w->pred_s);
 	w->succ_s = ds_arena_alloc(a, (size_t)ne + 1, sizeof *w->succ_s);
+	w->cpred_fw = ds_arena_alloc(a, (size_t)ne + 1, sizeof *w->cpred_fw);
+	w->cpred_bw = ds_arena_alloc(a, (size_t)ne + 1, sizeof *w->cpred_bw);
 	if (a->failed)
 		return ds_fail(e, DS_ENOMEM, "out of memory");
 	int rc = ds_structural_rank(g, w->rank, e);
@@ -267,20 +283,22 @@ static int views_build(const ds_graph *g, ds_arena *a, views *w, ds_err *e)
 		return ds_fail(e, DS_ENOMEM, "out of memory");
 	memcpy(w->pred_s, g->pred, (size_t)ne * sizeof *w->pred_s);
 	memcpy(w->succ_s, g->succ, (size_t)ne * sizeof *w->succ_s);
-	ds_rank_sort_lists(g->pred_off, w->pred_s, n, w->rank, k);
-	ds_rank_sort_lists(g->succ_off, w->succ_s, n, w->rank, k);
+	ds_rank_sort_lists(g->heap, g->pred_off, w->pred_s, n, w->rank, k);
+	ds_rank_sort_lists(g->heap, g->succ_off, w->succ_s, n, w->rank, k);
 	ds_arena_release(a, k);
 	views_nodes(g, w);
 	w->fw = (view){n,	     g->pred_off,  w->pred_s,	 g->succ_off,
 		       w->succ_s,    g->kind,	   w->stay,	 w->l0,
 		       w->mate,	     w->lev_fw,	   w->load_fw,	 g->buf,
 		       g->user_off,  g->user,	   g->use_off,	 g->use,
-		       g->buf_alloc, g->buf_free,  w->rank};
+		       g->buf_alloc, g->buf_free,  w->rank,	 w->cpred_fw};
 	w->bw = (view){n,	     g->succ_off,  w->succ_s,	 g->pred_off,
 		       w->pred_s,    w->kind_bw,   w->stay,	 w->l0,
 		       w->mate,	     w->lev_bw,	   w->load_bw,	 g->buf,
 		       g->user_off,  g->user,	   g->use_off,	 g->use,
-		       g->buf_free,  g->buf_alloc, w->rank};
+		       g->buf_free,  g->buf_alloc, w->rank,	 w->cpred_bw};
+	closure_preds(&w->fw, w->cpred_fw);
+	closure_preds(&w->bw, w->cpred_bw);
 	levels(&w->fw, g->topo, false, w->lev_fw, w->load_fw);
 	levels(&w->bw, g->topo, true, w->lev_bw, w->load_bw);
 	return DS_OK;

@@ -471,8 +471,8 @@ static void gr_drain(run *r)
 }
 
 /* The closure of t: t and its ancestors that have not run, in the order
- * they would run (depth first; ALLOC preds last, so just before their
- * user).  False when it holds more than kmax nodes. */
+ * they would run (depth first along view.cpred: ALLOC preds last, so
+ * just before their user).  False when it holds more than kmax nodes. */
 static bool gr_closure(run *r, int32_t t)
 {
 	const view *v = r->v;
@@ -483,16 +483,14 @@ static bool gr_closure(run *r, int32_t t)
 	r->stki[sp++] = 0;
 	while (sp > 0) {
 		int32_t x = r->stk[sp - 1];
-		int32_t deg = v->poff[x + 1] - v->poff[x];
-		int32_t i = r->stki[sp - 1]++;
-		if (i >= 2 * deg) {
+		int32_t k = v->poff[x] + r->stki[sp - 1]++;
+		if (k >= v->poff[x + 1]) {
 			r->clos[r->nclos++] = x;
 			sp--;
 			continue;
 		}
-		int32_t y = v->pred[v->poff[x] + (i < deg ? i : i - deg)];
-		if ((v->kind[y] == DS_ALLOC) != (i >= deg) || r->done[y] ||
-		    r->mark[y] == st)
+		int32_t y = v->cpred[k];
+		if (r->done[y] || r->mark[y] == st)
 			continue;
 		if (r->nclos + sp >= r->p->kmax && !r->nobound)
 			return false;

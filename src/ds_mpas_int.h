@@ -28,6 +28,9 @@ typedef struct view {
 	const int32_t *useoff, *use;	  /* the graph's operations' buffers */
 	const int32_t *balloc, *bfree;	  /* a buffer's ALLOC and FREE here */
 	const int32_t *rank; /* breaks exact ties: ds_structural_rank() */
+	const int32_t *cpred; /* pred again, per node its ALLOCs (in this
+				 direction) last, each part in pred's order:
+				 the order a closure visits them */
 } view;
 
 /* ---- greedy variants ---- */

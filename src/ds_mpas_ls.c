@@ -53,6 +53,10 @@ struct ls {
 	int32_t *boff, *bops; /* per buffer: the operations tied to it */
 	int32_t *border;      /* the buffers by the rank of their ALLOC */
 	int32_t *ooff, *obuf; /* per node: the buffers tied to it */
+	/* per node: its succs and preds that are operations (the view's
+	 * lists without the FREEs and ALLOCs, never in seq: the walks of
+	 * ls_pull_front and ls_block only look for marked operations) */
+	int32_t *osoff, *osucc, *opoff, *opred;
 	int32_t *first, *last; /* per buffer: positions, -1: no operation */
 	int64_t *val;	       /* per position: live bytes while it runs */
 	int64_t *gap;	       /* [nops+1]: live bytes between positions */
@@ -241,14 +245,13 @@ static bool ls_try(ls *s, int32_t lo, int32_t hi, const int32_t *ord,
 static void ls_pull_front(ls *s, int32_t lo, int32_t hi, int32_t st,
 			  int32_t *ord)
 {
-	const view *v = s->v;
 	int32_t k = 0;
 	for (int32_t i = hi - 1; i >= lo; i--) {
 		int32_t y = s->seq[i];
 		if (s->nst[y] == st)
 			continue;
-		for (int32_t j = v->soff[y]; j < v->soff[y + 1]; j++)
-			if (s->nst[v->succ[j]] == st) {
+		for (int32_t j = s->osoff[y]; j < s->osoff[y + 1]; j++)
+			if (s->nst[s->osucc[j]] == st) {
 				s->nst[y] = st;
 				break;
 			}
@@ -269,14 +272,13 @@ static void ls_pull_front(ls *s, int32_t lo, int32_t hi, int32_t st,
 static void ls_block(ls *s, int32_t lo, int32_t hi, bool later,
 		     int32_t *ord)
 {
-	const view *v = s->v;
 	int32_t st = ++s->st, k = 0;
 	if (later) {
 		s->nst[s->seq[lo]] = st;
 		for (int32_t i = lo + 1; i <= hi; i++) {
 			int32_t y = s->seq[i];
-			for (int32_t j = v->poff[y]; j < v->poff[y + 1]; j++)
-				if (s->nst[v->pred[j]] == st) {
+			for (int32_t j = s->opoff[y]; j < s->opoff[y + 1]; j++)
+				if (s->nst[s->opred[j]] == st) {
 					s->nst[y] = st;
 					break;
 				}
@@ -475,6 +477,26 @@ static void ls_tie_all(ls *s, ds_arena *a)
 		}
 }
 
+/* The operations among each node's view lists adj (offsets off), in
+ * their order, into *xoff and *xadj from a. */
+static void ls_op_lists(ls *s, ds_arena *a, const int32_t *off,
+			const int32_t *adj, int32_t **xoff, int32_t **xadj)
+{
+	const int32_t n = s->g->n;
+	int32_t *o = ds_arena_alloc(a, (size_t)n + 1, sizeof *o);
+	int32_t *x = ds_arena_alloc(a, (size_t)off[n] + 1, sizeof *x);
+	*xoff = o;
+	*xadj = x;
+	if (a->failed)
+		return;
+	for (int32_t y = 0; y < n; y++) {
+		o[y + 1] = o[y];
+		for (int32_t k = off[y]; k < off[y + 1]; k++)
+			if (s->g->kind[adj[k]] == DS_OP)
+				x[o[y + 1]++] = adj[k];
+	}
+}
+
 ls *mpas_ls_new(ds_arena *a, const ds_graph *g, const view *v, ds_err *e)
 {
 	const int32_t n = g->n, nb = g->nbuf;
@@ -514,6 +536,10 @@ ls *mpas_ls_new(ds_arena *a, const ds_graph *g, const view *v, ds_err *e)
 		ls_sort_buffers(s, a);
 	if (!a->failed)
 		ls_tie_all(s, a);
+	if (!a->failed) {
+		ls_op_lists(s, a, v->soff, v->succ, &s->osoff, &s->osucc);
+		ls_op_lists(s, a, v->poff, v->pred, &s->opoff, &s->opred);
+	}
 	if (a->failed) {
 		ds_fail(e, DS_ENOMEM, "out of memory");
 		return NULL;

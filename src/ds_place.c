@@ -22,8 +22,8 @@
  * that a SPILL_OUT need not wait for a use that has just run (the
  * traffic may differ from FURTHEST's either way).
  *
- * Cost: O(N + E) to prepare, then O(R) per placement and O(R log R + R W)
- * per spill decision (twice that with AGED), R the number of resident
+ * Cost: O(N + E) to prepare, then O(R) per placement and O(R W) per
+ * spill decision (twice that with AGED), R the number of resident
  * buffers in that memory and W the most buffers one window overlaps. */
 #include "ds_stage.h"
 
@@ -149,25 +149,22 @@ static int spill_out(placer *s, int m, int32_t b)
 /* Score of spilling the buffers overlapping [x, x+size): lower is better;
  * -1 when a protected buffer is in the way.  *bytes gets the bytes
  * they hold, the tie-break; *age the fewest positions since one of them
- * was last used. */
+ * was last used.  *from: no resident buffer before index *from ends after
+ * x; it moves on to the first that does, so a caller trying windows by
+ * increasing x scans each buffer once (resident buffers do not overlap,
+ * so their ends grow with their starts). */
 static double window_cost(placer *s, int m, int64_t x, int64_t size,
-			  int64_t *bytes, int32_t *age)
+			  int64_t *bytes, int32_t *age, int32_t *from)
 {
 	const ds_graph *g = s->g;
 	const slot *r = s->res[m];
 	double cost = 0, nearest = INT32_MAX;
 	*bytes = 0;
 	*age = INT32_MAX;
-	/* resident buffers do not overlap, so their ends grow with their
-	 * starts: the first one ending after x is found by bisection */
-	int32_t a = 0, z = s->nres[m];
-	while (a < z) {
-		int32_t mid = a + (z - a) / 2;
-		if (r[mid].lo + g->buf_size[r[mid].buf] <= x)
-			a = mid + 1;
-		else
-			z = mid;
-	}
+	int32_t a = *from;
+	while (a < s->nres[m] && r[a].lo + g->buf_size[r[a].buf] <= x)
+		a++;
+	*from = a;
 	for (int32_t i = a; i < s->nres[m] && r[i].lo < x + size; i++) {
 		int32_t b = r[i].buf;
 		if (s->mark[b] == s->now)
@@ -191,7 +188,8 @@ static double window_cost(placer *s, int m, int64_t x, int64_t size,
 }
 
 /* Candidate window i of m for size bytes: windows start at 0 or a
- * buffer's end, or end at a buffer's start or the capacity; -1 when it
+ * buffer's end (i < nres), or end at a buffer's start or the capacity:
+ * two runs of increasing starts (see window_cost's from); -1 when it
  * does not fit in m. */
 static int64_t window_at(const placer *s, int m, int64_t size, int32_t i)
 {
@@ -222,12 +220,15 @@ static int64_t pick_window(placer *s, int m, int64_t size)
 	const int32_t nw = 2 * s->nres[m] + 1;
 	for (int pass = 0; pass < 2; pass++) {
 		const double lim = best * (1 + s->o->tie_pct / 100.0);
+		int32_t from = 0;
 		for (int32_t i = -1; i < nw; i++) {
+			if (i == s->nres[m])
+				from = 0; /* the second run of starts */
 			int64_t cand = window_at(s, m, size, i), bytes;
 			int32_t age;
 			double c = cand < 0 ? -1
 					    : window_cost(s, m, cand, size,
-							  &bytes, &age);
+							  &bytes, &age, &from);
 			if (c < 0 || (pass == 1 && (c > lim || age < best_age)))
 				continue;
 			if (pass == 1 && age > best_age) {

@@ -60,8 +60,9 @@
  * each other and the one-live rule holds whenever the groups need
  * nothing of each other.
  *
- * Cost, N nodes, E constraint edges: O((N + E) log N) per round of
- * hashing (until the classes stop growing, at most CANON_ROUNDS), plus
+ * Cost, N nodes, E constraint edges: O(N + E) per round of hashing
+ * (until the classes stop growing, at most CANON_ROUNDS; the class counts
+ * sort by radix, ds_hkey_sort), O(N log N) for the final sort, plus
  * the walk's re-ageing, O(T log N) for T at most TOUCH_MAX per buffer per
  * walked operation.  Memory O(N + E + T).  The band order: O(N + E) for
  * the sweeps and each pull, O((N + E) log(N + E)) for the sorts of each
@@ -122,12 +123,13 @@ static int pkey_cmp(const void *a, const void *b)
 }
 
 /* Number of distinct values in hs[0..n), with k[0..n] as scratch. */
-static int32_t count_classes(const uint64_t *hs, int32_t n, ds_hkey *k)
+static int32_t count_classes(const ds_heap *h, const uint64_t *hs, int32_t n,
+			     ds_hkey *k)
 {
 	int32_t c = 0;
 	for (int32_t x = 0; x < n; x++)
 		k[x] = (ds_hkey){hs[x], x};
-	qsort(k, (size_t)n, sizeof *k, ds_hkey_cmp);
+	ds_hkey_sort(h, k, (size_t)n);
 	for (int32_t i = 0; i < n; i++)
 		c += i == 0 || k[i].h != k[i - 1].h;
 	return c;
@@ -198,7 +200,7 @@ static void hash_nodes(const ds_graph *g, uint64_t *hs, uint64_t *h2,
 		hs[x] = mix64(hs[x] + mix64((uint64_t)dp[x] << 32 | (uint32_t)ht[x]));
 	/* sums of mixed hashes: independent of the lists' order; until the
 	 * number of classes stops growing (each round refines the last) */
-	int32_t classes = count_classes(hs, n, k);
+	int32_t classes = count_classes(g->heap, hs, n, k);
 	for (int round = 0; round < CANON_ROUNDS; round++) {
 		for (int32_t x = 0; x < n; x++) {
 			uint64_t a = 0, b = 0;
@@ -212,7 +214,7 @@ static void hash_nodes(const ds_graph *g, uint64_t *hs, uint64_t *h2,
 				      (mix64(operands(g, hs, x)) * 5));
 		}
 		memcpy(hs, h2, (size_t)n * sizeof *hs);
-		int32_t c = count_classes(hs, n, k);
+		int32_t c = count_classes(g->heap, hs, n, k);
 		if (c == classes)
 			break;
 		classes = c;
@@ -221,11 +223,12 @@ static void hash_nodes(const ds_graph *g, uint64_t *hs, uint64_t *h2,
 
 /* hr[0..n): the nodes by hash, nodes alike in it by Id.  k is
  * scratch. */
-static void hash_rank(const uint64_t *hs, int32_t n, ds_hkey *k, int32_t *hr)
+static void hash_rank(const ds_heap *h, const uint64_t *hs, int32_t n,
+		      ds_hkey *k, int32_t *hr)
 {
 	for (int32_t x = 0; x < n; x++)
 		k[x] = (ds_hkey){hs[x], x};
-	qsort(k, (size_t)n, sizeof *k, ds_hkey_cmp);
+	ds_hkey_sort(h, k, (size_t)n);
 	for (int32_t i = 0; i < n; i++)
 		hr[k[i].x] = i;
 }
@@ -535,15 +538,15 @@ static int walk_run(const ds_graph *g, const uint8_t *pull, const int32_t *ht,
 	return DS_OK;
 }
 
-void ds_rank_sort_lists(const int32_t *off, int32_t *adj, int32_t n,
-			const int32_t *rank, ds_hkey *k)
+void ds_rank_sort_lists(const ds_heap *h, const int32_t *off, int32_t *adj,
+			int32_t n, const int32_t *rank, ds_hkey *k)
 {
 	int64_t ne = off[n];
 	for (int32_t x = 0; x < n; x++)
 		for (int32_t i = off[x]; i < off[x + 1]; i++)
 			k[i] = (ds_hkey){(uint64_t)x << 32 | (uint32_t)rank[adj[i]],
 				      adj[i]};
-	qsort(k, (size_t)ne, sizeof *k, ds_hkey_cmp);
+	ds_hkey_sort(h, k, (size_t)ne);
 	for (int64_t i = 0; i < ne; i++)
 		adj[i] = k[i].x;
 }
@@ -598,11 +601,11 @@ static void canon_pred_order(const ds_graph *g, canon *c, int32_t *placed)
 		c->k[x] = (ds_hkey){(uint64_t)(n - c->dp[x]) << 32 |
 					    (uint32_t)c->hr[x],
 				    x};
-	qsort(c->k, (size_t)n, sizeof *c->k, ds_hkey_cmp);
+	ds_hkey_sort(g->heap, c->k, (size_t)n);
 	for (int32_t i = 0; i < n; i++)
 		placed[c->k[i].x] = i;
 	memcpy(c->psort, g->pred, (size_t)g->pred_off[n] * sizeof *c->psort);
-	ds_rank_sort_lists(g->pred_off, c->psort, n, placed, c->k2);
+	ds_rank_sort_lists(g->heap, g->pred_off, c->psort, n, placed, c->k2);
 }
 
 /* The pulled operations walked operation hd needs that are not placed
@@ -699,7 +702,7 @@ static int canon_rank(const ds_graph *g, canon *c, int32_t *rank,
 {
 	const int32_t n = g->n;
 	int64_t *pos = (int64_t *)c->h2;
-	hash_rank(c->hs, n, c->k, c->hr);
+	hash_rank(g->heap, c->hs, n, c->k, c->hr);
 	int rc = walk_run(g, c->pull, c->ht, c->hr, &c->W, c->indeg, c->stk,
 			  pos, e);
 	if (rc)

@@ -8,8 +8,8 @@
 
 /* Sorts each list adj[off[x]..off[x+1]) of a CSR over n nodes by rank,
  * with k[0..off[n]] as scratch: one sort of all entries keyed by (list,
- * rank), O(E log E) whatever the degrees. */
-void ds_rank_sort_lists(const int32_t *off, int32_t *adj, int32_t n,
-			const int32_t *rank, ds_hkey *k);
+ * rank), O(E) whatever the degrees (ds_hkey_sort, its scratch from h). */
+void ds_rank_sort_lists(const ds_heap *h, const int32_t *off, int32_t *adj,
+			int32_t n, const int32_t *rank, ds_hkey *k);
 
 #endif

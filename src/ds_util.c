@@ -467,3 +467,52 @@ int ds_hkey_cmp(const void *a, const void *b)
 		return p->h < q->h ? -1 : 1;
 	return (p->x > q->x) - (p->x < q->x);
 }
+
+/* Digit d (8 bits) of k's sort key, least significant first: the four
+ * of x (sign flipped: x is signed), then the eight of h. */
+static unsigned hkey_digit(const ds_hkey *k, int d)
+{
+	if (d < 4)
+		return ((uint32_t)k->x ^ 0x80000000u) >> (8 * d) & 0xff;
+	return (unsigned)(k->h >> (8 * (d - 4)) & 0xff);
+}
+
+/* Below this many keys, qsort: the radix sort's fixed cost (twelve
+ * histograms of 256) would dominate.  Not tuned: the sorts that cost
+ * time here are of thousands of keys (every node or edge of a graph). */
+#define HKEY_RADIX_MIN 64
+
+void ds_hkey_sort(const ds_heap *h, ds_hkey *k, size_t n)
+{
+	ds_hkey *t = n >= HKEY_RADIX_MIN && n <= UINT32_MAX
+			     ? ds_alloc(h, n, sizeof *t)
+			     : NULL;
+	if (!t) {
+		qsort(k, n, sizeof *k, ds_hkey_cmp);
+		return;
+	}
+	static const int nd = 12;
+	uint32_t cnt[12][256] = {{0}};
+	for (size_t i = 0; i < n; i++)
+		for (int d = 0; d < nd; d++)
+			cnt[d][hkey_digit(&k[i], d)]++;
+	ds_hkey *src = k, *dst = t;
+	for (int d = 0; d < nd; d++) {
+		if (cnt[d][hkey_digit(&k[0], d)] == n)
+			continue; /* one digit for all: the pass changes nothing */
+		uint32_t at = 0;
+		for (int v = 0; v < 256; v++) {
+			uint32_t c = cnt[d][v];
+			cnt[d][v] = at;
+			at += c;
+		}
+		for (size_t i = 0; i < n; i++)
+			dst[cnt[d][hkey_digit(&src[i], d)]++] = src[i];
+		ds_hkey *s = src;
+		src = dst;
+		dst = s;
+	}
+	if (src != k)
+		memcpy(k, src, n * sizeof *k);
+	ds_free(h, t);
+}
