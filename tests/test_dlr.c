@@ -213,6 +213,20 @@ static void check_reloads(const ds_graph *g, const ds_plan *p)
 	}
 }
 
+/* The graph of json with L1 of l1 bytes (the other memories as SPEC.md);
+ * the test fails when it does not load. */
+static ds_graph *load_l1(const char *json, int64_t l1)
+{
+	ds_caps caps;
+	ds_caps_default(&caps);
+	caps.cap[DS_L1] = l1;
+	ds_graph *g = NULL;
+	ds_err e;
+	if (load_caps(json, &caps, &g, &e))
+		fail_msg("%s", e.msg);
+	return g;
+}
+
 /* L1 holds two of three 100-byte buffers: C (loaded by a COPY_IN) and D
  * (written here) stay live across E's life, so one must go; C costs 100,
  * D 200. */
@@ -235,13 +249,7 @@ static const char copyin_json[] =
 static void copyin_victim_costs_size(void **state)
 {
 	(void)state;
-	ds_caps caps;
-	ds_caps_default(&caps);
-	caps.cap[DS_L1] = 200;
-	ds_graph *g = NULL;
-	ds_err e;
-	if (load_caps(copyin_json, &caps, &g, &e))
-		fail_msg("%s", e.msg);
+	ds_graph *g = load_l1(copyin_json, 200);
 	ds_plan p;
 	ds_figures f;
 	run_dlr(g, &p, &f);
@@ -288,13 +296,7 @@ static void place_ids(const ds_graph *g, int v, int32_t tie, ds_plan *p,
 static void aged_victims(void **state)
 {
 	(void)state;
-	ds_caps caps;
-	ds_caps_default(&caps);
-	caps.cap[DS_L1] = 200;
-	ds_graph *g = NULL;
-	ds_err e;
-	if (load_caps(aged_json, &caps, &g, &e))
-		fail_msg("%s", e.msg);
+	ds_graph *g = load_l1(aged_json, 200);
 	ds_plan p;
 	ds_figures far, aged, near;
 	place_ids(g, DS_VICTIM_FURTHEST, 0, &p, &far);
@@ -351,13 +353,7 @@ static void contiguous_window(void **state)
 		ds_text_printf(&t, ",[%d,17],[18,%d]", 4 * i + 1, 4 * i + 2);
 	ds_text_printf(&t, "]}");
 	assert_false(t.failed);
-	ds_caps caps;
-	ds_caps_default(&caps);
-	caps.cap[DS_L1] = 100;
-	ds_graph *g = NULL;
-	ds_err e;
-	if (load_caps(t.s, &caps, &g, &e))
-		fail_msg("%s", e.msg);
+	ds_graph *g = load_l1(t.s, 100);
 	ds_text_free(&t);
 	ds_plan p;
 	ds_figures f;
