@@ -288,7 +288,6 @@ static int64_t traffic_cap(const ds_run_opts *o, int64_t dlr_ddr)
 	return (int64_t)((double)dlr_ddr * (1 + pct / 100));
 }
 
-/* Stage 3: CPE on DLR's plan, against the baselines' plans through CPE. */
 /* Retiming after CPE (ds_retime.c), its traffic cap the budget over
  * DLR's figure (dlr_ddr): its plan replaces *p only when the replay finds
  * it shorter, so never worse by construction.  *fig: p's figures. */
