@@ -112,6 +112,7 @@ typedef struct cpe {
 			    counting those started (cm_unstarted_until) */
 #ifndef NDEBUG
 	uint64_t skip_calls; /* cm_next_unstarted's debug check */
+	uint64_t fen_calls;  /* cm_unstarted_until's debug check */
 #endif
 	int64_t *resv; /* scratch: reserved address intervals */
 

@@ -463,6 +463,7 @@ static void cl_reset(cpe *c)
 		c->skip[j] = j;
 #ifndef NDEBUG
 	c->skip_calls = 0;
+	c->fen_calls = 0;
 #endif
 	memset(c->bo_started, 0, (size_t)c->nbo);
 	memset(c->bo_fen, 0, (size_t)(c->mo_off[DS_NMEM] + 1) * sizeof *c->bo_fen);

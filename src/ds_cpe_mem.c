@@ -290,7 +290,7 @@ static int32_t cm_started_before(const cpe *c, int32_t j)
 /* Backbone occupancies of memory m not started yet that start at or
  * before backbone position until: O(log N), where walking the list
  * (cm_next_unstarted) is O(count). */
-static int32_t cm_unstarted_until(const cpe *c, int m, int32_t until)
+static int32_t cm_unstarted_until(cpe *c, int m, int32_t until)
 {
 	int32_t a = c->mo_off[m], z = c->mo_off[m + 1] - 1; /* sentinel */
 	const int32_t a0 = a;
@@ -301,7 +301,20 @@ static int32_t cm_unstarted_until(const cpe *c, int m, int32_t until)
 		else
 			z = mid;
 	}
-	return a - a0 - (cm_started_before(c, a) - cm_started_before(c, a0));
+	int32_t k = a - a0 -
+		    (cm_started_before(c, a) - cm_started_before(c, a0));
+#ifndef NDEBUG
+	/* debug, at every power-of-two call of a simulation: the count
+	 * from scratch, against the Fenwick tree kept by cm_started */
+	c->fen_calls++;
+	if ((c->fen_calls & (c->fen_calls - 1)) == 0) {
+		int32_t naive = 0;
+		for (int32_t j = a0; j < a; j++)
+			naive += !c->bo_started[c->mo_list[j]];
+		DS_ASSERT(naive == k);
+	}
+#endif
+	return k;
 }
 
 /* Online: may the occupancy v starts take its backbone window at time t?
