@@ -1,8 +1,10 @@
-/* test_arena.c: the scratch arena of ds_util.c (ds.h). */
+/* test_arena.c: the scratch arena of ds_util.c (ds.h), and its sort of
+ * (hash, index) keys. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -94,6 +96,39 @@ static void overflow_refused(void **state)
 	ds_arena_free(&a);
 }
 
+/* ds_hkey_sort gives qsort's array (ds_hkey_cmp) on keys with repeated
+ * hashes, negative and repeated indices, hashes differing only in their
+ * high bytes, below and above the radix sort's threshold; and the same
+ * when its scratch cannot be had (qsort then), leaking nothing. */
+static void hkey_sort_is_qsort(void **state)
+{
+	(void)state;
+	static const size_t sizes[] = {0, 1, 2, 63, 64, 65, 1000, 5000};
+	uint64_t r = 88172645463325252u; /* xorshift64 */
+	for (size_t s = 0; s < sizeof sizes / sizeof *sizes; s++)
+		for (long fail = 0; fail < 2; fail++) {
+			size_t n = sizes[s];
+			ds_hkey *a = calloc(n + 1, sizeof *a);
+			ds_hkey *b = calloc(n + 1, sizeof *b);
+			assert_non_null(a);
+			assert_non_null(b);
+			for (size_t i = 0; i < n; i++) {
+				r ^= r << 13, r ^= r >> 7, r ^= r << 17;
+				a[i].h = (r % 5) << (8 * (r % 8));
+				a[i].x = (int32_t)(r >> 40) % 50 - 25;
+			}
+			memcpy(b, a, n * sizeof *a);
+			qsort(b, n, sizeof *b, ds_hkey_cmp);
+			ds_faulty f = {.fail_at = fail};
+			ds_heap h = ds_heap_faulty(&f);
+			ds_hkey_sort(&h, a, n);
+			assert_memory_equal(a, b, n * sizeof *a);
+			assert_int_equal(f.live, 0);
+			free(a);
+			free(b);
+		}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -101,6 +136,7 @@ int main(void)
 		cmocka_unit_test(grow_and_release),
 		cmocka_unit_test(failure_is_sticky),
 		cmocka_unit_test(overflow_refused),
+		cmocka_unit_test(hkey_sort_is_qsort),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
