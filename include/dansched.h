@@ -177,8 +177,8 @@ typedef struct dansched_options {
 	int64_t effort;		   /* search iterations; 0: the default */
 	double traffic_budget_pct; /* the final plan may have this % more
 				      extra DDR traffic than DLR's, spent
-				      by retiming where it shortens the
-				      makespan (5) */
+				      where it shortens the makespan
+				      (aged victims, retiming) (5) */
 	double peak_budget_pct;	   /* CPE may add this % to peak_vstay,
 				      where the peak held it back (5) */
 	/* called after each stage ("mpas", "dlr", "cpe") with its CPU time

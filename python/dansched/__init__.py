@@ -500,8 +500,8 @@ class Graph(_Owned):
         order without offsets (one live buffer per L0 memory).
         effort: search iterations for every stage (0: the default).
         traffic_budget: % more extra DDR traffic than DLR's plan the final
-            plan may have, spent by retiming where it shortens the
-            makespan (5).
+            plan may have, spent where it shortens the makespan (a
+            placement with aged victims, retiming) (5).
         peak_budget: % CPE may add to peak_vstay where the peak held it
             back (5).
         capacities: {memory: bytes} to plan for other capacities than the
