@@ -51,6 +51,11 @@ typedef struct job {
 /* The bundled graphs (every .json of the data folder), sorted; free
  * them with cli_free_list. */
 int cli_bundled_graphs(char ***out, int *count);
+/* The graphs a command works on: its operands, or else the bundled graphs
+ * (*bundled then holds them, for cli_free_list; NULL otherwise). 0 or
+ * cli_bundled_graphs' exit status. */
+int cli_graph_paths(args *a, char ***bundled, const char ***paths,
+		    int *np);
 /* Parses a command's options with getopt_long (see main.c); 0 to go on,
  * -1 when --help was answered, or the exit status of a usage error. */
 int cli_command_args(int argc, char **argv, const char *usage,

@@ -370,13 +370,10 @@ int cmd_bench(int argc, char **argv)
 	if (a.scale)
 		return bench_scale(&a);
 	char **bundled = NULL;
-	int np = a.npos;
-	const char **paths = a.pos;
-	if (np == 0) {
-		if ((rc = cli_bundled_graphs(&bundled, &np)))
-			return rc;
-		paths = (const char **)bundled;
-	}
+	const char **paths;
+	int np;
+	if ((rc = cli_graph_paths(&a, &bundled, &paths, &np)))
+		return rc;
 	int njobs = np * DANSCHED_NSCHEDULERS;
 	job *jobs = calloc((size_t)njobs, sizeof *jobs);
 	if (!jobs) {

@@ -579,6 +579,19 @@ int cli_bundled_graphs(char ***out, int *count)
 	return rc;
 }
 
+int cli_graph_paths(args *a, char ***bundled, const char ***paths,
+		    int *np)
+{
+	*bundled = NULL;
+	*paths = a->pos;
+	*np = a->npos;
+	if (*np > 0)
+		return 0;
+	int rc = cli_bundled_graphs(bundled, np);
+	*paths = (const char **)*bundled;
+	return rc;
+}
+
 void cli_free_list(char **list, int n)
 {
 	for (int i = 0; i < n; i++)
@@ -713,13 +726,10 @@ static int cmd_schedule(int argc, char **argv)
 	bool tty = !a.quiet && !a.verbose && isatty(fileno(stderr));
 
 	char **bundled = NULL;
-	int np = a.npos;
-	const char **paths = a.pos;
-	if (np == 0) {
-		if ((rc = cli_bundled_graphs(&bundled, &np)))
-			return rc;
-		paths = (const char **)bundled;
-	}
+	const char **paths;
+	int np;
+	if ((rc = cli_graph_paths(&a, &bundled, &paths, &np)))
+		return rc;
 	job *jobs = calloc((size_t)np, sizeof *jobs);
 	if (!jobs) {
 		cli_free_list(bundled, np);
