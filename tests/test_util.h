@@ -299,6 +299,21 @@ static inline bool test_quick(void)
 	return q && *q && strcmp(q, "0") != 0;
 }
 
+/* The bundled graph data/<file> (a file name, "Conv_Case0.json"), at the
+ * default capacities on the standard heap; fails the test otherwise. */
+static inline ds_graph *load_bundled(const char *file)
+{
+	char path[4096];
+	snprintf(path, sizeof path, "%s/data/%s", DS_SOURCE_DIR, file);
+	ds_caps caps;
+	ds_caps_default(&caps);
+	ds_graph *g = NULL;
+	ds_err e;
+	if (ds_load_graph(ds_heap_std(), path, &caps, &g, &e))
+		fail_msg("%s", e.msg);
+	return g;
+}
+
 typedef void (*bundled_fn)(const char *name, const char *path, ds_graph *g,
 			   void *ud);
 static inline int for_each_bundled(bundled_fn fn, void *ud)
@@ -310,12 +325,7 @@ static inline int for_each_bundled(bundled_fn fn, void *ud)
 		char path[4096];
 		snprintf(path, sizeof path, "%s/data/%s", DS_SOURCE_DIR,
 			 list[i]->d_name);
-		ds_caps caps;
-		ds_caps_default(&caps);
-		ds_graph *g = NULL;
-		ds_err e;
-		if (ds_load_graph(ds_heap_std(), path, &caps, &g, &e))
-			fail_msg("%s", e.msg);
+		ds_graph *g = load_bundled(list[i]->d_name);
 		fn(list[i]->d_name, path, g, ud);
 		ds_graph_free(g);
 		free(list[i]);
@@ -348,20 +358,6 @@ static inline bool plans_equal(const ds_graph *g, const ds_plan *a,
 			(size_t)a->nspill * sizeof *a->spill));
 }
 
-/* The bundled graph data/<file> (a file name, "Conv_Case0.json"), at the
- * default capacities on the standard heap; fails the test otherwise. */
-static inline ds_graph *load_bundled(const char *file)
-{
-	char path[4096];
-	snprintf(path, sizeof path, "%s/data/%s", DS_SOURCE_DIR, file);
-	ds_caps caps;
-	ds_caps_default(&caps);
-	ds_graph *g = NULL;
-	ds_err e;
-	if (ds_load_graph(ds_heap_std(), path, &caps, &g, &e))
-		fail_msg("%s", e.msg);
-	return g;
-}
 
 /* The same for a case name ("Conv_Case0"). */
 static inline ds_graph *load_bundled_case(const char *name)
