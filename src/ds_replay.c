@@ -351,120 +351,144 @@ static int occupy(replay *r, int32_t b, int64_t off, int32_t v)
 	return DS_OK;
 }
 
-/* Walks the schedule: residency, the one-live rule, peak_vstay and
- * per-memory occupancy, and (with offsets) capacity, overlap, reuse edges. */
-static int walk_memory(replay *r, bool q1, ds_figures *f)
+/* The memory walk's running state: which buffers are resident, the
+ * vstay total, the bytes used and (L0) buffers live per memory. */
+typedef struct mem_walk {
+	uint8_t *res;
+	bool q1;
+	int64_t vstay;
+	int64_t used[DS_NMEM];
+	int32_t l0[DS_NMEM];
+} mem_walk;
+
+/* An operation: every buffer it lists must be resident. */
+static int check_uses(replay *r, const mem_walk *w, int32_t v)
+{
+	const ds_graph *g = r->g;
+	char lv[96];
+	for (int32_t k = g->use_off[v]; k < g->use_off[v + 1]; k++)
+		if (!w->res[g->use[k]])
+			return ds_fail(r->e, DS_EPLAN,
+				       "residency: node %s uses buffer %lld "
+				       "while it is not resident",
+				       ds_node_label(g, r->p, v, lv, sizeof lv),
+				       (long long)g->buf_id[g->use[k]]);
+	return DS_OK;
+}
+
+/* ALLOC v of buffer b: vstay and its peak, the one-live rule (q1). */
+static int alloc_step(replay *r, mem_walk *w, int32_t v, int32_t b,
+		      ds_figures *f)
+{
+	const ds_graph *g = r->g;
+	int m = g->buf_mem[b];
+	char lv[96];
+	if (ds_mem_stays(m)) {
+		w->vstay += g->buf_size[b];
+		if (w->vstay > f->peak_vstay)
+			f->peak_vstay = w->vstay;
+	} else if (++w->l0[m] > 1 && w->q1) {
+		return ds_fail(r->e, DS_EPLAN,
+			       "one-live (--q1): buffer %lld is the second "
+			       "live buffer in %s (node %s)",
+			       (long long)g->buf_id[b], ds_mem_names[m],
+			       ds_node_label(g, r->p, v, lv, sizeof lv));
+	}
+	return DS_OK;
+}
+
+/* FREE v of buffer b: it must be resident. */
+static int free_step(replay *r, mem_walk *w, int32_t v, int32_t b)
+{
+	const ds_graph *g = r->g;
+	int m = g->buf_mem[b];
+	char lv[96];
+	if (ds_mem_stays(m))
+		w->vstay -= g->buf_size[b];
+	else
+		w->l0[m]--;
+	if (!w->res[b])
+		return ds_fail(r->e, DS_EPLAN,
+			       "residency: FREE %s of a buffer that is not "
+			       "resident",
+			       ds_node_label(g, r->p, v, lv, sizeof lv));
+	return DS_OK;
+}
+
+/* Spill node v of buffer b: a SPILL_OUT needs it resident, a SPILL_IN
+ * not. */
+static int spill_step(replay *r, const mem_walk *w, int32_t v, int32_t b,
+		      bool out)
+{
+	char lv[96];
+	if (out == (w->res[b] != 0))
+		return DS_OK;
+	return ds_fail(r->e, DS_EPLAN, "residency: %s while the buffer is %s",
+		       ds_node_label(r->g, r->p, v, lv, sizeof lv),
+		       out ? "not resident" : "still resident");
+}
+
+/* Buffer b's occupancy starts at node v at offset off (ALLOC or
+ * SPILL_IN), or ends (FREE or SPILL_OUT): residency, bytes used and
+ * their peak, and with offsets the address map. */
+static int occupancy_step(replay *r, mem_walk *w, int32_t v, int32_t b,
+			  bool starts, int64_t off, ds_figures *f)
+{
+	const ds_graph *g = r->g;
+	const bool mem = r->p->offset != NULL;
+	int m = g->buf_mem[b];
+	if (starts) {
+		int rc = mem ? occupy(r, b, off, v) : DS_OK;
+		if (rc)
+			return rc;
+		w->res[b] = 1;
+		w->used[m] += g->buf_size[b];
+		if (w->used[m] > f->peak_mem[m])
+			f->peak_mem[m] = w->used[m];
+	} else {
+		if (mem)
+			r->occ_end[r->cur_occ[b]] = v;
+		w->res[b] = 0;
+		w->used[m] -= g->buf_size[b];
+	}
+	return DS_OK;
+}
+
+/* One node of the schedule in the memory walk. */
+static int memory_step(replay *r, mem_walk *w, int32_t v, ds_figures *f)
 {
 	const ds_graph *g = r->g;
 	const ds_plan *p = r->p;
 	const int32_t n = g->n;
-	const bool mem = p->offset != NULL;
-	uint8_t *res = ds_arena_alloc(&r->a, (size_t)g->nbuf, 1);
-	if (!res)
-		return ds_fail(r->e, DS_ENOMEM, "out of memory");
-	int64_t vstay = 0, used[DS_NMEM] = {0};
-	int32_t l0[DS_NMEM] = {0};
-	int rc = DS_OK;
-	char lv[96];
-	for (int32_t i = 0; i < p->len && rc == DS_OK; i++) {
-		int32_t v = p->order[i];
-		int32_t b;
-		bool starts = false, ends = false;
-		int64_t off = -1;
-		if (v < n && g->kind[v] == DS_OP) {
-			for (int32_t k = g->use_off[v]; k < g->use_off[v + 1];
-			     k++)
-				if (!res[g->use[k]]) {
-					rc = ds_fail(
-						r->e, DS_EPLAN,
-						"residency: node %s uses buffer "
-						"%lld while it is not resident",
-						ds_node_label(g, p, v, lv,
-							      sizeof lv),
-						(long long)g->buf_id[g->use[k]]);
-					break;
-				}
-			continue;
-		}
-		if (v < n) {
-			b = g->buf[v];
-			int m = g->buf_mem[b];
-			int64_t sz = g->buf_size[b];
-			if (g->kind[v] == DS_ALLOC) {
-				if (ds_mem_stays(m)) {
-					vstay += sz;
-					if (vstay > f->peak_vstay)
-						f->peak_vstay = vstay;
-				} else if (++l0[m] > 1 && q1) {
-					rc = ds_fail(r->e, DS_EPLAN,
-						     "one-live (--q1): buffer "
-						     "%lld is the second live "
-						     "buffer in %s (node %s)",
-						     (long long)g->buf_id[b],
-						     ds_mem_names[m],
-						     ds_node_label(g, p, v, lv,
-								   sizeof lv));
-					break;
-				}
-				starts = true;
-				off = mem ? p->offset[b] : 0;
-			} else {
-				if (ds_mem_stays(m))
-					vstay -= sz;
-				else
-					l0[m]--;
-				if (!res[b]) {
-					rc = ds_fail(r->e, DS_EPLAN,
-						     "residency: FREE %s of a "
-						     "buffer that is not "
-						     "resident",
-						     ds_node_label(g, p, v, lv,
-								   sizeof lv));
-					break;
-				}
-				ends = true;
-			}
-		} else {
-			const ds_spill *s = &p->spill[(v - n) / 2];
-			b = s->buf;
-			if ((v - n) % 2 == 0) {
-				if (!res[b]) {
-					rc = ds_fail(r->e, DS_EPLAN,
-						     "residency: %s while the "
-						     "buffer is not resident",
-						     ds_node_label(g, p, v, lv,
-								   sizeof lv));
-					break;
-				}
-				ends = true;
-			} else {
-				if (res[b]) {
-					rc = ds_fail(r->e, DS_EPLAN,
-						     "residency: %s while the "
-						     "buffer is still resident",
-						     ds_node_label(g, p, v, lv,
-								   sizeof lv));
-					break;
-				}
-				starts = true;
-				off = s->offset;
-			}
-		}
-		int m = g->buf_mem[b];
-		if (starts) {
-			if (mem && (rc = occupy(r, b, off, v)))
-				break;
-			res[b] = 1;
-			used[m] += g->buf_size[b];
-			if (used[m] > f->peak_mem[m])
-				f->peak_mem[m] = used[m];
-		} else if (ends) {
-			if (mem)
-				r->occ_end[r->cur_occ[b]] = v;
-			res[b] = 0;
-			used[m] -= g->buf_size[b];
-		}
+	if (v < n && g->kind[v] == DS_OP)
+		return check_uses(r, w, v);
+	if (v < n) {
+		int32_t b = g->buf[v];
+		bool alloc = g->kind[v] == DS_ALLOC;
+		int rc = alloc ? alloc_step(r, w, v, b, f)
+			       : free_step(r, w, v, b);
+		int64_t off = alloc && p->offset ? p->offset[b] : 0;
+		return rc ? rc : occupancy_step(r, w, v, b, alloc, off, f);
 	}
+	const ds_spill *s = &p->spill[(v - n) / 2];
+	bool out = (v - n) % 2 == 0;
+	int rc = spill_step(r, w, v, s->buf, out);
+	return rc ? rc : occupancy_step(r, w, v, s->buf, !out, s->offset, f);
+}
+
+/* Walks the schedule: residency, the one-live rule, peak_vstay and
+ * per-memory occupancy, and (with offsets) capacity, overlap, reuse edges. */
+static int walk_memory(replay *r, bool q1, ds_figures *f)
+{
+	mem_walk w;
+	memset(&w, 0, sizeof w);
+	w.q1 = q1;
+	w.res = ds_arena_alloc(&r->a, (size_t)r->g->nbuf, 1);
+	if (!w.res)
+		return ds_fail(r->e, DS_ENOMEM, "out of memory");
+	int rc = DS_OK;
+	for (int32_t i = 0; i < r->p->len && rc == DS_OK; i++)
+		rc = memory_step(r, &w, r->p->order[i], f);
 	return rc;
 }
 
