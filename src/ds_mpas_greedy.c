@@ -793,11 +793,11 @@ static void gr_forced(run *r)
 		int32_t x = r->rdy[i];
 		DS_ASSERT(!r->done[x] && r->wait[x] == 0);
 		if (v->kind[x] == DS_ALLOC) {
-			if (ready < 0 || x < ready)
+			if (ready < 0 || v->rank[x] < v->rank[ready])
 				ready = x;
 			continue;
 		}
-		if (any < 0 || x < any)
+		if (any < 0 || v->rank[x] < v->rank[any])
 			any = x;
 		cand e;
 		if (gr_rate(r, x, &e) == EV_OK &&
