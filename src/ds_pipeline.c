@@ -331,8 +331,11 @@ static int retime(const ds_graph *g, const ds_run_opts *o, ds_plan *p,
  * after their last use in the first row group instead of K tiles whose
  * SPILL_OUT waited) and FlashAttention_Case1 143,130, but Matmul_Case0
  * 93,369 and Matmul_Case1 907,605, whose aged plans at 15 do not replay
- * shorter than at 10 and so are not kept; with 10 and 20, or 10, 15 and
- * 20, FlashAttention_Case1 keeps 10's plan (143,193). */
+ * shorter than at 10 and so are not kept.  With 10 and 20,
+ * FlashAttention_Case1 keeps 10's plan (143,193: its replay at 20 is the
+ * longer).  Adding 30 gives FlashAttention_Case1 141,608 at 21,760, but
+ * a copy of Conv_Case0 with its Ids and BufIds shuffled (seed 2)
+ * 446,540 instead of 444,954: the replay before CPE is a rough guide. */
 static const int32_t aged_tie_pcts[] = {10, 15};
 #define AGED_NTIES (sizeof aged_tie_pcts / sizeof *aged_tie_pcts)
 
