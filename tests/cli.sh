@@ -393,26 +393,31 @@ expect 0 "$B" schedule "$G" -o "$T/pb" --peak-budget 50 --quiet && {
 	[ "$dmk" -le "$zmk" ] || fail "default peak budget: makespan $dmk above budget 0's $zmk"
 }
 
-# ---- --traffic-budget: with 0, CPE may not add traffic over DLR's
-expect 0 "$B" schedule "$G" -o "$T/tb0" --traffic-budget 0 --quiet && {
+# ---- --traffic-budget: with 0, CPE may not add traffic over DLR's.  On
+# the second smallest graph (H): on the smallest, retiming's extra
+# eviction no longer pays since the aged backbone placed at two
+# tolerances (every budget gives the same plan there)
+H=$(ls -S "$DATA"/*.json | tail -n 2 | head -n 1)
+HC=$(basename "$H" .json)
+expect 0 "$B" schedule "$H" -o "$T/hdlr" --stage dlr --quiet &&
+	read -r _ hlx _ _ <<<"$(row_figures "$T/out" "$HC")"
+expect 0 "$B" schedule "$H" -o "$T/tb0" --traffic-budget 0 --quiet && {
 	cp "$T/out" "$T/tb0.txt"
-	read -r _ x _ _ <<<"$(row_figures "$T/out" "$C")"
-	read -r _ lx _ _ <<<"$(stage_figures dlr)"
-	[ "$x" -le "$lx" ] || fail "--traffic-budget 0: extra_ddr $x above DLR's $lx"
+	read -r _ x _ _ <<<"$(row_figures "$T/out" "$HC")"
+	[ "$x" -le "$hlx" ] || fail "--traffic-budget 0: extra_ddr $x above DLR's $hlx"
 }
-# with 50, retiming may spend up to half DLR's traffic again where that
-# shortens the makespan: on this graph it does (an eviction that buys
-# time), so the plans differ, the traffic stays under the cap and the
-# makespan is no longer than with 0
-expect 0 "$B" schedule "$G" -o "$T/tb50" --traffic-budget 50 --quiet && {
-	read -r _ x50 _ m50 <<<"$(row_figures "$T/out" "$C")"
-	read -r _ lx _ _ <<<"$(stage_figures dlr)"
-	read -r _ _ _ m0 <<<"$(row_figures "$T/tb0.txt" "$C")"
-	[ $((x50 * 100)) -le $((lx * 150)) ] || fail "--traffic-budget 50: extra_ddr $x50 over 150% of DLR's $lx"
+# with 50, the aged placement and retiming may spend up to half DLR's
+# traffic again where that shortens the makespan: on this graph they do
+# (an eviction that buys time), so the plans differ, the traffic stays
+# under the cap and the makespan is no longer than with 0
+expect 0 "$B" schedule "$H" -o "$T/tb50" --traffic-budget 50 --quiet && {
+	read -r _ x50 _ m50 <<<"$(row_figures "$T/out" "$HC")"
+	read -r _ _ _ m0 <<<"$(row_figures "$T/tb0.txt" "$HC")"
+	[ $((x50 * 100)) -le $((hlx * 150)) ] || fail "--traffic-budget 50: extra_ddr $x50 over 150% of DLR's $hlx"
 	[ "$m50" -le "$m0" ] || fail "--traffic-budget 50: makespan $m50 above budget 0's $m0"
-	if cmp -s "$T/tb0/${C}_schedule.txt" "$T/tb50/${C}_schedule.txt" &&
-		cmp -s "$T/tb0/${C}_memory.txt" "$T/tb50/${C}_memory.txt"; then
-		fail "--traffic-budget 0 and 50 give byte-identical plans on $C"
+	if cmp -s "$T/tb0/${HC}_schedule.txt" "$T/tb50/${HC}_schedule.txt" &&
+		cmp -s "$T/tb0/${HC}_memory.txt" "$T/tb50/${HC}_memory.txt"; then
+		fail "--traffic-budget 0 and 50 give byte-identical plans on $HC"
 	fi
 }
 

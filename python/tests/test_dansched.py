@@ -198,8 +198,19 @@ class TestCliAgreement(unittest.TestCase):
                     g.schedule(scheduler=scheduler, stage=stage) as plan:
                 self.check_plan(plan, cli[case], cli_dir, py_dir, case)
 
+    def assertFiguresEqual(self, got, want):
+        """Figures equal; the ratios (doubles) to 12 places: cJSON prints
+        15 significant digits when they read back within its tolerance,
+        so the CLI's may differ from the library's in the last bit
+        (FlashAttention_Case0's ratio_any 1.1375066690378801, printed
+        1.13750666903788)."""
+        got, want = dict(got), dict(want)
+        for k in [k for k, v in want.items() if isinstance(v, float)]:
+            self.assertAlmostEqual(got.pop(k), want.pop(k), places=12, msg=k)
+        self.assertEqual(got, want)
+
     def check_plan(self, plan, cli_figures, cli_dir, py_dir, case):
-        self.assertEqual(plan.figures, cli_figures)
+        self.assertFiguresEqual(plan.figures, cli_figures)
         base = os.path.join(cli_dir, case)
         self.assertEqual(plan.order,
                          [int(x) for x in read_lines(base + "_schedule.txt")])
@@ -218,9 +229,9 @@ class TestCliAgreement(unittest.TestCase):
                          "rb") as b:
                 self.assertEqual(a.read(), b.read(), path)
         # and replaying the plan's values gives the same figures
-        self.assertEqual(dansched.evaluate(plan.graph, plan.order,
-                                           plan.offsets, plan.spills),
-                         cli_figures)
+        self.assertFiguresEqual(dansched.evaluate(plan.graph, plan.order,
+                                                  plan.offsets, plan.spills),
+                                cli_figures)
 
     def test_original(self):
         self.check_scheduler("original")
