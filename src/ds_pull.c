@@ -1,15 +1,19 @@
 /* ds_pull.c: an order that pulls the uses a plan's spills separate.
  *
- * A plan's spill of buffer b stands between two uses of b: the last use
- * before its SPILL_OUT and the first after it.  Where the later use
- * could run right after the earlier one, the spill is the price of
- * running other work between them (FlashAttention_Case1: S tiles written
- * by their copies, spilled at once, read by their first vector op tens of
- * thousands of cycles later).  This order is the plan's own, except that
- * each such later use moves up to right after the earlier one, with the
- * ALLOCs it needs, and the FREEs it makes ready follow it; a moved use is
- * itself an earlier use for the pairs it starts.  Placing the order again
- * (DLR) then measures whether that pays.
+ * A plan's first spill of buffer b stands between two uses of b: the
+ * last use before its SPILL_OUT and the first after it.  Where the later
+ * use depends directly on the earlier one (an order constraint) and
+ * could run right after it, the spill is the price of running other work
+ * between them (FlashAttention_Case1: S tiles written by their copies,
+ * spilled at once, read by their first vector op tens of thousands of
+ * cycles later).  This order is the plan's own, except that each such
+ * later use moves up to right after the earlier one, with the ALLOCs it
+ * needs, and the FREEs it makes ready follow it; a moved use is itself an
+ * earlier use for the pairs it starts.  Placing the order again (DLR)
+ * then measures whether that pays.  Without the dependence (any two uses
+ * around a spill), FlashAttention_Case1's rounds found nothing below DLR's
+ * 21,504 bytes and FlashAttention_Case0 1,024 bytes (DLR 1,280), while
+ * Matmul_Case0's orders moved for nothing.
  *
  * Requires: a valid graph and a plan for it whose order ds_replay
  * accepts (spill nodes included).  Guarantees: a topological order of the
