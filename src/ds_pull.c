@@ -10,10 +10,11 @@
  * later use moves up to right after the earlier one, with the ALLOCs it
  * needs, and the FREEs it makes ready follow it; a moved use is itself an
  * earlier use for the pairs it starts.  Placing the order again (DLR)
- * then measures whether that pays.  Without the dependence (any two uses
- * around a spill), FlashAttention_Case1's rounds found nothing below DLR's
- * 21,504 bytes and FlashAttention_Case0 1,024 bytes (DLR 1,280), while
- * Matmul_Case0's orders moved for nothing.
+ * then measures whether that pays.  With direct false, any two uses
+ * around a first spill make a pair, the dependence or not: on its own
+ * that found nothing below DLR's 21,504 bytes on FlashAttention_Case1,
+ * but 1,024 bytes on FlashAttention_Case0 (DLR 1,280), so the pipeline
+ * runs the direct rounds first, then an undirected one (dlr_pulled).
  *
  * Requires: a valid graph and a plan for it whose order ds_replay
  * accepts (spill nodes included).  Guarantees: a topological order of the
@@ -40,6 +41,8 @@ typedef struct pull_ctx {
 	int32_t *order;
 	int32_t len;
 	int32_t moved;
+	bool direct;	  /* only pairs whose later use depends on the
+			     earlier one */
 } pull_ctx;
 
 /* The uses of b on each side of position so: the last before it (*a),
@@ -91,7 +94,7 @@ static int build_pairs(pull_ctx *x, const ds_plan *p, int32_t *first,
 			if (first[b] < 0)
 				continue;
 			uses_around(x, b, first[b], &a, &c);
-			if (a < 0 || c < 0 || !depends(g, a, c))
+			if (a < 0 || c < 0 || (x->direct && !depends(g, a, c)))
 				continue;
 			if (pass == 0)
 				x->to_off[a + 1]++;
@@ -178,12 +181,12 @@ static void put_pulling(pull_ctx *x, int32_t v)
 	}
 }
 
-int ds_order_pull(const ds_graph *g, const ds_plan *p, int32_t *order,
-		  int32_t *moved, ds_err *e)
+int ds_order_pull(const ds_graph *g, const ds_plan *p, bool direct,
+		  int32_t *order, int32_t *moved, ds_err *e)
 {
 	const ds_heap *h = g->heap;
 	const int32_t n = g->n;
-	pull_ctx x = {g, NULL, NULL, NULL, NULL, NULL, order, 0, 0};
+	pull_ctx x = {g, NULL, NULL, NULL, NULL, NULL, order, 0, 0, direct};
 	int32_t *first = ds_alloc(h, (size_t)g->nbuf + 1, sizeof *first);
 	x.pos = ds_alloc(h, (size_t)n, sizeof *x.pos);
 	x.to_off = ds_alloc(h, (size_t)n + 1, sizeof *x.to_off);

@@ -71,12 +71,13 @@ int ds_order_free_first_ranked(const ds_graph *g, const int32_t *rank,
 			       int32_t *order, ds_err *e);
 
 /* Plan p's order (spill nodes dropped), except that where a spill of a
- * buffer stands between two of its uses, the later use moves up to right
+ * buffer stands between two of its uses (with direct, only where the
+ * later use depends on the earlier one), the later use moves up to right
  * after the earlier one when it can run there, with its ALLOCs, and the
  * FREEs it makes ready follow (ds_pull.c); *moved counts the uses moved.
  * A topological order of the n nodes. */
-int ds_order_pull(const ds_graph *g, const ds_plan *p, int32_t *order,
-		  int32_t *moved, ds_err *e);
+int ds_order_pull(const ds_graph *g, const ds_plan *p, bool direct,
+		  int32_t *order, int32_t *moved, ds_err *e);
 
 /* The baselines' orders (ds_baseline.c): PyTorch Inductor's lpmf with its
  * BFS/DFS fallbacks, HEFT-style critical-path list, OpenVINO NPU's

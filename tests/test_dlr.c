@@ -349,17 +349,53 @@ static void pull_spilled_use(void **state)
 		fail_msg("%s", e.msg);
 	assert_int_equal(f.spills, 1);
 	assert_int_equal(p.spill[0].buf, ds_graph_find_buf(g, 1));
-	assert_int_equal(ds_order_pull(g, &p, pulled, &moved, &e), DS_OK);
+	assert_int_equal(ds_order_pull(g, &p, true, pulled, &moved, &e), DS_OK);
 	assert_int_equal(moved, 1);
 	assert_memory_equal(pulled, want, sizeof want);
 	if (ds_place(g, pulled, &o, &q, &e) || ds_replay(g, &q, NULL, &f, &e))
 		fail_msg("%s", e.msg);
 	assert_int_equal(f.spills, 0);
-	assert_int_equal(ds_order_pull(g, &q, order, &moved, &e), DS_OK);
+	assert_int_equal(ds_order_pull(g, &q, true, order, &moved, &e), DS_OK);
 	assert_int_equal(moved, 0);
 	assert_memory_equal(order, pulled, sizeof want);
 	ds_plan_free(g->heap, &p);
 	ds_plan_free(g->heap, &q);
+	ds_graph_free(g);
+}
+
+/* The same graph without the edge from B's write to its read: the
+ * direct pull leaves the order alone, the undirected one moves the read
+ * up as before. */
+static const char pull_any_json[] =
+	GRAPH(ALLOC(0, 0, 100, L1) "," OP(1, W, MTE1, 10, "0") ","
+	      ALLOC(2, 1, 100, L1) "," OP(3, W, MTE1, 10, "1") ","
+	      ALLOC(4, 2, 100, L1) "," OP(5, W, MTE1, 10, "2") ","
+	      OP(6, R, VECTOR, 10, "0") "," FREE(7, 0, 100, L1) ","
+	      OP(8, R, VECTOR, 10, "1") "," FREE(9, 1, 100, L1) ","
+	      OP(10, R, VECTOR, 10, "2") "," FREE(11, 2, 100, L1),
+	      "[1,6],[5,10]");
+
+static void pull_any_pair(void **state)
+{
+	(void)state;
+	ds_graph *g = load_l1(pull_any_json, 200);
+	int32_t order[12], pulled[12], moved;
+	const int32_t want[12] = {0, 1, 2, 3, 8, 9, 4, 5, 6, 7, 10, 11};
+	ds_plan p;
+	ds_figures f;
+	ds_err e;
+	ds_place_opts o = {DS_BEST_FIT, DS_VICTIM_FURTHEST, 0};
+	assert_int_equal(ds_order_id(g, order, &e), DS_OK);
+	if (ds_place(g, order, &o, &p, &e) || ds_replay(g, &p, NULL, &f, &e))
+		fail_msg("%s", e.msg);
+	assert_int_equal(p.spill[0].buf, ds_graph_find_buf(g, 1));
+	assert_int_equal(ds_order_pull(g, &p, true, pulled, &moved, &e), DS_OK);
+	assert_int_equal(moved, 0);
+	assert_memory_equal(pulled, order, sizeof want);
+	assert_int_equal(ds_order_pull(g, &p, false, pulled, &moved, &e), DS_OK);
+	assert_int_equal(moved, 1);
+	assert_memory_equal(pulled, want, sizeof want);
+	ds_plan_free(g->heap, &p);
 	ds_graph_free(g);
 }
 
@@ -744,6 +780,7 @@ int main(void)
 		cmocka_unit_test(contiguous_window),
 		cmocka_unit_test(aged_victims),
 		cmocka_unit_test(pull_spilled_use),
+		cmocka_unit_test(pull_any_pair),
 		cmocka_unit_test(cannot_be_placed),
 		cmocka_unit_test(out_of_memory),
 		cmocka_unit_test(effort_never_worse),
