@@ -198,8 +198,23 @@ class TestCliAgreement(unittest.TestCase):
                     g.schedule(scheduler=scheduler, stage=stage) as plan:
                 self.check_plan(plan, cli[case], cli_dir, py_dir, case)
 
+    def assert_figures(self, figures, cli_figures):
+        """figures (the library's) equal the CLI's JSON figures.  ratio_any
+        is a quotient: the CLI's JSON (cJSON) writes it with 15 significant
+        digits when those read back within DBL_EPSILON, so its last bit may
+        differ (Matmul_Case0 87,470 / 78,952: 1.1078883372175499 here,
+        1.10788833721755 in the JSON); every other figure is an integer
+        (or a flag) and compared exactly."""
+        mine, theirs = dict(figures), dict(cli_figures)
+        a, b = mine.pop("ratio_any", None), theirs.pop("ratio_any", None)
+        if a is None or b is None:
+            self.assertEqual(a, b)
+        else:
+            self.assertAlmostEqual(a, b, places=12)
+        self.assertEqual(mine, theirs)
+
     def check_plan(self, plan, cli_figures, cli_dir, py_dir, case):
-        self.assertEqual(plan.figures, cli_figures)
+        self.assert_figures(plan.figures, cli_figures)
         base = os.path.join(cli_dir, case)
         self.assertEqual(plan.order,
                          [int(x) for x in read_lines(base + "_schedule.txt")])
@@ -218,9 +233,9 @@ class TestCliAgreement(unittest.TestCase):
                          "rb") as b:
                 self.assertEqual(a.read(), b.read(), path)
         # and replaying the plan's values gives the same figures
-        self.assertEqual(dansched.evaluate(plan.graph, plan.order,
-                                           plan.offsets, plan.spills),
-                         cli_figures)
+        self.assert_figures(dansched.evaluate(plan.graph, plan.order,
+                                              plan.offsets, plan.spills),
+                            cli_figures)
 
     def test_original(self):
         self.check_scheduler("original")
