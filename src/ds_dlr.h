@@ -6,6 +6,8 @@
  *   ds_dlr_chain.c   ch_: the chain simulation, the chain order
  *   ds_dlr_pilot.c   pl_: the reuse pilot and the improvement
  *   ds_dlr_greedy.c  rg_: the pilot's greedy over the chains
+ *   ds_dlr_stagger.c sg_: a plan's accumulators staggered (for CPE's
+ *                    backbone, ds_pipeline.c)
  *
  * Each file opens with its contract; the tuning constants sit where they
  * are used, with the measurement that chose them.  "Measured" there means:
@@ -45,6 +47,12 @@ int dlr_ls_run(const ds_graph *g, const int32_t *pos1, const int32_t *posr,
 	   int32_t *order, ds_err *e);
 
 /* ---- the chain simulation (ds_dlr_chain.c) ---- */
+
+/* Is b an accumulator: data made here, three users or more, each user
+ * after the first a direct successor of the one before (usr[0..nu): b's
+ * users in the order's positions)? */
+bool dlr_is_chain(const ds_graph *g, const int32_t *usr, int32_t nu,
+		  int32_t b);
 
 /* How dlr_ch_order chooses. */
 typedef struct chopts {

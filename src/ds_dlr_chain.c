@@ -34,10 +34,9 @@
 
 #include <string.h>
 
-/* Is b an accumulator: data made here, three users or more, each user
- * after the first a direct successor of the one before (stage 1 order)? */
-static bool is_chain(const ds_graph *g, const int32_t *usr, int32_t nu,
-		     int32_t b)
+/* Is b an accumulator (ds_dlr.h)? */
+bool dlr_is_chain(const ds_graph *g, const int32_t *usr, int32_t nu,
+		  int32_t b)
 {
 	if (g->buf_copyin[b] || nu < 3)
 		return false;
@@ -357,7 +356,7 @@ static int32_t ch_build(chsim *c)
 	for (int32_t b = 0; b < nb; b++) {
 		int32_t *ub = c->usr + g->user_off[b];
 		int32_t nu = g->user_off[b + 1] - g->user_off[b];
-		if (!is_chain(g, ub, nu, b))
+		if (!dlr_is_chain(g, ub, nu, b))
 			continue;
 		c->cbuf[c->nch] = b;
 		c->soff[c->nch + 1] = c->soff[c->nch] + nu;

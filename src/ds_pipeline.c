@@ -3,8 +3,9 @@
  * dan runs the passes in order — MPAS (an order), DLR (placement and
  * spills; from several starts, then again from orders that pull together
  * the uses its plan's spills separate: dlr_pulled), CPE (pipeline
- * overlap; its backbone DLR's plan, or DLR's order placed again with aged
- * victims where that replays shorter within the traffic cap:
+ * overlap; its backbone DLR's plan, or DLR's order, as it is or with its
+ * accumulators staggered, placed again with aged victims where that
+ * replays shorter within the traffic cap:
  * aged_backbone) and its retiming (ds_retime.c) —
  * stopping after the stage asked for;
  * the baselines' orders and plans compete at each stage
@@ -411,49 +412,98 @@ static int retime(const ds_graph *g, const ds_run_opts *o, ds_plan *p,
 static const int32_t aged_tie_pcts[] = {10, 15};
 #define AGED_NTIES (sizeof aged_tie_pcts / sizeof *aged_tie_pcts)
 
+/* One backbone candidate: order placed with aged victims at tolerance
+ * tie_pct, kept in *alt (its figures in *best) when it stays within the
+ * traffic cap and its replay is shorter than *best's.  *ddr: its extra
+ * DDR traffic. */
+static int backbone_try(const ds_graph *g, const int32_t *order,
+			int32_t tie_pct, int64_t cap, ds_plan *alt,
+			ds_figures *best, int64_t *ddr, ds_err *e)
+{
+	ds_place_opts po = {DS_BEST_FIT, DS_VICTIM_AGED, tie_pct};
+	ds_plan p;
+	ds_figures f;
+	memset(&p, 0, sizeof p);
+	int rc = ds_place(g, order, &po, &p, e);
+	if (rc == DS_OK)
+		rc = ds_replay(g, &p, NULL, &f, e);
+	*ddr = rc == DS_OK ? f.extra_ddr : 0;
+	if (rc == DS_OK && f.extra_ddr <= cap &&
+	    f.makespan < best->makespan) {
+		ds_plan_free(g->heap, alt);
+		*alt = p;
+		*best = f;
+	} else {
+		ds_plan_free(g->heap, &p);
+	}
+	return rc;
+}
+
+/* The next lag divisor to try after div's placement exceeded the cap:
+ * the traffic above DLR's (excess) about halves with the lag
+ * (Matmul_Case0 renumbered, seed 2: +1,536, +640, +256 bytes at lags of
+ * a half, a quarter and an eighth of a chain; Matmul_Case1: +112,000,
+ * +58,752, +30,848, +15,232), so the lag tried next is the longest that
+ * this predicts within the room (the cap over DLR's figure), at most
+ * half the last one; 0 when there is no room. */
+static int32_t stagger_next(int32_t div, int64_t excess, int64_t room)
+{
+	if (room <= 0)
+		return 0;
+	int32_t next = div;
+	do
+		next *= 2;
+	while (next < (1 << 20) && excess * div > room * next);
+	return next;
+}
+
 /* CPE's backbone: DLR's plan (figures *df), or its order placed again
  * with aged victims (ds_place's DS_VICTIM_AGED, at each tolerance of
- * aged_tie_pcts) when that plan stays within the traffic cap and its
- * replay is shorter (a SPILL_OUT that need not wait for a use that has
- * just run frees its window early, so the load that needs it can run
- * early; CPE, which keeps its backbone's spills, cannot change the
- * victims): the shortest such replay, the earlier tolerance on ties.
- * The replay before CPE decides: running CPE on every plan would
- * multiply CPE's time.  *alt gets the aged plan (len 0 when DLR's is
- * kept); the caller frees it.  Cost: AGED_NTIES placements and
- * replays. */
+ * aged_tie_pcts), or that order with its accumulators staggered
+ * (ds_dlr_stagger) placed so at the first tolerance, whichever stays
+ * within the traffic cap and replays shortest (the earlier on ties), DLR's
+ * plan unless one is shorter.  Aged victims: a SPILL_OUT that need not
+ * wait for a use that has just run frees its window early, so the load
+ * that needs it can run early; CPE, which keeps its backbone's spills,
+ * cannot change the victims.  Staggered: the loads spread over the steps
+ * instead of coming in bursts; the lanes half a chain apart, or, while
+ * that placement exceeds the cap, half as far again (Matmul_Case0: replay
+ * 130,639 aged, 120,754 staggered, final 93,018 -> 87,470; its renumbered
+ * copy 2 needs an eighth of a chain: 92,448 -> 89,934).  The replay before
+ * CPE decides: running CPE on each plan would multiply CPE's time.  *alt
+ * gets the plan chosen (len 0 when DLR's is kept); the caller frees it.
+ * Cost: AGED_NTIES placements and replays, and per lag tried (at most
+ * log2 of the longest chain) one more and the staggered order's
+ * O((N + E) log N). */
 static int aged_backbone(const ds_graph *g, const ds_run_opts *o,
 			 const ds_plan *dlr, const ds_figures *df,
 			 ds_plan *alt, ds_err *e)
 {
 	memset(alt, 0, sizeof *alt);
-	int32_t *order = ds_alloc(g->heap, (size_t)g->n, sizeof *order);
+	int32_t *order = ds_alloc(g->heap, 2 * (size_t)g->n, sizeof *order);
 	if (!order)
 		return ds_fail(e, DS_ENOMEM, "out of memory");
 	int32_t len = 0;
 	for (int32_t i = 0; i < dlr->len; i++)
 		if (dlr->order[i] < g->n)
 			order[len++] = dlr->order[i];
-	int64_t best = df->makespan; /* an aged plan must replay shorter */
+	const int64_t cap = traffic_cap(o, df->extra_ddr);
+	ds_figures best = *df;
+	bool changed = true;
+	int64_t ddr;
 	int rc = DS_OK;
-	for (size_t k = 0; k < AGED_NTIES && rc == DS_OK; k++) {
-		ds_place_opts po = {DS_BEST_FIT, DS_VICTIM_AGED,
-				    aged_tie_pcts[k]};
-		ds_plan p;
-		ds_figures f;
-		rc = ds_place(g, order, &po, &p, e);
-		if (rc)
+	for (size_t k = 0; k < AGED_NTIES && rc == DS_OK; k++)
+		rc = backbone_try(g, order, aged_tie_pcts[k], cap, alt, &best,
+				  &ddr, e);
+	for (int32_t div = 1; rc == DS_OK && changed && div > 0;) {
+		rc = ds_dlr_stagger(g, order, div, order + g->n, &changed, e);
+		if (rc == DS_OK && changed)
+			rc = backbone_try(g, order + g->n, aged_tie_pcts[0], cap,
+					  alt, &best, &ddr, e);
+		if (rc || !changed || ddr <= cap)
 			break;
-		rc = ds_replay(g, &p, NULL, &f, e);
-		if (rc == DS_OK &&
-		    f.extra_ddr <= traffic_cap(o, df->extra_ddr) &&
-		    f.makespan < best) {
-			best = f.makespan;
-			ds_plan_free(g->heap, alt);
-			*alt = p;
-		} else {
-			ds_plan_free(g->heap, &p);
-		}
+		div = stagger_next(div, ddr - df->extra_ddr,
+				   cap - df->extra_ddr);
 	}
 	ds_free(g->heap, order);
 	if (rc)

@@ -36,9 +36,11 @@
  * stretches at once, one replay per candidate, within the traffic cap.
  * A candidate is kept when the replay accepts it and it lowers the
  * makespan, or keeps it and lowers the sum of finish times (progress on
- * one of several equally critical chains); a (node, move) is tried once
- * until a shorter plan is found (which clears the marks); the objective
- * only falls and the work budget bounds the rest, so the search ends.
+ * one of several equally critical chains), one that adds traffic only
+ * when it gains at least a cycle per RT_BYTES_PER_CYCLE bytes added; a
+ * (node, move) is tried once until a shorter plan is found (which clears
+ * the marks); the objective only falls and the work budget bounds the
+ * rest, so the search ends.
  *
  * Cost: a round is O(N + E) (the replay, occupancies, spill edges, chain)
  * plus O(R + K^2) per window search (R occupancies of the memory, K those
@@ -82,6 +84,15 @@
 #define RT_STREAM_FAILS 2
 #define RT_STREAM_WORK RT_WORK
 #define RT_STREAM_WINDOWS 32
+
+/* A trial that adds traffic must shorten the makespan by at least one
+ * cycle per this many bytes added: Matmul_Case0 renumbered (seed 1) took
+ * one more reload (+256 bytes, 3.3 % over the original's traffic) for 10
+ * cycles.  At 4, FlashAttention_Case0 at --traffic-budget 25 lost an
+ * eviction of 256 bytes for 54 cycles (32,712 -> 32,766); at 8 every
+ * other retime gain on the six graphs, their renumbered copies (seeds 1,
+ * 2) and `dansched tradeoff` on the six is kept. */
+#define RT_BYTES_PER_CYCLE 8
 
 enum { MV_REUSE_NEW, MV_REUSE_OLD, MV_EVICT, MV_PIPE, MV_KINDS };
 
@@ -214,6 +225,9 @@ static int judge(rt *r, bool *ok)
 
 static bool trial_better(const rt *r)
 {
+	if ((r->cf.makespan - r->tf.makespan) * RT_BYTES_PER_CYCLE <
+	    r->tf.extra_ddr - r->cf.extra_ddr)
+		return false;
 	return r->tf.makespan < r->cf.makespan ||
 	       (r->tf.makespan == r->cf.makespan && r->tsum < r->csum);
 }

@@ -141,6 +141,15 @@ typedef struct ds_dlr_opts {
 int ds_dlr(const ds_graph *g, const int32_t *order, const ds_dlr_opts *o,
 	   ds_plan *out, ds_err *e);
 
+/* The same order (a topological order of the n nodes, e.g. a DLR plan's
+ * without spill nodes) with the accumulators it runs side by side
+ * staggered: two lanes half a chain apart at div 1, a quarter at div 2 ...
+ * (ds_dlr_stagger.c): into out[0..n) with *changed true, or *changed
+ * false and out[] untouched when there is nothing to stagger (or the lag
+ * comes out below one step). */
+int ds_dlr_stagger(const ds_graph *g, const int32_t *order, int32_t div,
+		   int32_t *out, bool *changed, ds_err *e);
+
 /* ---- stage 3, CPE (ds_cpe.c) ---- */
 
 typedef struct ds_cpe_opts {
