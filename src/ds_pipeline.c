@@ -329,6 +329,22 @@ static int retime(const ds_graph *g, const ds_run_opts *o, ds_plan *p,
  * 93,391. */
 #define AGED_TIE_PCT 10
 
+/* The peak_vstay of order (n nodes): the plan placed along it has the
+ * same (spill nodes do not count). */
+static int64_t order_peak(const ds_graph *g, const int32_t *order)
+{
+	int64_t cur = 0, peak = 0;
+	for (int32_t i = 0; i < g->n; i++) {
+		int32_t v = order[i], b = g->buf[v];
+		if (g->kind[v] == DS_OP || !ds_mem_stays(g->buf_mem[b]))
+			continue;
+		cur += g->kind[v] == DS_ALLOC ? g->buf_size[b] : -g->buf_size[b];
+		if (cur > peak)
+			peak = cur;
+	}
+	return peak;
+}
+
 /* One candidate backbone: order placed with aged victims, kept in *alt
  * (freeing the one there) when its plan has at most *ddr extra DDR
  * traffic, a peak_vstay of at most peak (CPE's peak budget counts from
@@ -341,6 +357,9 @@ static int backbone_try(const ds_graph *g, const int32_t *order,
 	ds_place_opts po = {DS_BEST_FIT, DS_VICTIM_AGED, AGED_TIE_PCT};
 	ds_figures f;
 	ds_plan p;
+	/* the peak first: a walk, where the placement costs much more */
+	if (order_peak(g, order) > peak)
+		return DS_OK;
 	int rc = ds_place(g, order, &po, &p, e);
 	if (rc)
 		return rc;
