@@ -3,9 +3,9 @@
  * dan runs the passes in order — MPAS (an order), DLR (placement and
  * spills; from several starts, then again from orders that pull together
  * the uses its plan's spills separate: dlr_pulled), CPE (pipeline
- * overlap; its backbone DLR's plan, or DLR's order, as it is or with its
- * accumulators staggered, placed again with aged victims where that
- * replays shorter within the traffic cap:
+ * overlap; its backbone DLR's plan, or DLR's order, as it is, with its
+ * accumulators staggered or as a wave (ds_wave.c), placed again with
+ * aged victims where that replays shorter within the traffic cap:
  * aged_backbone) and its retiming (ds_retime.c) —
  * stopping after the stage asked for;
  * the baselines' orders and plans compete at each stage
@@ -412,27 +412,53 @@ static int retime(const ds_graph *g, const ds_run_opts *o, ds_plan *p,
 static const int32_t aged_tie_pcts[] = {10, 15};
 #define AGED_NTIES (sizeof aged_tie_pcts / sizeof *aged_tie_pcts)
 
+/* The peak_vstay of order (n nodes): the plan placed along it has the
+ * same (spill nodes do not count). */
+static int64_t order_peak(const ds_graph *g, const int32_t *order)
+{
+	int64_t cur = 0, peak = 0;
+	for (int32_t i = 0; i < g->n; i++) {
+		int32_t v = order[i], b = g->buf[v];
+		if (g->kind[v] == DS_OP || !ds_mem_stays(g->buf_mem[b]))
+			continue;
+		cur += g->kind[v] == DS_ALLOC ? g->buf_size[b] : -g->buf_size[b];
+		if (cur > peak)
+			peak = cur;
+	}
+	return peak;
+}
+
+/* CPE's backbone so far: the plan (len 0: DLR's own) and its figures. */
+typedef struct backbone {
+	ds_plan plan;
+	ds_figures best;
+} backbone;
+
 /* One backbone candidate: order placed with aged victims at tolerance
- * tie_pct, kept in *alt (its figures in *best) when it stays within the
- * traffic cap and its replay is shorter than *best's.  *ddr: its extra
- * DDR traffic. */
+ * tie_pct, kept in bb when its plan has at most max_ddr extra DDR
+ * traffic, a peak_vstay of at most max_peak (checked on the order first:
+ * a walk, where the placement costs much more) and a replay shorter than
+ * bb's.  *ddr: its extra DDR traffic (0 when not placed). */
 static int backbone_try(const ds_graph *g, const int32_t *order,
-			int32_t tie_pct, int64_t cap, ds_plan *alt,
-			ds_figures *best, int64_t *ddr, ds_err *e)
+			int32_t tie_pct, int64_t max_ddr, int64_t max_peak,
+			backbone *bb, int64_t *ddr, ds_err *e)
 {
 	ds_place_opts po = {DS_BEST_FIT, DS_VICTIM_AGED, tie_pct};
 	ds_plan p;
 	ds_figures f;
-	memset(&p, 0, sizeof p);
+	*ddr = 0;
+	if (order_peak(g, order) > max_peak)
+		return DS_OK;
 	int rc = ds_place(g, order, &po, &p, e);
-	if (rc == DS_OK)
-		rc = ds_replay(g, &p, NULL, &f, e);
+	if (rc)
+		return rc;
+	rc = ds_replay(g, &p, NULL, &f, e);
 	*ddr = rc == DS_OK ? f.extra_ddr : 0;
-	if (rc == DS_OK && f.extra_ddr <= cap &&
-	    f.makespan < best->makespan) {
-		ds_plan_free(g->heap, alt);
-		*alt = p;
-		*best = f;
+	if (rc == DS_OK && f.extra_ddr <= max_ddr && f.peak_vstay <= max_peak &&
+	    f.makespan < bb->best.makespan) {
+		ds_plan_free(g->heap, &bb->plan);
+		bb->plan = p;
+		bb->best = f;
 	} else {
 		ds_plan_free(g->heap, &p);
 	}
@@ -457,29 +483,59 @@ static int32_t stagger_next(int32_t div, int64_t excess, int64_t room)
 	return next;
 }
 
-/* CPE's backbone: DLR's plan (figures *df), or its order placed again
- * with aged victims (ds_place's DS_VICTIM_AGED, at each tolerance of
- * aged_tie_pcts), or that order with its accumulators staggered
- * (ds_dlr_stagger) placed so at the first tolerance, whichever stays
- * within the traffic cap and replays shortest (the earlier on ties), DLR's
- * plan unless one is shorter.  Aged victims: a SPILL_OUT that need not
- * wait for a use that has just run frees its window early, so the load
- * that needs it can run early; CPE, which keeps its backbone's spills,
- * cannot change the victims.  Staggered: the loads spread over the steps
- * instead of coming in bursts; the lanes half a chain apart, or, while
- * that placement exceeds the cap, half as far again (Matmul_Case0: replay
- * 130,639 aged, 120,754 staggered, final 93,018 -> 87,470; its renumbered
- * copy 2 needs an eighth of a chain: 92,448 -> 89,934).  The replay before
- * CPE decides: running CPE on each plan would multiply CPE's time.  *alt
- * gets the plan chosen (len 0 when DLR's is kept); the caller frees it.
- * Cost: AGED_NTIES placements and replays, and per lag tried (at most
- * log2 of the longest chain) one more and the staggered order's
- * O((N + E) log N). */
+/* The staggered orders of order (scratch: n more entries after it) as
+ * candidates: the lanes half a chain apart, or, while that placement
+ * exceeds the cap, half as far again. */
+static int backbone_stagger(const ds_graph *g, int32_t *order, int64_t cap,
+			    int64_t dlr_ddr, backbone *bb, ds_err *e)
+{
+	bool changed = true;
+	int64_t ddr;
+	int rc = DS_OK;
+	for (int32_t div = 1; rc == DS_OK && changed && div > 0;) {
+		rc = ds_dlr_stagger(g, order, div, order + g->n, &changed, e);
+		if (rc == DS_OK && changed)
+			rc = backbone_try(g, order + g->n, aged_tie_pcts[0], cap,
+					  INT64_MAX, bb, &ddr, e);
+		if (rc || !changed || ddr <= cap)
+			break;
+		div = stagger_next(div, ddr - dlr_ddr, cap - dlr_ddr);
+	}
+	return rc;
+}
+
+/* CPE's backbone: DLR's plan (figures *df), or one of these placed with
+ * aged victims, whichever replays shortest (the earlier on ties):
+ * - DLR's order, at each tolerance of aged_tie_pcts: a SPILL_OUT that
+ *   need not wait for a use that has just run frees its window early, so
+ *   the load that needs it can run early; CPE, which keeps its
+ *   backbone's spills, cannot change the victims;
+ * - that order with its accumulators staggered (ds_dlr_stagger), at the
+ *   first tolerance: the loads spread over the steps instead of coming in
+ *   bursts (Matmul_Case0: replay 130,639 aged, 120,754 staggered, final
+ *   93,018 -> 87,470; its renumbered copy 2 needs an eighth of a chain:
+ *   92,448 -> 89,934);
+ * - its wave order (ds_wave.c), at the first tolerance, only with no
+ *   more traffic than the backbone so far and no higher peak than DLR's
+ *   (CPE's peak budget counts from its backbone's): CPE cannot run the
+ *   wave's deeper layers early, their memory being the backbone's
+ *   (Conv_Case1 602,490 -> 582,161); a shorter replay with more spills
+ *   came out of CPE longer on Conv_Case0 (482,998 before CPE against
+ *   489,819, at 46,468 bytes against 45,888: 441,801 against 439,891) and
+ *   on Matmul_Case0 (94,189 against 93,018).
+ * All within the traffic cap.  The replay before CPE decides: running CPE
+ * on each plan would multiply CPE's time.  *alt gets the plan chosen
+ * (len 0 when DLR's is kept); the caller frees it.  Cost: AGED_NTIES + 1
+ * placements and replays, per lag tried (at most log2 of the longest
+ * chain) one more and the staggered order's O((N + E) log N), the wave
+ * order's O(N + E) and its walk. */
 static int aged_backbone(const ds_graph *g, const ds_run_opts *o,
 			 const ds_plan *dlr, const ds_figures *df,
 			 ds_plan *alt, ds_err *e)
 {
-	memset(alt, 0, sizeof *alt);
+	backbone bb;
+	memset(&bb, 0, sizeof bb);
+	bb.best = *df;
 	int32_t *order = ds_alloc(g->heap, 2 * (size_t)g->n, sizeof *order);
 	if (!order)
 		return ds_fail(e, DS_ENOMEM, "out of memory");
@@ -488,26 +544,23 @@ static int aged_backbone(const ds_graph *g, const ds_run_opts *o,
 		if (dlr->order[i] < g->n)
 			order[len++] = dlr->order[i];
 	const int64_t cap = traffic_cap(o, df->extra_ddr);
-	ds_figures best = *df;
-	bool changed = true;
 	int64_t ddr;
 	int rc = DS_OK;
 	for (size_t k = 0; k < AGED_NTIES && rc == DS_OK; k++)
-		rc = backbone_try(g, order, aged_tie_pcts[k], cap, alt, &best,
-				  &ddr, e);
-	for (int32_t div = 1; rc == DS_OK && changed && div > 0;) {
-		rc = ds_dlr_stagger(g, order, div, order + g->n, &changed, e);
-		if (rc == DS_OK && changed)
-			rc = backbone_try(g, order + g->n, aged_tie_pcts[0], cap,
-					  alt, &best, &ddr, e);
-		if (rc || !changed || ddr <= cap)
-			break;
-		div = stagger_next(div, ddr - df->extra_ddr,
-				   cap - df->extra_ddr);
-	}
+		rc = backbone_try(g, order, aged_tie_pcts[k], cap, INT64_MAX,
+				  &bb, &ddr, e);
+	if (rc == DS_OK)
+		rc = backbone_stagger(g, order, cap, df->extra_ddr, &bb, e);
+	if (rc == DS_OK)
+		rc = ds_wave_order(g, order, order + g->n, e);
+	if (rc == DS_OK)
+		rc = backbone_try(g, order + g->n, aged_tie_pcts[0],
+				  bb.best.extra_ddr, df->peak_vstay, &bb, &ddr,
+				  e);
 	ds_free(g->heap, order);
 	if (rc)
-		ds_plan_free(g->heap, alt);
+		ds_plan_free(g->heap, &bb.plan);
+	*alt = bb.plan;
 	return rc;
 }
 

@@ -104,6 +104,12 @@ int ds_structural_rank(const ds_graph *g, int32_t *rank, ds_err *e);
 int ds_band_order(const ds_graph *g, const int32_t *rank, bool rev,
 		  int smooth, int32_t *order, ds_err *e);
 
+/* order[0..n): the wave order (ds_wave.c), for CPE's backbone: order
+ * (topological) with the busiest pipe's first operations right after
+ * their producers, their loads and moves just before them. */
+int ds_wave_order(const ds_graph *g, const int32_t *order, int32_t *out,
+		  ds_err *e);
+
 /* ---- stage 1, MPAS (ds_mpas.c) ---- */
 
 typedef struct ds_mpas_opts {

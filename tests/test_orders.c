@@ -295,6 +295,39 @@ static void public_plan_other_graph(void **state)
 	rm_tree(dir);
 }
 
+/* The wave order (ds_wave.c): B, the busiest pipe's (CUBE) second
+ * operation, reads A's output and a load X that the input order puts
+ * after two independent CONVs; the wave runs X and B right after A,
+ * before them, in a topological order. */
+static const char wave6[] = GRAPH(
+	ALLOC(0, 0, 16, L1) "," OP(1, COPY_IN, MTE2, 10, "0") ","
+	ALLOC(2, 1, 16, L1) "," OP(3, CONV, CUBE, 50, "1,0") ","
+	FREE(4, 0, 16, L1) "," ALLOC(5, 2, 16, L1) ","
+	OP(6, CONV, CUBE, 50, "2") "," FREE(7, 2, 16, L1) ","
+	ALLOC(8, 3, 16, L1) "," OP(9, CONV, CUBE, 50, "3") ","
+	FREE(10, 3, 16, L1) "," ALLOC(11, 4, 16, L1) ","
+	OP(12, COPY_IN, MTE2, 10, "4") "," ALLOC(13, 5, 16, L1) ","
+	OP(14, CONV, CUBE, 50, "5,1,4") "," FREE(15, 1, 16, L1) ","
+	FREE(16, 4, 16, L1) "," FREE(17, 5, 16, L1),
+	"[0,1],[1,3],[2,3],[3,4],[5,6],[6,7],[8,9],[9,10],[11,12],[12,14],"
+	"[13,14],[3,14],[14,15],[14,16],[14,17]");
+
+static void wave_pulls_consumer(void **state)
+{
+	(void)state;
+	ds_graph *g = must_load(wave6);
+	int32_t order[18], out[18], pos[18];
+	ds_err e;
+	assert_int_equal(ds_order_id(g, order, &e), DS_OK);
+	assert_int_equal(ds_wave_order(g, order, out, &e), DS_OK);
+	assert_int_equal(ds_order_check(g, out, "wave", &e), DS_OK);
+	for (int32_t i = 0; i < 18; i++)
+		pos[out[i]] = i;
+	assert_true(pos[3] < pos[12] && pos[12] < pos[14]);
+	assert_true(pos[14] < pos[6] && pos[14] < pos[9]);
+	ds_graph_free(g);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -305,6 +338,7 @@ int main(void)
 		cmocka_unit_test(random_orders_out_of_memory),
 		cmocka_unit_test(public_plan_other_graph),
 		cmocka_unit_test(renumbered_bundled),
+		cmocka_unit_test(wave_pulls_consumer),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
