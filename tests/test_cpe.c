@@ -118,9 +118,10 @@ static void bundled_graphs(void **state)
 /* The peak budget is spent only after rounds within the input's peak,
  * where that limit held CPE back, so a budget never makes the plan
  * longer: on the DLR plans of dan's pipeline, FlashAttention_Case0 gets
- * shorter with a 5% budget than without (a single phase at the budget's
- * limit got 32,670), and Conv_Case0 no longer gets longer (it did:
- * 444,269 against 443,054 without the budget). */
+ * shorter with a 5% budget than without (on its DLR plan of 1,280 bytes,
+ * before the pulled rounds: 35,295 and 32,766; a single phase at the
+ * budget's limit got 32,670), and Conv_Case0 no longer gets longer (it
+ * did: 444,269 against 443,054 without the budget). */
 static void budget_case(const char *file, int64_t want0, int64_t want5)
 {
 	ds_graph *g = load_bundled(file);
@@ -150,7 +151,7 @@ static void budget_case(const char *file, int64_t want0, int64_t want5)
 static void peak_budget_pays(void **state)
 {
 	(void)state;
-	budget_case("FlashAttention_Case0.json", 35295, 32766);
+	budget_case("FlashAttention_Case0.json", 34713, 32249);
 	budget_case("Conv_Case0.json", 443054, 442520);
 }
 
