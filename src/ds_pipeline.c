@@ -535,6 +535,7 @@ static int aged_backbone(const ds_graph *g, const ds_run_opts *o,
 {
 	backbone bb;
 	memset(&bb, 0, sizeof bb);
+	memset(alt, 0, sizeof *alt); /* the caller frees it, whatever rc */
 	bb.best = *df;
 	int32_t *order = ds_alloc(g->heap, 2 * (size_t)g->n, sizeof *order);
 	if (!order)
