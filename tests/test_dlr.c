@@ -321,14 +321,28 @@ static void aged_victims(void **state)
 /* L1 = 200 holds two of three 100-byte buffers, each written (W) then
  * read (R); in the Id order all three are written before any is read,
  * so placing it spills one between its write and its read. */
-static const char pull_json[] =
-	GRAPH(ALLOC(0, 0, 100, L1) "," OP(1, W, MTE1, 10, "0") ","
-	      ALLOC(2, 1, 100, L1) "," OP(3, W, MTE1, 10, "1") ","
-	      ALLOC(4, 2, 100, L1) "," OP(5, W, MTE1, 10, "2") ","
-	      OP(6, R, VECTOR, 10, "0") "," FREE(7, 0, 100, L1) ","
-	      OP(8, R, VECTOR, 10, "1") "," FREE(9, 1, 100, L1) ","
-	      OP(10, R, VECTOR, 10, "2") "," FREE(11, 2, 100, L1),
-	      "[1,6],[3,8],[5,10]");
+#define PULL_NODES                                                             \
+	ALLOC(0, 0, 100, L1) "," OP(1, W, MTE1, 10, "0") ","                   \
+	ALLOC(2, 1, 100, L1) "," OP(3, W, MTE1, 10, "1") ","                   \
+	ALLOC(4, 2, 100, L1) "," OP(5, W, MTE1, 10, "2") ","                   \
+	OP(6, R, VECTOR, 10, "0") "," FREE(7, 0, 100, L1) ","                  \
+	OP(8, R, VECTOR, 10, "1") "," FREE(9, 1, 100, L1) ","                  \
+	OP(10, R, VECTOR, 10, "2") "," FREE(11, 2, 100, L1)
+static const char pull_json[] = GRAPH(PULL_NODES, "[1,6],[3,8],[5,10]");
+
+/* The Id order of g placed (best fit, furthest next use) into *p: one
+ * spill, of B (BufId 1). */
+static void place_pull_graph(const ds_graph *g, int32_t *order, ds_plan *p)
+{
+	ds_figures f;
+	ds_err e;
+	ds_place_opts o = {DS_BEST_FIT, DS_VICTIM_FURTHEST, 0};
+	assert_int_equal(ds_order_id(g, order, &e), DS_OK);
+	if (ds_place(g, order, &o, p, &e) || ds_replay(g, p, NULL, &f, &e))
+		fail_msg("%s", e.msg);
+	assert_int_equal(f.spills, 1);
+	assert_int_equal(p->spill[0].buf, ds_graph_find_buf(g, 1));
+}
 
 /* ds_order_pull: the read of the spilled buffer (B, node 8, furthest
  * next use) moves up to right after its write, its FREE after it; the
@@ -344,11 +358,7 @@ static void pull_spilled_use(void **state)
 	ds_figures f;
 	ds_err e;
 	ds_place_opts o = {DS_BEST_FIT, DS_VICTIM_FURTHEST, 0};
-	assert_int_equal(ds_order_id(g, order, &e), DS_OK);
-	if (ds_place(g, order, &o, &p, &e) || ds_replay(g, &p, NULL, &f, &e))
-		fail_msg("%s", e.msg);
-	assert_int_equal(f.spills, 1);
-	assert_int_equal(p.spill[0].buf, ds_graph_find_buf(g, 1));
+	place_pull_graph(g, order, &p);
 	assert_int_equal(ds_order_pull(g, &p, true, pulled, &moved, &e), DS_OK);
 	assert_int_equal(moved, 1);
 	assert_memory_equal(pulled, want, sizeof want);
@@ -366,14 +376,7 @@ static void pull_spilled_use(void **state)
 /* The same graph without the edge from B's write to its read: the
  * direct pull leaves the order alone, the undirected one moves the read
  * up as before. */
-static const char pull_any_json[] =
-	GRAPH(ALLOC(0, 0, 100, L1) "," OP(1, W, MTE1, 10, "0") ","
-	      ALLOC(2, 1, 100, L1) "," OP(3, W, MTE1, 10, "1") ","
-	      ALLOC(4, 2, 100, L1) "," OP(5, W, MTE1, 10, "2") ","
-	      OP(6, R, VECTOR, 10, "0") "," FREE(7, 0, 100, L1) ","
-	      OP(8, R, VECTOR, 10, "1") "," FREE(9, 1, 100, L1) ","
-	      OP(10, R, VECTOR, 10, "2") "," FREE(11, 2, 100, L1),
-	      "[1,6],[5,10]");
+static const char pull_any_json[] = GRAPH(PULL_NODES, "[1,6],[5,10]");
 
 static void pull_any_pair(void **state)
 {
@@ -382,13 +385,8 @@ static void pull_any_pair(void **state)
 	int32_t order[12], pulled[12], moved;
 	const int32_t want[12] = {0, 1, 2, 3, 8, 9, 4, 5, 6, 7, 10, 11};
 	ds_plan p;
-	ds_figures f;
 	ds_err e;
-	ds_place_opts o = {DS_BEST_FIT, DS_VICTIM_FURTHEST, 0};
-	assert_int_equal(ds_order_id(g, order, &e), DS_OK);
-	if (ds_place(g, order, &o, &p, &e) || ds_replay(g, &p, NULL, &f, &e))
-		fail_msg("%s", e.msg);
-	assert_int_equal(p.spill[0].buf, ds_graph_find_buf(g, 1));
+	place_pull_graph(g, order, &p);
 	assert_int_equal(ds_order_pull(g, &p, true, pulled, &moved, &e), DS_OK);
 	assert_int_equal(moved, 0);
 	assert_memory_equal(pulled, order, sizeof want);

@@ -80,14 +80,16 @@ static void reuse_edge_leaves(void **state)
  * so UB is full while A is.  No window is free for B; evicting Z (its
  * SPILL_OUT costs nothing, its SPILL_IN 1,174 cycles after B is gone)
  * lets B start at once: 5,410 -> 5,210 cycles, for 512 bytes. */
-static const char evict_graph[] = GRAPH(
-	ALLOC(0, 1, 512, UB) "," OP(1, COPY_IN, MTE2, 100, "1") ","
-	ALLOC(2, 2, 512, UB) "," OP(3, COPY_IN, MTE2, 100, "2") ","
-	OP(4, VEC, VECTOR, 5000, "2") "," FREE(5, 2, 512, UB) ","
-	ALLOC(6, 3, 512, UB) "," OP(7, COPY_IN, MTE2, 100, "3") ","
-	OP(8, COPY_OUT, MTE3, 100, "3") "," FREE(9, 3, 512, UB) ","
-	OP(10, VECZ, VECTOR, 10, "1") "," FREE(11, 1, 512, UB),
-	"[0,1],[1,10],[10,11],[2,3],[3,4],[4,5],[6,7],[7,8],[8,9],[8,10]");
+#define EVICT_GRAPH(load, store)                                               \
+	GRAPH(ALLOC(0, 1, 512, UB) "," OP(1, COPY_IN, MTE2, 100, "1") ","      \
+	      ALLOC(2, 2, 512, UB) "," OP(3, COPY_IN, MTE2, 100, "2") ","      \
+	      OP(4, VEC, VECTOR, 5000, "2") "," FREE(5, 2, 512, UB) ","        \
+	      ALLOC(6, 3, 512, UB) "," OP(7, COPY_IN, MTE2, load, "3") ","     \
+	      OP(8, COPY_OUT, MTE3, store, "3") "," FREE(9, 3, 512, UB) ","    \
+	      OP(10, VECZ, VECTOR, 10, "1") "," FREE(11, 1, 512, UB),          \
+	      "[0,1],[1,10],[10,11],[2,3],[3,4],[4,5],[6,7],[7,8],[8,9],"    \
+	      "[8,10]")
+static const char evict_graph[] = EVICT_GRAPH(100, 100);
 
 static void eviction_within_cap(void **state)
 {
@@ -122,14 +124,7 @@ static void eviction_within_cap(void **state)
  * evicting Z would gain only 30 cycles (5,240 -> 5,210) for its 512
  * bytes, under one cycle per RT_BYTES_PER_CYCLE bytes: not taken,
  * whatever the cap. */
-static const char evict_small_graph[] = GRAPH(
-	ALLOC(0, 1, 512, UB) "," OP(1, COPY_IN, MTE2, 100, "1") ","
-	ALLOC(2, 2, 512, UB) "," OP(3, COPY_IN, MTE2, 100, "2") ","
-	OP(4, VEC, VECTOR, 5000, "2") "," FREE(5, 2, 512, UB) ","
-	ALLOC(6, 3, 512, UB) "," OP(7, COPY_IN, MTE2, 20, "3") ","
-	OP(8, COPY_OUT, MTE3, 10, "3") "," FREE(9, 3, 512, UB) ","
-	OP(10, VECZ, VECTOR, 10, "1") "," FREE(11, 1, 512, UB),
-	"[0,1],[1,10],[10,11],[2,3],[3,4],[4,5],[6,7],[7,8],[8,9],[8,10]");
+static const char evict_small_graph[] = EVICT_GRAPH(20, 10);
 
 static void eviction_gain_too_small(void **state)
 {
