@@ -5,8 +5,9 @@
  * Guarantees: out[0..n) a topological order of the n nodes (dlr_po_follow's)
  * and *changed true, or *changed false and out[] untouched when the order
  * never runs two accumulators side by side, some operation is a step of
- * two of them, the lag is 0 steps or the order comes out the same.  A pure function of the graph and the order (positions
- * break every tie).  DS_ENOMEM on failure, nothing else.
+ * two of them, the lag is 0 steps or the order comes out the same.  A
+ * pure function of the graph and the order (positions break every
+ * tie).  DS_ENOMEM on failure, nothing else.
  * Cost: O(N + E) to find the accumulators and lanes, O(S log S) to sort
  * their S steps, O((N + E) log N) for the rebuild.
  *
@@ -25,12 +26,12 @@
  * accumulators, in the order of their first steps, each take the lane
  * that frees first; lane l starts l lags late, the lag 1 / (L div) of the
  * longest chain (div from the caller: a smaller lag keeps fewer inputs
- * live at once), and a chain's step s runs at its lane's time plus s.  The steps sorted by
- * (that time, lane, position) are laid over the places the order gave
- * the steps; every other operation keeps its place, or its first
- * consumer's when that is earlier (a load a step moved up needs), and
- * one that only stages data for one consumer runs next to it
- * (dlr_po_follow's pull). */
+ * live at once), and a chain's step s runs at its lane's time plus s.
+ * The steps sorted by (that time, lane, position) are laid over the
+ * places the order gave the steps; every other operation keeps its
+ * place, or its first consumer's when that is earlier (a load a step
+ * moved up needs), and one that only stages data for one consumer runs
+ * next to it (dlr_po_follow's pull). */
 #include "ds_dlr.h"
 
 #include <stdlib.h>
