@@ -18,25 +18,6 @@
 
 #include <string.h>
 
-
-/* peak_vstay of an order (graph nodes only). */
-static int64_t order_peak(const ds_graph *g, const int32_t *order)
-{
-	int64_t cur = 0, peak = 0;
-	for (int32_t i = 0; i < g->n; i++) {
-		int32_t v = order[i];
-		if (g->kind[v] == DS_OP)
-			continue;
-		int32_t b = g->buf[v];
-		if (!ds_mem_stays(g->buf_mem[b]))
-			continue;
-		cur += g->kind[v] == DS_ALLOC ? g->buf_size[b] : -g->buf_size[b];
-		if (cur > peak)
-			peak = cur;
-	}
-	return peak;
-}
-
 /* ---- lpmf ---- */
 
 /* The greedy of Inductor's topological_sort_lpmf: for each ready node,
@@ -80,12 +61,12 @@ int ds_order_lpmf(const ds_graph *g, int32_t *order, ds_err *e)
 	if (!alt)
 		return ds_fail(e, DS_ENOMEM, "out of memory");
 	int rc = ds_order_kahn(g, key_lpmf, NULL, true, order, e);
-	int64_t best = rc ? 0 : order_peak(g, order);
+	int64_t best = rc ? 0 : ds_order_peak(g, order, NULL);
 	ds_key_fn fallbacks[2] = {key_bfs, key_dfs};
 	for (int k = 0; k < 2 && rc == DS_OK; k++) {
 		int64_t tick = 0;
 		rc = ds_order_kahn(g, fallbacks[k], &tick, true, alt, e);
-		int64_t p = rc ? 0 : order_peak(g, alt);
+		int64_t p = rc ? 0 : ds_order_peak(g, alt, NULL);
 		if (rc == DS_OK && p < best) {
 			best = p;
 			memcpy(order, alt, (size_t)g->n * sizeof *order);

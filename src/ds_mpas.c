@@ -124,33 +124,6 @@
 
 /* ---- orders as a whole ---- */
 
-/* peak_vstay of a full order; *valid: the one-live rule holds. */
-static int64_t order_peak(const ds_graph *g, const int32_t *order,
-			  bool *valid)
-{
-	int64_t cur = 0, peak = 0;
-	int32_t live[DS_NMEM] = {0};
-	*valid = true;
-	for (int32_t i = 0; i < g->n; i++) {
-		int32_t x = order[i];
-		if (g->kind[x] == DS_OP)
-			continue;
-		int32_t b = g->buf[x];
-		int m = g->buf_mem[b];
-		int d = g->kind[x] == DS_ALLOC ? 1 : -1;
-		if (ds_mem_stays(m)) {
-			cur += d * g->buf_size[b];
-			if (cur > peak)
-				peak = cur;
-		} else {
-			live[m] += d;
-			if (live[m] > 1)
-				*valid = false;
-		}
-	}
-	return peak;
-}
-
 /* Raises the weight of every buffer live at the (first) peak of order:
  * the next greedy round sees them bigger and keeps them shorter. */
 static void bump_peak(const ds_graph *g, const int32_t *order, int64_t *wgt,
@@ -337,7 +310,7 @@ static bool pool_better(int64_t pa, bool va, int64_t pb, bool vb)
 static void pool_offer(pool *p, const ds_graph *g, const int32_t *cand)
 {
 	bool valid;
-	int64_t pk = order_peak(g, cand, &valid);
+	int64_t pk = ds_order_peak(g, cand, &valid);
 	int i = p->k;
 	while (i > 0 && pool_better(pk, valid, p->peak[i - 1], p->valid[i - 1]))
 		i--;
@@ -374,7 +347,7 @@ static void alts_offer(alts *a, const ds_graph *g, const int32_t *cand)
 {
 	const size_t n = (size_t)g->n;
 	bool valid;
-	int64_t pk = order_peak(g, cand, &valid);
+	int64_t pk = ds_order_peak(g, cand, &valid);
 	int i = a->k;
 	while (i > 0 && pool_better(pk, valid, a->peak[i - 1], a->valid[i - 1]))
 		i--;
@@ -516,7 +489,7 @@ static int mpas_bands(mpas *M, ds_err *e)
 		if (rc)
 			return rc;
 		if (!smooth)
-			bpeak[rev] = order_peak(M->g, M->cand, &bvalid[rev]);
+			bpeak[rev] = ds_order_peak(M->g, M->cand, &bvalid[rev]);
 		mpas_offer(M);
 	}
 	return DS_OK;
@@ -535,7 +508,7 @@ static void mpas_polish(mpas *M, int32_t *order)
 		memcpy(M->cand, M->P.ord[i], n * sizeof *M->cand);
 		mpas_ls_run(M->L, M->cand, M->effort);
 		bool valid;
-		int64_t pk = order_peak(g, M->cand, &valid);
+		int64_t pk = ds_order_peak(g, M->cand, &valid);
 		if (pool_better(pk, valid, best, best_valid)) {
 			best = pk;
 			best_valid = valid;

@@ -1,5 +1,6 @@
 /* ds_order.c: simple orders: the Id order (repaired), Kahn's algorithm
- * with a key (the free-first order and the baselines' orders use it).
+ * with a key (the free-first order and the baselines' orders use it);
+ * and an order's peak_vstay.
  *
  * Requires: a valid graph.  Guarantees: a topological order of all n nodes
  * (of the order constraints, g->pred).
@@ -28,6 +29,32 @@ static int64_t key_none(const ds_graph *g, void *ctx, int32_t v)
 int ds_order_id(const ds_graph *g, int32_t *order, ds_err *e)
 {
 	return ds_order_kahn(g, key_none, NULL, false, order, e);
+}
+
+int64_t ds_order_peak(const ds_graph *g, const int32_t *order,
+		      bool *one_live)
+{
+	int64_t cur = 0, peak = 0;
+	int32_t live[DS_NMEM] = {0};
+	bool ok = true;
+	for (int32_t i = 0; i < g->n; i++) {
+		int32_t x = order[i];
+		if (g->kind[x] == DS_OP)
+			continue;
+		int32_t b = g->buf[x];
+		int m = g->buf_mem[b];
+		int d = g->kind[x] == DS_ALLOC ? 1 : -1;
+		if (ds_mem_stays(m)) {
+			cur += d * g->buf_size[b];
+			if (cur > peak)
+				peak = cur;
+		} else if ((live[m] += d) > 1) {
+			ok = false;
+		}
+	}
+	if (one_live)
+		*one_live = ok;
+	return peak;
 }
 
 /* ---- a binary min-heap of (key, node) ---- */

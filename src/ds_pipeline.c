@@ -412,22 +412,6 @@ static int retime(const ds_graph *g, const ds_run_opts *o, ds_plan *p,
 static const int32_t aged_tie_pcts[] = {10, 15};
 #define AGED_NTIES (sizeof aged_tie_pcts / sizeof *aged_tie_pcts)
 
-/* The peak_vstay of order (n nodes): the plan placed along it has the
- * same (spill nodes do not count). */
-static int64_t order_peak(const ds_graph *g, const int32_t *order)
-{
-	int64_t cur = 0, peak = 0;
-	for (int32_t i = 0; i < g->n; i++) {
-		int32_t v = order[i], b = g->buf[v];
-		if (g->kind[v] == DS_OP || !ds_mem_stays(g->buf_mem[b]))
-			continue;
-		cur += g->kind[v] == DS_ALLOC ? g->buf_size[b] : -g->buf_size[b];
-		if (cur > peak)
-			peak = cur;
-	}
-	return peak;
-}
-
 /* CPE's backbone so far: the plan (len 0: DLR's own) and its figures. */
 typedef struct backbone {
 	ds_plan plan;
@@ -447,7 +431,7 @@ static int backbone_try(const ds_graph *g, const int32_t *order,
 	ds_plan p;
 	ds_figures f;
 	*ddr = 0;
-	if (order_peak(g, order) > max_peak)
+	if (ds_order_peak(g, order, NULL) > max_peak)
 		return DS_OK;
 	int rc = ds_place(g, order, &po, &p, e);
 	if (rc)

@@ -62,6 +62,11 @@ int ds_order_kahn(const ds_graph *g, ds_key_fn key, void *ctx, bool gate,
  * taking the least ready Id: 0..n-1 itself when the Ids are a
  * topological order, a topological order whatever they are. */
 int ds_order_id(const ds_graph *g, int32_t *order, ds_err *e);
+/* The peak_vstay of order (the n graph nodes; a plan placed along it has
+ * the same, spill nodes do not count); *one_live (may be NULL): at most
+ * one live buffer in each L0 memory all along.  O(N). */
+int64_t ds_order_peak(const ds_graph *g, const int32_t *order,
+		      bool *one_live);
 /* Kahn with FREE first and ALLOC last, L0 one-live gating; Id breaks
  * ties. */
 int ds_order_free_first(const ds_graph *g, int32_t *order, ds_err *e);
