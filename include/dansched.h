@@ -171,16 +171,25 @@ int dansched_scheduler_from_name(const char *name);
 const char *dansched_stage_name(int stage);
 int dansched_stage_from_name(const char *name);
 
+/* The largest effort and budget dansched_schedule accepts (a larger one
+ * is DANSCHED_BAD_INPUT): the work grows with the effort, and a budget
+ * of 10,000 times DLR's traffic or peak leaves nothing to limit. */
+#define DANSCHED_EFFORT_MAX 1000
+#define DANSCHED_BUDGET_MAX 1e6
+
 typedef struct dansched_options {
 	int scheduler;		   /* DANSCHED_DAN by default */
 	int stage;		   /* dan: last stage to run (DANSCHED_CPE) */
-	int64_t effort;		   /* search iterations; 0: the default */
+	int64_t effort;		   /* dan: every stage's search budget
+				      times this, 0 to DANSCHED_EFFORT_MAX
+				      (0 or 1: the default) */
 	double traffic_budget_pct; /* the final plan may have this % more
 				      extra DDR traffic than DLR's, spent
 				      where it shortens the makespan
 				      (aged victims, retiming) (5) */
 	double peak_budget_pct;	   /* CPE may add this % to peak_vstay,
 				      where the peak held it back (5) */
+	/* both budgets: finite, 0 to DANSCHED_BUDGET_MAX */
 	/* called after each stage ("mpas", "dlr", "cpe") with its CPU time
 	 * and figures, and within CPE after the retiming ("retime", before
 	 * "cpe": its own time, the figures of the plan it kept), or NULL */

@@ -370,6 +370,27 @@ static int plan_fits(const dansched_graph *g, const dansched_plan *p,
 	return DS_OK;
 }
 
+/* The caller's options, checked: DS_EINPUT naming the first out of
+ * range. */
+static int options_check(const dansched_options *o, ds_err *e)
+{
+	if (o->stage < DS_STAGE_MPAS || o->stage > DS_STAGE_CPE)
+		return ds_fail(e, DS_EINPUT, "unknown stage %d", o->stage);
+	if (o->effort < 0 || o->effort > DANSCHED_EFFORT_MAX)
+		return ds_fail(e, DS_EINPUT,
+			       "effort %lld is out of range (0 to %d)",
+			       (long long)o->effort, DANSCHED_EFFORT_MAX);
+	const double pct[2] = {o->traffic_budget_pct, o->peak_budget_pct};
+	for (int i = 0; i < 2; i++)
+		if (!(pct[i] >= 0 && pct[i] <= DANSCHED_BUDGET_MAX))
+			return ds_fail(e, DS_EINPUT,
+				       "%s budget %g is out of range (0 to "
+				       "%g)",
+				       i ? "peak" : "traffic", pct[i],
+				       DANSCHED_BUDGET_MAX);
+	return DS_OK;
+}
+
 int dansched_schedule(const dansched_graph *g, const dansched_options *o,
 		      dansched_plan **out, dansched_figures *fig,
 		      dansched_error *err)
@@ -393,15 +414,14 @@ int dansched_schedule(const dansched_graph *g, const dansched_options *o,
 	}
 	ds_err e;
 	*out = NULL;
-	if (r.stage < DS_STAGE_MPAS || r.stage > DS_STAGE_CPE)
-		return out_err(ds_fail(&e, DS_EINPUT, "unknown stage %d",
-				       r.stage),
-			       &e, err);
+	int rc = options_check(o, &e);
+	if (rc)
+		return out_err(rc, &e, err);
 	dansched_plan *p = plan_new(g);
 	if (!p)
 		return no_memory(err);
 	ds_figures f;
-	int rc = ds_run(g->g, &r, &p->p, &f, &e);
+	rc = ds_run(g->g, &r, &p->p, &f, &e);
 	if (rc) {
 		ds_free(&g->heap, p);
 		return out_err(rc, &e, err);

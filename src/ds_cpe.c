@@ -57,9 +57,9 @@
  * intervals, S the address segments of the memory: a few tens here),
  * O(R) per spill considered for dropping; and a replay per candidate
  * plan.  CPE_FB_PASSES passes in each of 2 modes per round; at most
- * CPE_DEFAULT_ROUNDS rounds (or effort), fewer once a round gains little,
- * and as many again with the relaxed peak limit, within CPE_RELAX_WORK
- * nodes (rounds times N) unless an effort is given.
+ * CPE_DEFAULT_ROUNDS rounds, fewer once a round gains little, and as many
+ * again with the relaxed peak limit, within CPE_RELAX_WORK nodes (rounds
+ * times N); effort N multiplies both budgets.
  * Memory O(N + E). */
 #include "ds_cpe.h"
 
@@ -564,25 +564,30 @@ static int cpe_round(cpe *c, ds_plan *bb, ds_plan *cand, best *b,
 	return rc;
 }
 
+/* The effort, a multiplier of the default budgets (0 counts as 1). */
+static int64_t cpe_effort(const ds_cpe_opts *o)
+{
+	return o && o->effort > 1 ? o->effort : 1;
+}
+
 /* By default, another round only after a round that gained at least
- * CPE_MIN_GAIN_PERMILLE; with an effort, after any gain. */
+ * CPE_MIN_GAIN_PERMILLE; with more effort, after any gain. */
 static bool cpe_another_round(const ds_cpe_opts *o, int64_t before,
 			      int64_t after)
 {
 	int64_t gain = before - after;
-	if (o && o->effort > 0)
+	if (cpe_effort(o) > 1)
 		return gain > 0;
 	return gain > 0 && gain * 1000 >= before * CPE_MIN_GAIN_PERMILLE;
 }
 
 /* Rounds of the relaxed phase: as many as the first phase's, within
- * CPE_RELAX_WORK nodes in all by default (a large graph gets none). */
+ * CPE_RELAX_WORK nodes in all times the effort (a large graph gets
+ * none by default). */
 static int64_t cpe_relaxed_rounds(const ds_graph *g, const ds_cpe_opts *o,
 				  int64_t rounds)
 {
-	if (o && o->effort > 0)
-		return rounds;
-	int64_t k = CPE_RELAX_WORK / (g->n > 0 ? g->n : 1);
+	int64_t k = CPE_RELAX_WORK * cpe_effort(o) / (g->n > 0 ? g->n : 1);
 	return k < rounds ? k : rounds;
 }
 
@@ -599,7 +604,7 @@ int ds_cpe(const ds_graph *g, const ds_plan *in, const ds_cpe_opts *o,
 	if (rc)
 		return rc;
 	cpe_budgets(&b, o);
-	int64_t rounds = o && o->effort > 0 ? o->effort : CPE_DEFAULT_ROUNDS;
+	int64_t rounds = CPE_DEFAULT_ROUNDS * cpe_effort(o);
 
 	cpe c;
 	ds_plan cand, bb;

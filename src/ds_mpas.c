@@ -69,16 +69,16 @@
  * each time the memory frees).  gr_forced(), when no candidate can run,
  * rates every node that waits for nothing (a set kept up to date),
  * O(R * K) a call for R such nodes; it never runs on the bundled graphs
- * nor on the generator's at 100k nodes.  There are
- * GREEDY_WORK * effort / N runs (at least one, at most NVARIANTS *
- * MAX_ROUNDS), so small graphs get more.  The structural rank: see
+ * nor on the generator's at 100k nodes.  With M = LS_MOVES x effort
+ * (the budget of moves), there are GREEDY_WORK * M / N runs (at least
+ * one, at most NVARIANTS * MAX_ROUNDS), so small graphs get more.  The structural rank: see
  * ds_rank.c (O((N + E) log N) per round of hashing; the two band
  * orders O((N + E) log(N + E))).  Splitting into operators: O(N + E)
  * and a copy of the graph.  The local search, on the LS_STARTS best
- * orders, does at most effort move
+ * orders, does at most M move
  * evaluations of O(W) each (W the window, LS_WINDOW operations); finding
  * the moves of a step is O(N + 48 B) and an accepted move costs O(N + E),
- * these together bounded by LS_SCAN * W * effort.  So O((N + E) log N)
+ * these together bounded by LS_SCAN * W * M.  So O((N + E) log N)
  * for a given effort: 1M nodes of the generator's matmul kind take 4 to
  * 5 s.  Memory O(N + E), every scratch array of a run from one arena
  * (mpas_init), released in one call. */
@@ -95,10 +95,10 @@
  * the eight peak_vstay is 72,938 at these values; the MPAS CPU seconds
  * (summed, a loaded 2-core machine) are only indicative. */
 
-/* Move evaluations of the local search per polished order, by default
- * (--effort 0). */
-#define DEFAULT_EFFORT 40000
-/* Greedy runs: GREEDY_WORK * effort / N of them.  1 or 4: every peak
+/* Move evaluations of the local search per polished order at the default
+ * effort (1; --effort N: N times as many). */
+#define LS_MOVES 40000
+/* Greedy runs: GREEDY_WORK * LS_MOVES * effort / N of them.  1 or 4: every peak
  * the same; 4 takes about twice the time (4.2 s against 1.9 s). */
 #define GREEDY_WORK 2
 /* Rounds of each greedy variant, at most (binds below 2,000 nodes at the
@@ -383,7 +383,7 @@ static void reverse(int32_t *a, int32_t n)
  * arrays, all from one arena. */
 typedef struct mpas {
 	const ds_graph *g;
-	int64_t effort;
+	int64_t moves; /* the local search's budget: LS_MOVES x effort */
 	ds_arena ar;
 	views w;
 	run *R;
@@ -396,14 +396,14 @@ typedef struct mpas {
 	uint8_t *blive;
 } mpas;
 
-static int mpas_init(mpas *M, const ds_graph *g, const ds_mpas_opts *o,
-		     alts *A, ds_err *e)
+static int mpas_init(mpas *M, const ds_graph *g, int64_t moves, alts *A,
+		     ds_err *e)
 {
 	const int32_t n = g->n;
 	ds_arena *a = &M->ar;
 	memset(M, 0, sizeof *M);
 	M->g = g;
-	M->effort = o && o->effort > 0 ? o->effort : DEFAULT_EFFORT;
+	M->moves = moves;
 	M->A = A;
 	ds_arena_init(a, g->heap);
 	M->cand = ds_arena_alloc(a, (size_t)n, sizeof *M->cand);
@@ -437,7 +437,7 @@ static int mpas_greedy(mpas *M, ds_err *e)
 {
 	const ds_graph *g = M->g;
 	const int32_t n = g->n;
-	int64_t runs = GREEDY_WORK * M->effort / (n > 0 ? n : 1);
+	int64_t runs = GREEDY_WORK * M->moves / (n > 0 ? n : 1);
 	if (runs < 1)
 		runs = 1;
 	if (runs > NVARIANTS * MAX_ROUNDS)
@@ -506,7 +506,7 @@ static void mpas_polish(mpas *M, int32_t *order)
 	bool best_valid = M->P.valid[0];
 	for (int i = 0; i < M->P.k && M->L; i++) {
 		memcpy(M->cand, M->P.ord[i], n * sizeof *M->cand);
-		mpas_ls_run(M->L, M->cand, M->effort);
+		mpas_ls_run(M->L, M->cand, M->moves);
 		bool valid;
 		int64_t pk = ds_order_peak(g, M->cand, &valid);
 		if (pool_better(pk, valid, best, best_valid)) {
@@ -517,12 +517,12 @@ static void mpas_polish(mpas *M, int32_t *order)
 	}
 }
 
-/* MPAS on one graph, in one piece. */
-static int mpas_one(const ds_graph *g, const ds_mpas_opts *o, int32_t *order,
+/* MPAS on one graph, in one piece, with a budget of moves (M->moves). */
+static int mpas_one(const ds_graph *g, int64_t moves, int32_t *order,
 		    alts *A, ds_err *e)
 {
 	mpas M;
-	int rc = mpas_init(&M, g, o, A, e);
+	int rc = mpas_init(&M, g, moves, A, e);
 	/* the free-first order, ties broken by the rank: cheap, a safe
 	 * fallback, and the program order where the rank recovers it */
 	if (rc == DS_OK)
@@ -677,18 +677,18 @@ static void split_fill(const ds_graph *g, split *S)
  * order[len..) and its alternatives (its best order where it has fewer)
  * at alt[j * n + len..); *nk: the most alternatives a component had. */
 static int split_one(const ds_graph *g, const split *S, int32_t c,
-		     int64_t effort, int32_t len, int32_t *order, int32_t *alt,
+		     int64_t moves, int32_t len, int32_t *order, int32_t *alt,
 		     alts *A, int *nk, int32_t *local, int32_t *sub, ds_err *e)
 {
 	const int32_t n = g->n, k = S->noff[c + 1] - S->noff[c];
 	const int32_t *nodes = S->nodes + S->noff[c];
 	ds_graph *sg = NULL;
-	ds_mpas_opts oc = {effort * k / n + 1};
 	A->k = 0;
 	int rc = subgraph(g, nodes, k, S->edges + S->eoff[c],
 			  S->eoff[c + 1] - S->eoff[c], local, &sg, e);
 	if (rc == DS_OK)
-		rc = mpas_one(sg, &oc, sub, A->nalt ? A : NULL, e);
+		rc = mpas_one(sg, moves * k / n + 1, sub, A->nalt ? A : NULL,
+			      e);
 	for (int32_t i = 0; i < k && rc == DS_OK; i++)
 		order[len + i] = nodes[sub[i]];
 	for (int j = 0; j < A->nalt && rc == DS_OK; j++) {
@@ -717,6 +717,7 @@ int ds_mpas_alts(const ds_graph *g, const ds_mpas_opts *o, int32_t *order,
 	if (got)
 		*got = 0;
 	alts A = {.ord = NULL, .k = 0, .nalt = nalt};
+	const int64_t moves = LS_MOVES * (o && o->effort > 1 ? o->effort : 1);
 	ds_arena ar;
 	ds_arena_init(&ar, g->heap);
 	split S = {0};
@@ -727,7 +728,7 @@ int ds_mpas_alts(const ds_graph *g, const ds_mpas_opts *o, int32_t *order,
 	if (S.ncomp <= 1) {
 		ds_arena_free(&ar);
 		A.ord = alt;
-		int rc = mpas_one(g, o, order, nalt ? &A : NULL, e);
+		int rc = mpas_one(g, moves, order, nalt ? &A : NULL, e);
 		if (rc == DS_OK && got)
 			*got = alts_distinct(g, order, alt, A.k);
 		return rc;
@@ -743,14 +744,13 @@ int ds_mpas_alts(const ds_graph *g, const ds_mpas_opts *o, int32_t *order,
 	int rc = ar.failed ? ds_fail(e, DS_ENOMEM, "out of memory") : DS_OK;
 	if (rc == DS_OK)
 		split_fill(g, &S);
-	/* the effort is shared by size, so that the work stays what it is
+	/* the moves are shared by size, so that the work stays what it is
 	 * for one graph of n nodes; alternative i runs each component's
 	 * alternative i (its best order when it has fewer) */
-	const int64_t effort = o && o->effort > 0 ? o->effort : DEFAULT_EFFORT;
 	int32_t len = 0;
 	int nk = 0;
 	for (int32_t c = 0; c < S.ncomp && rc == DS_OK; c++) {
-		rc = split_one(g, &S, c, effort, len, order, alt, &A, &nk,
+		rc = split_one(g, &S, c, moves, len, order, alt, &A, &nk,
 			       local, sub, e);
 		len += S.noff[c + 1] - S.noff[c];
 	}

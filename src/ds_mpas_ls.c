@@ -16,11 +16,11 @@
  * taken (ls_step).  Buffers are tried in the rank order of their ALLOC,
  * so the first move found does not depend on the numbering.
  *
- * Cost, N nodes, E edges, B buffers: at most effort move evaluations of
+ * Cost, N nodes, E edges, B buffers: at most M move evaluations of
  * O(W) each (W = LS_WINDOW operations); finding the moves of a step is
  * O(N + 48 B) and an accepted move costs O(N + E) (ls_eval_all), these
- * together bounded by LS_SCAN * W * effort.  Memory O(N + E), from the
- * caller's arena. */
+ * together bounded by LS_SCAN * W * M (M: the caller's budget of moves).
+ * Memory O(N + E), from the caller's arena. */
 #include "ds_mpas_int.h"
 
 #include <stdlib.h>
@@ -35,8 +35,8 @@
 #define LS_WINDOW 256
 #define LS_REACH 8
 /* The scans for moves and the re-evaluations after them (O(N + B) a step)
- * stop past LS_SCAN * LS_WINDOW * effort elementary steps: a huge graph
- * gets a few steps, not up to effort of them (the bundled graphs use at
+ * stop past LS_SCAN * LS_WINDOW * M elementary steps: a huge graph
+ * gets a few steps, not up to M of them (the bundled graphs use at
  * most about a tenth of it: 4 or 16 change no peak there). */
 #define LS_SCAN 8
 
@@ -559,9 +559,9 @@ bool mpas_ls_applies(const ds_graph *g)
 	return true;
 }
 
-/* Improves order (all n nodes) in place with at most effort moves;
+/* Improves order (all n nodes) in place with at most `moves` moves;
  * the result is never worse. */
-void mpas_ls_run(ls *s, int32_t *order, int64_t effort)
+void mpas_ls_run(ls *s, int32_t *order, int64_t moves)
 {
 	const ds_graph *g = s->g;
 	int32_t k = 0;
@@ -573,7 +573,7 @@ void mpas_ls_run(ls *s, int32_t *order, int64_t effort)
 	s->ntry = 0;
 	s->work = 0;
 	s->pstart = 0;
-	while (ls_step(s, LS_WINDOW, LS_REACH, effort))
+	while (ls_step(s, LS_WINDOW, LS_REACH, moves))
 		;
 	/* the compacted order: unused buffers first, then each operation
 	 * with the ALLOCs that start there before it and the FREEs that end

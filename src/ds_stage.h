@@ -118,7 +118,8 @@ int ds_wave_order(const ds_graph *g, const int32_t *order, int32_t *out,
 /* ---- stage 1, MPAS (ds_mpas.c) ---- */
 
 typedef struct ds_mpas_opts {
-	int64_t effort; /* local-search iterations; 0 picks the default */
+	int64_t effort; /* the search budget (greedy runs, local-search
+			   moves) in multiples of the default; 0: 1 */
 } ds_mpas_opts;
 
 /* A topological order of all n nodes, one live buffer per L0 memory at any
@@ -169,9 +170,10 @@ typedef struct ds_cpe_opts {
 	double peak_budget_pct;	   /* peak_vstay likewise (default 0),
 				      after rounds within the input's
 				      peak, only where that held CPE back */
-	int64_t effort;		   /* rounds at most, each while the last one
-				      gained; 0: up to 4, each while the
-				      last one gained 0.5% */
+	int64_t effort;		   /* 0 or 1: up to CPE_DEFAULT_ROUNDS
+				      rounds, each while the last one gained
+				      CPE_MIN_GAIN_PERMILLE; N > 1: N times
+				      as many, each while the last gained */
 } ds_cpe_opts;
 
 /* From a full valid plan (stage 2's), a full valid plan with a makespan no

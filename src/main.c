@@ -113,7 +113,8 @@ static const char usage_schedule[] =
 	"                        cp-list | vpux; original is the node-Id order,\n"
 	"                        repaired where the Ids are not topological\n"
 	"                        (Kahn's algorithm, least ready Id first)\n"
-	"  --effort N            search iterations for every stage (0: default)\n"
+	"  --effort N            every stage searches N times its default\n"
+	"                        budget (1 to 1000; default 1)\n"
 	"  --traffic-budget PCT  the plan may have up to PCT % more extra DDR\n"
 	"                        traffic than the DLR plan, spent where it\n"
 	"                        shortens the makespan: a placement with\n"
@@ -184,14 +185,15 @@ int cli_usage_error(const char *usage, const char *fmt, const char *arg)
 
 
 /* A non-negative number for option opt, or -1 (with a message). */
-static double number_arg(const char *usage, const char *opt, const char *val)
+static double number_arg(const char *usage, const char *opt, const char *val,
+			 double max)
 {
 	char *end;
 	double d = strtod(val, &end);
-	if (end == val || *end || !(d >= 0) || d > 9e15) {
-		fprintf(stderr, "dansched: %s needs a non-negative number, got "
+	if (end == val || *end || !(d >= 0) || d > max) {
+		fprintf(stderr, "dansched: %s needs a number from 0 to %g, got "
 				"'%s'\n\n%s",
-			opt, val, usage);
+			opt, max, val, usage);
 		return -1;
 	}
 	return d;
@@ -273,7 +275,11 @@ static int set_option(int c, const char *opt, const char *val,
 	dansched_error e;
 	if (c == OPT_EFFORT || c == OPT_TRAFFIC || c == OPT_PEAK ||
 	    c == OPT_NODES || c == OPT_SEED) {
-		d = number_arg(usage, opt, val);
+		d = number_arg(usage, opt, val,
+			       c == OPT_EFFORT	? DANSCHED_EFFORT_MAX
+			       : c == OPT_TRAFFIC || c == OPT_PEAK
+				       ? DANSCHED_BUDGET_MAX
+				       : 9e15);
 		if (d < 0)
 			return 2;
 	}
@@ -331,17 +337,21 @@ int cli_command_args(int argc, char **argv, const char *usage,
 	args_default(a);
 	opterr = 0;
 	optind = 1;
-	int c, rc = 0;
-	char buf[8];
+	int c, li, rc = 0;
+	char buf[8], name[32];
 	while (rc == 0 &&
-	       (c = getopt_long(argc, argv, optstring, opts, NULL)) != -1) {
+	       (c = getopt_long(argc, argv, optstring, opts, &li)) != -1) {
 		if (c == '?')
 			return cli_usage_error(usage, "unknown option '%s'",
 					   refused_option(argv, buf, sizeof buf));
 		if (c == ':')
 			return cli_usage_error(usage, "%s needs a value",
 					   refused_option(argv, buf, sizeof buf));
-		rc = set_option(c, argv[optind - 1], optarg, usage, a);
+		if (c < 256)
+			snprintf(name, sizeof name, "-%c", c);
+		else
+			snprintf(name, sizeof name, "--%s", opts[li].name);
+		rc = set_option(c, name, optarg, usage, a);
 	}
 	if (rc)
 		return rc;

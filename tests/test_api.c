@@ -15,6 +15,7 @@
 
 #include <cmocka.h>
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -353,6 +354,50 @@ static void on_progress(void *ud, const char *stage, double seconds,
 	assert_true(s->count < 8);
 	snprintf(s->names[s->count++], sizeof s->names[0], "%s", stage);
 	s->last = *f;
+}
+
+/* Options out of range are refused with a message naming them, and no
+ * plan; effort 1 is the default (the same plan). */
+static void options_checked(void **state)
+{
+	(void)state;
+	dansched_graph *g = build(NULL);
+	dansched_error e;
+	dansched_plan *p = NULL, *q = NULL;
+	dansched_options o;
+	static const struct {
+		int64_t effort;
+		double traffic, peak;
+		const char *word;
+	} bad[] = {
+		{-1, 5, 5, "effort -1"},
+		{DANSCHED_EFFORT_MAX + 1, 5, 5, "effort 1001"},
+		{1, -1, 5, "traffic budget"},
+		{1, 5, DANSCHED_BUDGET_MAX * 2, "peak budget"},
+		{1, NAN, 5, "traffic budget"},
+		{1, 5, INFINITY, "peak budget"},
+	};
+	for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+		dansched_options_default(&o);
+		o.effort = bad[i].effort;
+		o.traffic_budget_pct = bad[i].traffic;
+		o.peak_budget_pct = bad[i].peak;
+		p = (dansched_plan *)&o; /* set to NULL on failure */
+		assert_int_equal(dansched_schedule(g, &o, &p, NULL, &e),
+				 DANSCHED_BAD_INPUT);
+		assert_null(p);
+		assert_non_null(strstr(e.message, bad[i].word));
+	}
+	dansched_options_default(&o);
+	o.effort = 1;
+	assert_int_equal(dansched_schedule(g, NULL, &p, NULL, &e), DANSCHED_OK);
+	assert_int_equal(dansched_schedule(g, &o, &q, NULL, &e), DANSCHED_OK);
+	assert_int_equal(dansched_plan_length(p), dansched_plan_length(q));
+	assert_memory_equal(dansched_plan_order(p), dansched_plan_order(q),
+			    (size_t)dansched_plan_length(p) * sizeof(int32_t));
+	dansched_plan_destroy(p);
+	dansched_plan_destroy(q);
+	dansched_graph_destroy(g);
 }
 
 static void stages_and_schedulers(void **state)
@@ -974,6 +1019,7 @@ int main(void)
 		cmocka_unit_test(names_and_caps),
 		cmocka_unit_test(dan_plan_and_accessors),
 		cmocka_unit_test(accessors_match_files),
+		cmocka_unit_test(options_checked),
 		cmocka_unit_test(stages_and_schedulers),
 		cmocka_unit_test(builder_errors),
 		cmocka_unit_test(plan_errors),

@@ -78,7 +78,8 @@ from ._capi import ctypes
 __all__ = [
     "Error", "BadInputError", "InvalidPlanError", "OutOfMemoryError",
     "Graph", "Plan", "load", "generate", "evaluate", "default_capacities",
-    "SCHEDULERS", "STAGES", "MEMORIES", "LIBRARY", "__version__",
+    "SCHEDULERS", "STAGES", "MEMORIES", "EFFORT_MAX", "LIBRARY",
+    "__version__",
 ]
 
 #: The path of the libdansched loaded.
@@ -103,6 +104,9 @@ SCHEDULERS = _names(_lib.dansched_scheduler_name, 0)
 STAGES = _names(_lib.dansched_stage_name, 1)
 #: The memories, by name, in the library's index order.
 MEMORIES = _names(_lib.dansched_memory_name, 0)
+#: The largest effort Graph.schedule takes (DANSCHED_EFFORT_MAX in
+#: dansched.h; a test holds the two equal).
+EFFORT_MAX = 1000
 
 _FIGURE_KEYS = ("nodes", "peak_vstay", "extra_ddr", "spills", "makespan",
                 "lb_critical_path", "lb_pipe_load")
@@ -498,7 +502,8 @@ class Graph(_Owned):
         scheduler: one of SCHEDULERS ("dan", the default, or a baseline).
         stage: the last stage dan runs, one of STAGES; "mpas" gives an
         order without offsets (one live buffer per L0 memory).
-        effort: search iterations for every stage (0: the default).
+        effort: every stage searches effort times its default budget
+            (0 or 1: the default; at most EFFORT_MAX).
         traffic_budget: % more extra DDR traffic than DLR's plan the final
             plan may have, spent where it shortens the makespan (a
             placement with aged victims, retiming) (5).
@@ -525,7 +530,7 @@ class Graph(_Owned):
                               scheduler, "scheduler", SCHEDULERS)
         o.stage = _choice(self._lib.dansched_stage_from_name, stage,
                           "stage", STAGES)
-        o.effort = _int(effort, "effort", 0)
+        o.effort = _int(effort, "effort", 0, EFFORT_MAX)
         o.traffic_budget_pct = _number(traffic_budget, "traffic_budget")
         o.peak_budget_pct = _number(peak_budget, "peak_budget")
         out = ctypes.c_void_p()
