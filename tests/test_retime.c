@@ -3,7 +3,8 @@
  * Hand graphs where the pass provably takes a reuse edge off the critical
  * path (a free window: 1,300 -> 1,100 cycles) and where only an eviction
  * can (5,410 -> 5,210 cycles, 512 bytes more traffic, and only with the
- * traffic cap allowing it), and where only double buffering a stream of
+ * traffic cap allowing it; 3,420 -> 3,210 where only an eviction issued
+ * right after the buffer's last use does), and where only double buffering a stream of
  * loads through an evicted buffer's addresses does (9,110 -> 6,684
  * cycles); on the bundled graphs, from CPE's plan, the
  * cap honoured at budgets 0, 5, 25, 100 and 400 over the DLR figure, the
@@ -140,6 +141,46 @@ static void eviction_gain_too_small(void **state)
 	assert_int_equal(f.makespan, 5240);
 	assert_int_equal(f.spills, 0);
 	assert_int_equal(f.extra_ddr, 0);
+	ds_plan_free(g->heap, &q);
+	free_plan(&p);
+	ds_graph_free(g);
+}
+
+/* Z (UB, 512 at 0, loaded) used by a short vector op at the start and
+ * one at the end; Y (UB, 512 at 512) loaded, used, then stored by a
+ * 3,000-cycle COPY_OUT; B (UB, 512) loaded and used by a vector op, at
+ * Y's addresses after that store: 3,420 cycles.  Evicting Z for B pays
+ * only when Z's SPILL_OUT is issued right after Z's last use: just
+ * before B, it queues on MTE3 behind Y's long store and B waits as
+ * long as before.  Issued early, B runs at Z's addresses during the
+ * store and the store is the makespan: 3,210 cycles, for 512 bytes
+ * (retime without the early issue: 3,420, no spill). */
+static const char evict_early_graph[] = GRAPH(
+	ALLOC(0, 1, 512, UB) "," OP(1, COPY_IN, MTE2, 100, "1") ","
+	OP(2, VZ, VECTOR, 10, "1") "," ALLOC(3, 2, 512, UB) ","
+	OP(4, COPY_IN, MTE2, 100, "2") "," OP(5, VY, VECTOR, 10, "2") ","
+	OP(6, COPY_OUT, MTE3, 3000, "2") "," FREE(7, 2, 512, UB) ","
+	ALLOC(8, 3, 512, UB) "," OP(9, COPY_IN, MTE2, 100, "3") ","
+	OP(10, VB, VECTOR, 100, "3") "," FREE(11, 3, 512, UB) ","
+	OP(12, VZ2, VECTOR, 10, "1") "," FREE(13, 1, 512, UB),
+	"[0,1],[1,2],[2,12],[12,13],[3,4],[4,5],[5,6],[6,7],[8,9],[9,10],"
+	"[10,11]");
+
+static void eviction_issued_early(void **state)
+{
+	(void)state;
+	ds_graph *g = must_load(evict_early_graph);
+	const int32_t order[] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13};
+	const int64_t off[] = {0, 512, 512};
+	ds_plan p = hand_plan(g, order, 14, off), q;
+	ds_figures in, f;
+	must_replay(g, &p, &in);
+	assert_int_equal(in.makespan, 3420);
+	retime_ok(g, &p, 512, &q, &f);
+	assert_int_equal(f.makespan, 3210);
+	assert_int_equal(f.extra_ddr, 512);
+	assert_int_equal(q.nspill, 1);
+	assert_int_equal(q.spill[0].buf, 0); /* Z */
 	ds_plan_free(g->heap, &q);
 	free_plan(&p);
 	ds_graph_free(g);
@@ -423,6 +464,7 @@ int main(void)
 		cmocka_unit_test(reuse_edge_leaves),
 		cmocka_unit_test(eviction_within_cap),
 		cmocka_unit_test(eviction_gain_too_small),
+		cmocka_unit_test(eviction_issued_early),
 		cmocka_unit_test(stream_double_buffered),
 		cmocka_unit_test(refusals),
 		cmocka_unit_test(allocation_failures),
