@@ -187,6 +187,12 @@ typedef struct ds_graph {
 	int64_t critical_path; /* longest path in cycles */
 } ds_graph;
 
+/* Is pipe a (na, cycles la) busier than pipe b (nb, lb)?  More cycles,
+ * on a tie the name first in strcmp order: the one rule for "the busiest
+ * pipe" (CPE's bottleneck, the wave order's pipe), so that it never
+ * depends on the order in which the input names its pipes. */
+bool ds_pipe_busier(int64_t la, const char *na, int64_t lb, const char *nb);
+
 /* ---- the spill model of SPEC.md ("Spills"), in one place ---- */
 
 /* The fixed part of a spill transfer: `2 * size + 150` cycles each way. */

@@ -203,8 +203,7 @@ static void cpe_pipes(cpe *c, int32_t pmte3, const int64_t *load)
 			const char *nq = q < g->npipes ? g->pipes[q]
 				       : q == pmte3    ? "MTE3"
 						       : "MTE2";
-			if (load[q] > load[p] ||
-			    (load[q] == load[p] && strcmp(nq, np) < 0))
+			if (ds_pipe_busier(load[q], nq, load[p], np))
 				break;
 			c->porder[i] = q;
 		}

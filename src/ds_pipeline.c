@@ -503,7 +503,8 @@ static int backbone_stagger(const ds_graph *g, int32_t *order, int64_t cap,
  *   more traffic than the backbone so far and no higher peak than DLR's
  *   (CPE's peak budget counts from its backbone's): CPE cannot run the
  *   wave's deeper layers early, their memory being the backbone's
- *   (Conv_Case1 602,490 -> 582,161); a shorter replay with more spills
+ *   (Conv_Case1 602,490 -> 582,161; 564,209 with its loads slow for
+ *   their size moved up, ds_wave.c); a shorter replay with more spills
  *   came out of CPE longer on Conv_Case0 (482,998 before CPE against
  *   489,819, at 46,468 bytes against 45,888: 441,801 against 439,891) and
  *   on Matmul_Case0 (94,189 against 93,018).
@@ -512,7 +513,7 @@ static int backbone_stagger(const ds_graph *g, int32_t *order, int64_t cap,
  * (len 0 when DLR's is kept); the caller frees it.  Cost: AGED_NTIES + 1
  * placements and replays, per lag tried (at most log2 of the longest
  * chain) one more and the staggered order's O((N + E) log N), the wave
- * order's O(N + E) and its walk. */
+ * order's O((N + E) log N) and its walk. */
 static int aged_backbone(const ds_graph *g, const ds_run_opts *o,
 			 const ds_plan *dlr, const ds_figures *df,
 			 ds_plan *alt, ds_err *e)

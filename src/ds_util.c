@@ -216,6 +216,11 @@ void ds_caps_default(ds_caps *c)
 	memcpy(c->cap, def, sizeof def);
 }
 
+bool ds_pipe_busier(int64_t la, const char *na, int64_t lb, const char *nb)
+{
+	return la > lb || (la == lb && strcmp(na, nb) < 0);
+}
+
 int ds_mem_from_name(const char *name)
 {
 	for (int m = 0; m < DS_NMEM; m++)

@@ -328,6 +328,40 @@ static void wave_pulls_consumer(void **state)
 	ds_graph_free(g);
 }
 
+/* The wave order moves up a load slow for its size (ds_wave.c,
+ * wave_hoist_keys): S (node 8, 90 cycles for 8 bytes) feeds the second
+ * CONV with N (node 6, 64 cycles for 32 bytes, not slow enough); S runs
+ * before N, but not before the first CONV: there, with the first CONV's
+ * 72-byte input and 32-byte output live, its 8 bytes would pass the
+ * order's peak (104, at the second CONV). */
+static const char hoist14[] = GRAPH(
+	ALLOC(0, 0, 72, L1) "," OP(1, COPY_IN, MTE2, 64, "0") ","
+	ALLOC(2, 1, 32, L1) "," OP(3, CONV, CUBE, 400, "0,1") ","
+	FREE(4, 0, 72, L1) "," ALLOC(5, 4, 32, L1) ","
+	OP(6, COPY_IN, MTE2, 64, "4") "," ALLOC(7, 2, 8, L1) ","
+	OP(8, COPY_IN, MTE2, 90, "2") "," ALLOC(9, 3, 32, L1) ","
+	OP(10, CONV, CUBE, 400, "1,4,2,3") "," FREE(11, 1, 32, L1) ","
+	FREE(12, 4, 32, L1) "," FREE(13, 2, 8, L1) ","
+	FREE(14, 3, 32, L1),
+	"[0,1],[1,3],[2,3],[3,4],[5,6],[6,10],[7,8],[8,10],[3,10],[9,10],"
+	"[10,11],[10,12],[10,13],[10,14]");
+
+static void wave_hoists_slow_load(void **state)
+{
+	(void)state;
+	ds_graph *g = must_load(hoist14);
+	int32_t order[15], out[15], pos[15];
+	ds_err e;
+	assert_int_equal(ds_order_id(g, order, &e), DS_OK);
+	assert_int_equal(ds_wave_order(g, order, out, &e), DS_OK);
+	assert_int_equal(ds_order_check(g, out, "wave", &e), DS_OK);
+	for (int32_t i = 0; i < 15; i++)
+		pos[out[i]] = i;
+	assert_true(pos[3] < pos[8] && pos[8] < pos[6]);
+	assert_int_equal(ds_order_peak(g, out, NULL), 104);
+	ds_graph_free(g);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -339,6 +373,7 @@ int main(void)
 		cmocka_unit_test(public_plan_other_graph),
 		cmocka_unit_test(renumbered_bundled),
 		cmocka_unit_test(wave_pulls_consumer),
+		cmocka_unit_test(wave_hoists_slow_load),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

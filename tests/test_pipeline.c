@@ -44,14 +44,15 @@ static const struct {
  * (aged backbone alone: 93,040 at 11,648 and 906,544 at 231,296; before
  * the staggered backbone Matmul_Case0 was 93,018 at 11,648);
  * Conv_Case1's backbone is the wave order (ds_wave.c) placed with aged
- * victims (602,490 at 5,936 with the aged backbone). */
+ * victims (602,490 at 5,936 with the aged backbone; 582,161 at 4,664
+ * before the wave order moved its loads slow for their size up). */
 static const struct {
 	const char *file;
 	int64_t makespan, traffic;
 } aged_finals[] = {
 	{"Matmul_Case0.json", 87470, 11776},
 	{"Matmul_Case1.json", 905744, 231552},
-	{"Conv_Case1.json", 582161, 4664},
+	{"Conv_Case1.json", 564209, 5304},
 };
 
 /* Figures held exactly where DLR's plan is placed again from orders
