@@ -33,13 +33,13 @@
  * and every occupancy, in the order they start, placed at the window
  * whose previous occupants finished first in the replay (a load waits for
  * the addresses freed earliest, not for ones a late use still holds);
- * one candidate, kept as below.  Then a stream phase (move_stream):
- * where the busiest pipe's idle gaps wait for the previous occupant of
- * the same addresses (a single-buffered stream of loads: load, its uses,
- * the next load there),
- * evictions of residents not used for a while lend their addresses to
- * every second load of the stream (double buffering), all the stream's
- * stretches at once, one replay per candidate, within the traffic cap.
+ * one candidate, kept when its replay is shorter.  Then a stream phase
+ * (move_stream): where the busiest pipe's idle gaps wait for the
+ * previous occupant of the same addresses (a single-buffered stream of
+ * loads: load, its uses, the next load there), evictions of residents
+ * not used for a while lend their addresses to every second load of the
+ * stream (double buffering), all the stream's stretches at once, one
+ * replay per candidate, within the traffic cap.
  * A candidate is kept when the replay accepts it and it lowers the
  * makespan, or keeps it and lowers the sum of finish times (progress on
  * one of several equally critical chains), one that adds traffic only
@@ -1423,7 +1423,9 @@ static int ready_phase(rt *r)
 	bool ok = false;
 	if ((sorted || moved) && (rc = judge(r, &ok)))
 		return rc;
-	if (ok && trial_better(r))
+	/* only a shorter plan: with the sum of finish times as well,
+	 * Matmul_Case1 took a plan of the same figures (other bytes) */
+	if (ok && trial_better(r) && r->tf.makespan < r->cf.makespan)
 		take_trial(r);
 	return DS_OK;
 }
