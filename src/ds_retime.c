@@ -28,25 +28,24 @@
  *    a SPILL_OUT behind another store): issue it before its pipe
  *    predecessor, a SPILL_IN then at the window free over its longer
  *    occupancy whose previous occupants ended earliest.
- * Before that, a readiness phase (ready_phase): the reloads that follow
- * each other on their pipe put in the order their data are first needed,
- * and every occupancy, in the order they start, placed at the window
- * whose previous occupants finished first in the replay (a load waits for
- * the addresses freed earliest, not for ones a late use still holds);
- * one candidate, kept when its replay is shorter.  Then a stream phase
- * (move_stream): where the busiest pipe's idle gaps wait for the
- * previous occupant of the same addresses (a single-buffered stream of
- * loads: load, its uses, the next load there), evictions of residents
- * not used for a while lend their addresses to every second load of the
- * stream (double buffering), all the stream's stretches at once, one
- * replay per candidate, within the traffic cap.
+ * Before that, a stream phase (move_stream): where the busiest pipe's
+ * idle gaps wait for the previous occupant of the same addresses (a
+ * single-buffered stream of loads: load, its uses, the next load there),
+ * evictions of residents not used for a while lend their addresses to
+ * every second load of the stream (double buffering), all the stream's
+ * stretches at once, one replay per candidate, within the traffic cap.
  * A candidate is kept when the replay accepts it and it lowers the
  * makespan, or keeps it and lowers the sum of finish times (progress on
  * one of several equally critical chains), one that adds traffic only
  * when it gains at least a cycle per RT_BYTES_PER_CYCLE bytes added; a
  * (node, move) is tried once until a shorter plan is found (which clears
  * the marks); the objective only falls and the work budget bounds the
- * rest, so the search ends.
+ * rest, so the search ends.  Last, a readiness phase (ready_phase): the
+ * reloads that follow each other on their pipe put in the order their
+ * data are first needed, and every occupancy, in the order they start,
+ * placed at the window whose previous occupants finished first in the
+ * replay (a load waits for the addresses freed earliest, not for ones a
+ * late use still holds); one candidate, kept when its replay is shorter.
  *
  * Cost: a round is O(N + E) (the replay, occupancies, spill edges, chain)
  * plus O(R + K^2) per window search (R occupancies of the memory, K those
@@ -58,8 +57,10 @@
  * counted in the same budget.  The readiness phase: O(N + E) and one
  * replay, plus O(R (L + I)^2) for the placement (L occupancies live at
  * once, I address ranges last used: a few tens on the bundled graphs) and
- * O(K^2) per run of K reloads, counted in the same budget (a memory whose
- * placement runs out of it keeps its offsets).  Memory O(N + E). */
+ * O(K^2) per run of K reloads, counted in a budget of its own,
+ * RT_READY_WORK (a memory whose placement runs out of it keeps its
+ * offsets; none on graphs whose scans alone would exceed it).  Memory
+ * O(N + E). */
 #include "ds_stage.h"
 
 #include <stdlib.h>
@@ -103,6 +104,13 @@
  * other retime gain on the six graphs, their renumbered copies (seeds 1,
  * 2) and `dansched tradeoff` on the six is kept. */
 #define RT_BYTES_PER_CYCLE 8
+
+/* The readiness phase's own work budget, after the local search has
+ * spent RT_WORK: its placement cost Matmul_Case0 1.3M and
+ * FlashAttention_Case1 2.0M units (L1's few tens of live tiles and
+ * ranges, for each of its windows); 1M left Matmul_Case0 without its
+ * gain. */
+#define RT_READY_WORK 4000000
 
 enum { MV_REUSE_NEW, MV_REUSE_OLD, MV_EVICT, MV_PIPE, MV_KINDS };
 
@@ -1007,7 +1015,6 @@ static int try_move(rt *r, int32_t v, int kind, int32_t u, bool *took)
 		return move_old(r, v, u, took);
 	case MV_EVICT:
 		return move_evict(r, v, took);
-
 	default:
 		return move_pipe(r, v, took);
 	}
@@ -1388,15 +1395,18 @@ static bool rdy_offsets(rt *r, rdy *d, ds_plan *p)
 	return moved;
 }
 
-/* The readiness phase, before the stream phase: the reloads that follow
+/* The readiness phase, after the local search: the reloads that follow
  * each other on their pipe in the order their data are needed, and every
- * memory placed again by readiness (rdy_memory); kept when the replay
- * finds it better.  Measured at default options: FlashAttention_Case1
- * 117,972 -> 117,237 (offsets alone), Matmul_Case0 87,470 -> 87,306 (the
- * order of its reloads: DLR placed them in the order their windows came
- * free, e.g. tiles needed 4th and 6th before the 2nd); the other four
- * bundled graphs unchanged.  A second pass from the result gave
- * FlashAttention_Case1 117,227 and nothing elsewhere. */
+ * memory placed again by readiness (rdy_memory); kept when the replay is
+ * shorter.  Measured at default options: FlashAttention_Case1 117,972 ->
+ * 117,227 (offsets alone), Matmul_Case0 87,470 -> 87,306 (the order of
+ * its reloads: DLR placed them in the order their windows came free,
+ * e.g. tiles needed 4th and 6th before the 2nd), Matmul_Case1 905,744 ->
+ * 905,682; the other three bundled graphs unchanged.  Before the stream
+ * phase instead, it gained as much on the first two, but the local search
+ * after it ended longer on two generated conv graphs (+7, +168 cycles)
+ * and on FlashAttention_Case0/1 at --cap L1=2048,UB=768 (+480, +1,278);
+ * last, it can only shorten the plan. */
 static int ready_phase(rt *r)
 {
 	rdy d;
@@ -1423,8 +1433,8 @@ static int ready_phase(rt *r)
 	bool ok = false;
 	if ((sorted || moved) && (rc = judge(r, &ok)))
 		return rc;
-	/* only a shorter plan: with the sum of finish times as well,
-	 * Matmul_Case1 took a plan of the same figures (other bytes) */
+	/* only a shorter plan: one as long with a lower sum of finish times
+	 * would change the bytes for nothing (last, nothing builds on it) */
 	if (ok && trial_better(r) && r->tf.makespan < r->cf.makespan)
 		take_trial(r);
 	return DS_OK;
@@ -1526,14 +1536,15 @@ int ds_retime(const ds_graph *g, const ds_plan *in, const ds_retime_opts *o,
 	}
 	/* a round costs about four passes over the plan before its first
 	 * candidate: none when the budget cannot pay for one (1M nodes) */
-	if (rc == DS_OK && r.work + 5 * (int64_t)r.total < r.budget)
-		rc = ready_phase(&r);
 	if (rc == DS_OK)
 		rc = stream_phase(&r);
 	bool took = true;
 	while (rc == DS_OK && took &&
 	       r.work + 5 * (int64_t)r.total < r.budget)
 		rc = round_once(&r, usrc, &took);
+	r.budget = r.work + RT_READY_WORK;
+	if (rc == DS_OK && 5 * (int64_t)r.total < RT_READY_WORK)
+		rc = ready_phase(&r);
 	if (rc == DS_OK) {
 		*out = r.cur;
 		memset(&r.cur, 0, sizeof r.cur);
