@@ -1542,6 +1542,7 @@ int ds_retime(const ds_graph *g, const ds_plan *in, const ds_retime_opts *o,
 	while (rc == DS_OK && took &&
 	       r.work + 5 * (int64_t)r.total < r.budget)
 		rc = round_once(&r, usrc, &took);
+	/* last, on a budget of its own: it can only shorten the plan */
 	r.budget = r.work + RT_READY_WORK;
 	if (rc == DS_OK && 5 * (int64_t)r.total < RT_READY_WORK)
 		rc = ready_phase(&r);
