@@ -43,7 +43,12 @@
  * when it gains at least a cycle per RT_BYTES_PER_CYCLE bytes added; a
  * (node, move) is tried once until a shorter plan is found (which clears
  * the marks); the objective only falls and the work budget bounds the
- * rest, so the search ends.
+ * rest, so the search ends.  Last, a readiness phase (ready_phase): the
+ * reloads that follow each other on their pipe put in the order their
+ * data are first needed, and every occupancy, in the order they start,
+ * placed at the window whose previous occupants finished first in the
+ * replay (a load waits for the addresses freed earliest, not for ones a
+ * late use still holds); one candidate, kept when its replay is shorter.
  *
  * Cost: a round is O(N + E) (the replay, occupancies, spill edges, chain)
  * plus O(R + K^2) per window search (R occupancies of the memory, K those
@@ -52,7 +57,13 @@
  * a large graph gets a few candidates or none.  A stream round adds
  * O(N + W G + S R) (G idle gaps of the busiest pipe, W <=
  * RT_STREAM_WINDOWS windows, S stretches, R occupancies of the memory),
- * counted in the same budget.  Memory O(N + E). */
+ * counted in the same budget.  The readiness phase: O(N + E) and one
+ * replay, plus O(R (L + I)^2) for the placement (L occupancies live at
+ * once, I address ranges last used: a few tens on the bundled graphs) and
+ * O(K^2) per run of K reloads, counted in a budget of its own,
+ * RT_READY_WORK (a memory whose placement runs out of it keeps its
+ * offsets; none on graphs whose scans alone would exceed it).  Memory
+ * O(N + E). */
 #include "ds_stage.h"
 
 #include <stdlib.h>
@@ -96,6 +107,13 @@
  * other retime gain on the six graphs, their renumbered copies (seeds 1,
  * 2) and `dansched tradeoff` on the six is kept. */
 #define RT_BYTES_PER_CYCLE 8
+
+/* The readiness phase's own work budget, after the local search has
+ * spent RT_WORK: its placement cost Matmul_Case0 1.3M and
+ * FlashAttention_Case1 2.0M units (L1's few tens of live tiles and
+ * ranges, for each of its windows); 1M left Matmul_Case0 without its
+ * gain. */
+#define RT_READY_WORK 4000000
 
 enum { MV_REUSE_NEW, MV_REUSE_OLD, MV_EVICT, MV_PIPE, MV_KINDS };
 
@@ -1164,6 +1182,289 @@ static int stream_phase(rt *r)
 	return rc;
 }
 
+/* ---- addresses by readiness ---- */
+
+/* Scratch of the readiness phase: the new offsets, the live occupancies,
+ * the finish of the last occupant ended on each address range (disjoint
+ * ranges), a run of reloads (lines, then nodes) and their keys. */
+typedef struct rdy {
+	int64_t *off;
+	int32_t *live, nlive;
+	int64_t *lo, *hi, *at;
+	int32_t ni;
+	int32_t *run;
+	int64_t *key;
+} rdy;
+
+/* The range [x, y) was last used by an occupancy finishing at f. */
+static void rdy_paint(rdy *d, int64_t x, int64_t y, int64_t f)
+{
+	int32_t k = 0;
+	int64_t rb = -1, rt = 0; /* the right part of a range split in two */
+	for (int32_t j = 0; j < d->ni; j++) {
+		int64_t a = d->lo[j], b = d->hi[j], t = d->at[j];
+		if (b <= x || a >= y) {
+			d->lo[k] = a, d->hi[k] = b, d->at[k++] = t;
+			continue;
+		}
+		if (a < x)
+			d->lo[k] = a, d->hi[k] = x, d->at[k++] = t;
+		if (b > y)
+			rb = b, rt = t;
+	}
+	d->ni = k;
+	d->lo[d->ni] = x, d->hi[d->ni] = y, d->at[d->ni++] = f;
+	if (rb > y)
+		d->lo[d->ni] = y, d->hi[d->ni] = rb, d->at[d->ni++] = rt;
+}
+
+/* When [x, x + size) is ready, or -1 when a live occupancy holds part of
+ * it or it leaves the memory. */
+static int64_t rdy_window(rt *r, const rdy *d, int64_t x, int64_t size,
+			  int64_t cap)
+{
+	if (x < 0 || x + size > cap)
+		return -1;
+	r->work += d->nlive + d->ni;
+	for (int32_t k = 0; k < d->nlive; k++) {
+		int32_t p = d->live[k];
+		if (d->off[p] < x + size &&
+		    x < d->off[p] + r->g->buf_size[r->oc_buf[p]])
+			return -1;
+	}
+	int64_t t = 0;
+	for (int32_t j = 0; j < d->ni; j++)
+		if (d->lo[j] < x + size && x < d->hi[j] && d->at[j] > t)
+			t = d->at[j];
+	return t;
+}
+
+/* Occupancy o at the window ready first (the lowest on ties) among those
+ * at the memory's ends, beside a live occupancy or at a range's ends;
+ * false when none is free. */
+static bool rdy_place(rt *r, rdy *d, int32_t o, int64_t cap)
+{
+	int64_t size = r->g->buf_size[r->oc_buf[o]];
+	int64_t best = -1, bt = INT64_MAX;
+	int32_t nc = 2 + 2 * (d->nlive + d->ni);
+	for (int32_t c = 0; c < nc; c++) {
+		int64_t x;
+		if (c < 2) {
+			x = c ? cap - size : 0;
+		} else if (c - 2 < 2 * d->nlive) {
+			int32_t p = d->live[(c - 2) / 2];
+			x = c % 2 ? d->off[p] - size
+				  : d->off[p] + r->g->buf_size[r->oc_buf[p]];
+		} else {
+			int32_t j = (c - 2 - 2 * d->nlive) / 2;
+			x = c % 2 ? d->hi[j] - size : d->lo[j];
+		}
+		int64_t t = rdy_window(r, d, x, size, cap);
+		if (t >= 0 && (t < bt || (t == bt && x < best)))
+			best = x, bt = t;
+	}
+	if (best < 0)
+		return false;
+	d->off[o] = best;
+	d->live[d->nlive++] = o;
+	return true;
+}
+
+/* Every occupancy of memory m, in the order they start (cur's), at the
+ * window whose previous occupants finished first in the replay of the
+ * plan the phase started from: a load then waits for the addresses freed
+ * earliest, not for ones a late use still holds.  False when some finds
+ * no window or the work budget runs out (the old offsets stay). */
+static bool rdy_memory(rt *r, rdy *d, int m)
+{
+	const ds_graph *g = r->g;
+	const int64_t cap = g->caps.cap[m];
+	d->nlive = 0;
+	d->ni = 0;
+	for (int32_t i = 0; i < r->total && r->work < r->budget; i++) {
+		int32_t v = r->cur.order[i];
+		int32_t o = r->occ_end[v];
+		if (o >= 0 && g->buf_mem[r->oc_buf[o]] == m) {
+			int32_t k = 0;
+			while (d->live[k] != o)
+				k++;
+			d->live[k] = d->live[--d->nlive];
+			rdy_paint(d, d->off[o],
+				  d->off[o] + g->buf_size[r->oc_buf[o]],
+				  r->fin[v]);
+		}
+		o = r->occ_at[v];
+		if (o >= 0 && g->buf_mem[r->oc_buf[o]] == m &&
+		    !rdy_place(r, d, o, cap))
+			return false;
+	}
+	return r->work < r->budget;
+}
+
+/* When reload v is first needed: the start of the first use of its
+ * buffer after it (INT64_MAX when none); *line: that use's line. */
+static int64_t rdy_need(rt *r, int32_t v, int32_t *line)
+{
+	const ds_graph *g = r->g;
+	int32_t b = node_buf(r, v);
+	int64_t t = INT64_MAX;
+	*line = r->total;
+	r->work += g->user_off[b + 1] - g->user_off[b];
+	for (int32_t k = g->user_off[b]; k < g->user_off[b + 1]; k++) {
+		int32_t u = g->user[k];
+		if (r->pos[u] > r->pos[v] && r->pos[u] < *line)
+			*line = r->pos[u], t = r->start[u];
+	}
+	return t;
+}
+
+static bool is_reload(const rt *r, int32_t v)
+{
+	return v >= r->g->n && (v - r->g->n) % 2;
+}
+
+/* The run of reloads starting at line i: the lines (d->run[0..k)) of
+ * the reloads that follow each other on their pipe, into one memory and
+ * of one size. */
+static int32_t rdy_run(rt *r, rdy *d, int32_t i)
+{
+	const ds_graph *g = r->g;
+	int32_t v = r->cur.order[i], b = node_buf(r, v), k = 0;
+	for (int32_t j = i; j < r->total; j++) {
+		int32_t x = r->cur.order[j];
+		if (node_pipe(r, x) != node_pipe(r, v))
+			continue;
+		if (!is_reload(r, x) ||
+		    g->buf_mem[node_buf(r, x)] != g->buf_mem[b] ||
+		    g->buf_size[node_buf(r, x)] != g->buf_size[b])
+			break;
+		d->run[k++] = j;
+	}
+	return k;
+}
+
+/* The run's k reloads sorted by (need, line) over its lines in trial's
+ * order, unless one would leave the lines between its SPILL_OUT and its
+ * first use; true when the order changed. */
+static bool rdy_sort_run(rt *r, rdy *d, int32_t k)
+{
+	int32_t *nodes = d->run + k;
+	for (int32_t a = 0; a < k; a++) {
+		int32_t ln;
+		nodes[a] = r->cur.order[d->run[a]];
+		d->key[a] = rdy_need(r, nodes[a], &ln);
+	}
+	r->work += (int64_t)k * k;
+	for (int32_t a = 1; a < k; a++)
+		for (int32_t c = a; c > 0 && d->key[c - 1] > d->key[c]; c--) {
+			int64_t t = d->key[c];
+			d->key[c] = d->key[c - 1], d->key[c - 1] = t;
+			int32_t y = nodes[c];
+			nodes[c] = nodes[c - 1], nodes[c - 1] = y;
+		}
+	bool diff = false;
+	for (int32_t a = 0; a < k; a++) {
+		int32_t x = nodes[a], ln;
+		rdy_need(r, x, &ln);
+		if (r->pos[x - 1] >= d->run[a] || d->run[a] >= ln)
+			return false;
+		diff |= x != r->cur.order[d->run[a]];
+	}
+	for (int32_t a = 0; diff && a < k; a++)
+		r->trial.order[d->run[a]] = nodes[a];
+	return diff;
+}
+
+/* trial: cur with every run of reloads in need order; true when some
+ * run changed. */
+static bool rdy_sort_runs(rt *r, rdy *d)
+{
+	bool changed = false;
+	for (int32_t i = 0; i < r->total;) {
+		if (!is_reload(r, r->cur.order[i])) {
+			i++;
+			continue;
+		}
+		int32_t k = rdy_run(r, d, i);
+		changed |= rdy_sort_run(r, d, k);
+		i = d->run[k - 1] + 1;
+	}
+	return changed;
+}
+
+/* Swaps cur and trial (same length: only the order of reloads differs),
+ * cur's state recomputed. */
+static int rdy_swap(rt *r)
+{
+	ds_plan t = r->cur;
+	r->cur = r->trial;
+	r->trial = t;
+	return refresh(r);
+}
+
+/* The offsets of every memory placed by rdy_memory into p (whose
+ * occupancies are cur's); true when one moved. */
+static bool rdy_offsets(rt *r, rdy *d, ds_plan *p)
+{
+	bool moved = false;
+	for (int m = 0; m < DS_NMEM; m++) {
+		if (!rdy_memory(r, d, m))
+			continue;
+		for (int32_t o = 0; o < r->nocc; o++)
+			if (r->g->buf_mem[r->oc_buf[o]] == m) {
+				int64_t *q = occ_offset(r, p, r->oc_s[o]);
+				moved |= *q != d->off[o];
+				*q = d->off[o];
+			}
+	}
+	return moved;
+}
+
+/* The readiness phase, after the local search: the reloads that follow
+ * each other on their pipe in the order their data are needed, and every
+ * memory placed again by readiness (rdy_memory); kept when the replay is
+ * shorter.  Measured at default options: FlashAttention_Case1 117,972 ->
+ * 117,227 (offsets alone), Matmul_Case0 87,470 -> 87,306 (the order of
+ * its reloads: DLR placed them in the order their windows came free,
+ * e.g. tiles needed 4th and 6th before the 2nd), Matmul_Case1 905,744 ->
+ * 905,682; the other three bundled graphs unchanged.  Before the stream
+ * phase instead, it gained as much on the first two, but the local search
+ * after it ended longer on two generated conv graphs (+7, +168 cycles)
+ * and on FlashAttention_Case0/1 at --cap L1=2048,UB=768 (+480, +1,278);
+ * last, it can only shorten the plan. */
+static int ready_phase(rt *r)
+{
+	rdy d;
+	size_t no = (size_t)r->tmax + 1; /* occupancies: at most the nodes */
+	d.off = ds_arena_alloc(&r->a, no, sizeof *d.off);
+	d.live = ds_arena_alloc(&r->a, no, sizeof *d.live);
+	d.lo = ds_arena_alloc(&r->a, 2 * no, sizeof *d.lo);
+	d.hi = ds_arena_alloc(&r->a, 2 * no, sizeof *d.hi);
+	d.at = ds_arena_alloc(&r->a, 2 * no, sizeof *d.at);
+	d.run = ds_arena_alloc(&r->a, 2 * no, sizeof *d.run);
+	d.key = ds_arena_alloc(&r->a, no, sizeof *d.key);
+	if (r->a.failed)
+		return ds_fail(r->e, DS_ENOMEM, "out of memory");
+	int rc = refresh(r);
+	if (rc)
+		return rc;
+	plan_copy(r->g, &r->cur, &r->trial);
+	bool sorted = rdy_sort_runs(r, &d);
+	if (sorted && (rc = rdy_swap(r))) /* cur: the sorted order */
+		return rc;
+	bool moved = rdy_offsets(r, &d, sorted ? &r->cur : &r->trial);
+	if (sorted && (rc = rdy_swap(r))) /* back: trial the sorted one */
+		return rc;
+	bool ok = false;
+	if ((sorted || moved) && (rc = judge(r, &ok)))
+		return rc;
+	/* only a shorter plan: one as long with a lower sum of finish times
+	 * would change the bytes for nothing (last, nothing builds on it) */
+	if (ok && trial_better(r) && r->tf.makespan < r->cf.makespan)
+		take_trial(r);
+	return DS_OK;
+}
+
 /* ---- the pass ---- */
 
 static int rt_init(rt *r, const ds_graph *g, const ds_plan *in,
@@ -1266,6 +1567,10 @@ int ds_retime(const ds_graph *g, const ds_plan *in, const ds_retime_opts *o,
 	while (rc == DS_OK && took &&
 	       r.work + 5 * (int64_t)r.total < r.budget)
 		rc = round_once(&r, usrc, &took);
+	/* last, on a budget of its own: it can only shorten the plan */
+	r.budget = r.work + RT_READY_WORK;
+	if (rc == DS_OK && 5 * (int64_t)r.total < RT_READY_WORK)
+		rc = ready_phase(&r);
 	if (rc == DS_OK) {
 		*out = r.cur;
 		memset(&r.cur, 0, sizeof r.cur);
