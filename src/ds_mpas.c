@@ -72,8 +72,8 @@
  * nor on the generator's at 100k nodes.  There are
  * GREEDY_WORK * effort / N runs (at least one, at most NVARIANTS *
  * MAX_ROUNDS), so small graphs get more.  The structural rank: see
- * ds_rank.c (O((N + E) log N) per round of hashing; the two band
- * orders O((N + E) log(N + E))).  Splitting into operators: O(N + E)
+ * ds_rank.c (O((N + E) log N) per round of hashing; the two band orders,
+ * ds_band.c, O((N + E) log(N + E))).  Splitting into operators: O(N + E)
  * and a copy of the graph.  The local search, on the LS_STARTS best
  * orders, does at most effort move
  * evaluations of O(W) each (W the window, LS_WINDOW operations); finding
