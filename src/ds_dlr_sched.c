@@ -11,6 +11,7 @@
  * goals per step and K the closure bound (both constants, see LS_*), plus
  * O(R) per eviction scored, R the resident buffers of a memory. */
 #include "ds_dlr.h"
+#include "ds_rank.h"
 
 #include <string.h>
 
@@ -75,6 +76,7 @@ static void dlr_alloc_release(const ds_graph *g, int32_t v, int32_t *cnt,
 
 typedef struct porder {
 	const ds_graph *g;
+	csr pred, succ; /* the graph's, each list in stage 1 order */
 	int32_t *cnt;
 	uint8_t *done;
 	int32_t *key;
@@ -152,21 +154,45 @@ static void po_keys(porder *p, const int32_t *order, const int32_t *writer,
 	}
 }
 
-/* Runs operation v with its pending ALLOCs, and passes readiness on. */
+/* Runs operation v with its pending ALLOCs, and passes readiness on.
+ * Its own buffers' ALLOCs and FREEs go in the order of its list (not in
+ * the Ids'): the FREEs' last count is the one taken there. */
 static void po_run(porder *p, int32_t v)
 {
 	const ds_graph *g = p->g;
-	for (int32_t k = g->pred_off[v]; k < g->pred_off[v + 1]; k++)
-		if (g->kind[g->pred[k]] == DS_ALLOC)
-			po_emit_alloc(p, g->pred[k]);
 	for (int32_t k = g->use_off[v]; k < g->use_off[v + 1]; k++)
 		po_emit_alloc(p, g->buf_alloc[g->use[k]]);
+	for (int32_t k = p->pred.off[v]; k < p->pred.off[v + 1]; k++)
+		if (g->kind[p->pred.v[k]] == DS_ALLOC)
+			po_emit_alloc(p, p->pred.v[k]);
 	p->done[v] = 1;
 	p->out[p->len++] = v;
+	for (int32_t k = p->succ.off[v]; k < p->succ.off[v + 1]; k++)
+		po_release(p, p->succ.v[k]);
 	for (int32_t k = g->use_off[v]; k < g->use_off[v + 1]; k++)
 		po_release(p, g->buf_free[g->use[k]]);
-	for (int32_t k = g->succ_off[v]; k < g->succ_off[v + 1]; k++)
-		po_release(p, g->succ[k]);
+}
+
+/* A copy of the lists adj (offsets off) in stage 1 order, from a: the
+ * ALLOCs and FREEs around an operation come in that order, not in the
+ * Ids'. */
+static csr po_list(ds_arena *a, const ds_graph *g, const int32_t *off,
+		   const int32_t *adj, const int32_t *pos1)
+{
+	const int32_t n = g->n;
+	csr c;
+	c.off = ds_arena_alloc(a, (size_t)n + 1, sizeof *c.off);
+	c.v = ds_arena_alloc(a, (size_t)off[n] + 1, sizeof *c.v);
+	if (a->failed)
+		return c;
+	ds_hkey *k = ds_arena_alloc(a, (size_t)off[n] + 1, sizeof *k);
+	if (a->failed)
+		return c;
+	memcpy(c.off, off, ((size_t)n + 1) * sizeof *c.off);
+	memcpy(c.v, adj, (size_t)off[n] * sizeof *c.v);
+	ds_rank_sort_lists(g->heap, c.off, c.v, n, pos1, k);
+	ds_arena_release(a, k);
+	return c;
 }
 
 int dlr_po_follow(const ds_graph *g, const int32_t *order, const int32_t *pos1,
@@ -180,6 +206,8 @@ int dlr_po_follow(const ds_graph *g, const int32_t *order, const int32_t *pos1,
 	p.done = ds_arena_alloc(&a, (size_t)n, 1);
 	p.key = ds_arena_alloc(&a, (size_t)n, sizeof *p.key);
 	int32_t *writer = ds_arena_alloc(&a, (size_t)nb, sizeof *writer);
+	p.pred = po_list(&a, g, g->pred_off, g->pred, pos1);
+	p.succ = po_list(&a, g, g->succ_off, g->succ, pos1);
 	int rc = ds_heapq_init(&p.q, g->heap, n);
 	if (a.failed || rc) {
 		rc = ds_fail(e, DS_ENOMEM, "out of memory");

@@ -24,8 +24,9 @@
  * no operator name or shape.
  *
  * Cost: O(N + E + S U) time, S spills, U the most uses of one buffer;
- * O(N + S) memory; no recursion (an explicit stack). */
+ * O(N + E + S) memory; no recursion (an explicit stack). */
 #include "ds_stage.h"
+#include "ds_rank.h"
 
 #include <string.h>
 
@@ -38,6 +39,7 @@ typedef struct pull_ctx {
 	int32_t *to;
 	bool *done;	  /* [n] already in the order */
 	int32_t *stack;	  /* [2n] frames: node, then next pair index */
+	int32_t *pred, *succ; /* the graph's lists, each by position */
 	int32_t *order;
 	int32_t len;
 	int32_t moved;
@@ -87,11 +89,15 @@ static int build_pairs(pull_ctx *x, const ds_plan *p, int32_t *first,
 			 first[p->spill[(v - g->n) / 2].buf] < 0)
 			first[p->spill[(v - g->n) / 2].buf] = i;
 	}
-	/* count, then fill (two passes over the buffers) */
+	/* count, then fill (two passes over the buffers, in the order of
+	 * their first SPILL_OUTs, not in the BufIds') */
 	for (int pass = 0; pass < 2; pass++) {
-		for (int32_t b = 0; b < g->nbuf; b++) {
-			int32_t a, c;
-			if (first[b] < 0)
+		for (int32_t i = 0; i < p->len; i++) {
+			int32_t v = p->order[i], a, c;
+			if (v < g->n || (v - g->n) % 2 != 0)
+				continue;
+			int32_t b = p->spill[(v - g->n) / 2].buf;
+			if (first[b] != i)
 				continue;
 			uses_around(x, b, first[b], &a, &c);
 			if (a < 0 || c < 0 || (x->direct && !depends(g, a, c)))
@@ -115,6 +121,29 @@ static int build_pairs(pull_ctx *x, const ds_plan *p, int32_t *first,
 			x->to_off[0] = 0;
 		}
 	}
+	return DS_OK;
+}
+
+/* Copies of the graph's pred and succ lists, by position in the plan:
+ * the ALLOCs and FREEs around what is pulled go in the plan's order, not
+ * in the Ids'. */
+static int by_position(pull_ctx *x, ds_err *e)
+{
+	const ds_graph *g = x->g;
+	const int32_t n = g->n;
+	size_t ne = (size_t)g->pred_off[n];
+	x->pred = ds_alloc(g->heap, ne + 1, sizeof *x->pred);
+	x->succ = ds_alloc(g->heap, ne + 1, sizeof *x->succ);
+	ds_hkey *k = ds_alloc(g->heap, ne + 1, sizeof *k);
+	if (!x->pred || !x->succ || !k) {
+		ds_free(g->heap, k);
+		return ds_fail(e, DS_ENOMEM, "out of memory");
+	}
+	memcpy(x->pred, g->pred, ne * sizeof *x->pred);
+	memcpy(x->succ, g->succ, ne * sizeof *x->succ);
+	ds_rank_sort_lists(g->heap, g->pred_off, x->pred, n, x->pos, k);
+	ds_rank_sort_lists(g->heap, g->succ_off, x->succ, n, x->pos, k);
+	ds_free(g->heap, k);
 	return DS_OK;
 }
 
@@ -143,7 +172,7 @@ static void put_frees(pull_ctx *x, int32_t w)
 {
 	const ds_graph *g = x->g;
 	for (int32_t k = g->succ_off[w]; k < g->succ_off[w + 1]; k++) {
-		int32_t f = g->succ[k];
+		int32_t f = x->succ[k];
 		if (g->kind[f] == DS_FREE && !x->done[f] && ready(x, f))
 			put(x, f);
 	}
@@ -172,8 +201,8 @@ static void put_pulling(pull_ctx *x, int32_t v)
 		if (x->done[w] || g->kind[w] != DS_OP || !ready(x, w))
 			continue;
 		for (int32_t j = g->pred_off[w]; j < g->pred_off[w + 1]; j++)
-			if (!x->done[g->pred[j]])
-				put(x, g->pred[j]);
+			if (!x->done[x->pred[j]])
+				put(x, x->pred[j]);
 		put(x, w);
 		x->moved++;
 		x->stack[sp++] = w;
@@ -186,7 +215,7 @@ int ds_order_pull(const ds_graph *g, const ds_plan *p, bool direct,
 {
 	const ds_heap *h = g->heap;
 	const int32_t n = g->n;
-	pull_ctx x = {g, NULL, NULL, NULL, NULL, NULL, order, 0, 0, direct};
+	pull_ctx x = {.g = g, .order = order, .direct = direct};
 	int32_t *first = ds_alloc(h, (size_t)g->nbuf + 1, sizeof *first);
 	x.pos = ds_alloc(h, (size_t)n, sizeof *x.pos);
 	x.to_off = ds_alloc(h, (size_t)n + 1, sizeof *x.to_off);
@@ -197,6 +226,8 @@ int ds_order_pull(const ds_graph *g, const ds_plan *p, bool direct,
 		rc = ds_fail(e, DS_ENOMEM, "out of memory");
 	if (rc == DS_OK)
 		rc = build_pairs(&x, p, first, e);
+	if (rc == DS_OK)
+		rc = by_position(&x, e);
 	for (int32_t i = 0; i < p->len && rc == DS_OK; i++)
 		if (p->order[i] < n && !x.done[p->order[i]])
 			put_pulling(&x, p->order[i]);
@@ -208,5 +239,7 @@ int ds_order_pull(const ds_graph *g, const ds_plan *p, bool direct,
 	ds_free(h, x.to);
 	ds_free(h, x.done);
 	ds_free(h, x.stack);
+	ds_free(h, x.pred);
+	ds_free(h, x.succ);
 	return rc;
 }
