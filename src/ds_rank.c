@@ -4,9 +4,11 @@
  * Requires: a valid graph (ds_builder_finish).  Guarantees: rank[] is a
  * permutation of 0..n-1 that depends on the graph's structure (what the
  * nodes are, their edges, the order of each operation's buffers) and on
- * the node Ids only in the order among nodes alike in all of it.  The
- * passes break their exact ties by it, so that a renumbering changes
- * nothing else.
+ * the node Ids only through a choice among nodes the refinement below
+ * leaves alike, which are the graph's symmetries wherever it is
+ * symmetric (tiles of a loop): then a renumbered copy gets the same rank
+ * up to an automorphism, i.e. the same plans.  The passes break their
+ * exact ties by it, so that a renumbering changes nothing else.
  *
  * Method.  The rank is meant to be a program order, the order a compiler
  * would emit the graph in, recovered without the Ids:
@@ -15,7 +17,17 @@
  *   positions of its buffers and its neighbourhood, refined (Weisfeiler-
  *   Lehman) until the number of classes stops growing, separates nodes
  *   that differ; what is left alike are mostly true symmetries (the
- *   tiles of a loop);
+ *   tiles of a loop).  Those are ordered by individualisation-
+ *   refinement: the first class of more than one node, in hash order,
+ *   gives one node a class of its own, and a partition refinement (a
+ *   cell split by what its nodes read of a splitter cell, as the hash
+ *   reads its neighbours; all new cells but the largest become
+ *   splitters) spreads that until the partition is stable; repeated
+ *   until every class is one node.  Ties broken by Id would not do:
+ *   two K tiles loaded by pulled COPY_INs take their order among one
+ *   walked operation's pulls from this order while their consumers'
+ *   order comes from the walk, so an order taken from the Ids pairs
+ *   tiles and consumers differently on a renumbered copy;
  * - input operations are pulled: loads (preceded by ALLOCs only), and
  *   operations that only combine inputs and feed a single operation (an
  *   L1 to L0 move, a product accumulating into the next one).  A program
@@ -29,7 +41,7 @@
  *   ahead first, among younger work the shortest (a reduction whose
  *   small result ends soon runs before the long branch); then the more
  *   buffers shared with the walk so far (a tiled loop keeps the
- *   direction it took); then the hash.  In a loop nest whose iterations
+ *   direction it took); then the hash rank.  In a loop nest whose iterations
  *   carry state (the running maximum and sum of an attention kernel),
  *   the first steps of every state chain have the longest paths ahead,
  *   so the walk advances all chains a step at a time, which holds the
@@ -40,7 +52,10 @@
  *
  * Cost, N nodes, E constraint edges: O(N + E) per round of hashing
  * (until the classes stop growing, at most CANON_ROUNDS; the class counts
- * sort by radix, ds_hkey_sort), O(N log N) for the final sort, plus
+ * sort by radix, ds_hkey_sort); the refinement O((N + E) log N) in all
+ * (each node's readers scanned when its cell is a splitter, a node in
+ * at most log2 N of them, each splitter's nodes sorted by what they
+ * read), O(N log N) for the final sort, plus
  * the walk's re-ageing, O(T log N) for T at most TOUCH_MAX per buffer per
  * walked operation.  Memory O(N + E + T).  The band order, another
  * program order (for graphs without loop structure), is ds_band.c's. */
@@ -139,8 +154,9 @@ static uint64_t operands(const ds_graph *g, const uint64_t *hs, int32_t x)
 
 /* The structural hash of every node into hs[]: the node, its depth and
  * height, its neighbourhood.  ht[] gets the height in operations; h2,
- * dp and k are scratch. */
-static void hash_nodes(const ds_graph *g, uint64_t *hs, uint64_t *h2,
+ * dp and k are scratch.  True when the classes stopped growing within
+ * CANON_ROUNDS (they are stable). */
+static bool hash_nodes(const ds_graph *g, uint64_t *hs, uint64_t *h2,
 		       int32_t *dp, int32_t *ht, ds_hkey *k)
 {
 	const int32_t n = g->n;
@@ -193,21 +209,10 @@ static void hash_nodes(const ds_graph *g, uint64_t *hs, uint64_t *h2,
 		memcpy(hs, h2, (size_t)n * sizeof *hs);
 		int32_t c = count_classes(g->heap, hs, n, k);
 		if (c == classes)
-			break;
+			return true;
 		classes = c;
 	}
-}
-
-/* hr[0..n): the nodes by hash, nodes alike in it by Id.  k is
- * scratch. */
-static void hash_rank(const ds_heap *h, const uint64_t *hs, int32_t n,
-		      ds_hkey *k, int32_t *hr)
-{
-	for (int32_t x = 0; x < n; x++)
-		k[x] = (ds_hkey){hs[x], x};
-	ds_hkey_sort(h, k, (size_t)n);
-	for (int32_t i = 0; i < n; i++)
-		hr[k[i].x] = i;
+	return false;
 }
 
 /* Pulled operations (see above) into pull[], along the topological
@@ -231,6 +236,272 @@ static void pulled(const ds_graph *g, uint8_t *pull)
 			osucc += g->kind[g->succ[j]] == DS_OP;
 		pull[x] = nops == 0 || (inputs && osucc == 1);
 	}
+}
+
+/* ---- ties among nodes the hashing leaves alike ---- */
+
+/* The ordered partition that individualisation-refinement works on: el[]
+ * holds the nodes, each cell a run el[s..cend[s]) named by its start s
+ * (cell[x] for node x, at[x] its place in el).  look[] lists per node x
+ * the nodes whose hash reads x, lcol how (see part_look).  The splitter
+ * queue (q, a ring of qn from qh; inq) holds cell starts.  val, tmark,
+ * tk, cmark, cc, coff, bk are one splitter's scratch. */
+typedef struct part {
+	int64_t *loff;
+	int32_t *look, *lcol;
+	int32_t *el, *at, *cell, *cend, *q, *cc, *cmark, *coff, *tmark, *bk;
+	uint8_t *inq;
+	uint64_t *val;
+	ds_hkey *tk;
+	int32_t n, qh, qn, stamp;
+} part;
+
+/* y reads x through relation col: counted (fill NULL) or written. */
+static void look_add(part *P, int64_t *fill, int32_t x, int32_t y,
+		     int32_t col)
+{
+	if (!fill) {
+		P->loff[x + 1]++;
+		return;
+	}
+	P->look[fill[x]] = y;
+	P->lcol[fill[x]++] = col;
+}
+
+/* What the hash of each node reads (hash_nodes, operands): its preds (as
+ * relation 1) and succs (2); an operation, the ALLOC of the buffer in
+ * place i of its list (4i + 3); an ALLOC or FREE, the operations listing
+ * its buffer, by place (4i + 4).  Counted into loff, or written. */
+static void part_looks(const ds_graph *g, part *P, int64_t *fill)
+{
+	for (int32_t x = 0; x < g->n; x++) {
+		for (int32_t j = g->pred_off[x]; j < g->pred_off[x + 1]; j++) {
+			look_add(P, fill, g->pred[j], x, 1);
+			look_add(P, fill, x, g->pred[j], 2);
+		}
+		for (int32_t j = g->use_off[x]; j < g->use_off[x + 1]; j++) {
+			int32_t b = g->use[j], c = j - g->use_off[x];
+			look_add(P, fill, g->buf_alloc[b], x, 4 * c + 3);
+			look_add(P, fill, x, g->buf_alloc[b], 4 * c + 4);
+			look_add(P, fill, x, g->buf_free[b], 4 * c + 4);
+		}
+	}
+}
+
+static void part_push(part *P, int32_t s)
+{
+	P->inq[s] = 1;
+	P->q[(P->qh + P->qn++) % P->n] = s;
+}
+
+/* The partition of the hashes: nodes by hash (the cells in hash order),
+ * the look lists; every cell a splitter when the hashing stopped before
+ * the classes did (stable). */
+static int part_init(const ds_graph *g, part *P, const uint64_t *hs,
+		     bool stable, ds_arena *a, ds_err *e)
+{
+	const int32_t n = g->n;
+	const size_t n1 = (size_t)n + 1;
+	memset(P, 0, sizeof *P);
+	P->n = n;
+	P->loff = ds_arena_alloc(a, n1 + 1, sizeof *P->loff);
+	int64_t *fill = ds_arena_alloc(a, n1, sizeof *fill);
+	if (a->failed)
+		return ds_fail(e, DS_ENOMEM, "out of memory");
+	part_looks(g, P, NULL);
+	for (int32_t x = 0; x < n; x++)
+		P->loff[x + 1] += P->loff[x];
+	size_t nl = (size_t)P->loff[n] + 1;
+	P->look = ds_arena_alloc(a, nl, sizeof *P->look);
+	P->lcol = ds_arena_alloc(a, nl, sizeof *P->lcol);
+	P->el = ds_arena_alloc(a, n1, sizeof *P->el);
+	P->at = ds_arena_alloc(a, n1, sizeof *P->at);
+	P->cell = ds_arena_alloc(a, n1, sizeof *P->cell);
+	P->cend = ds_arena_alloc(a, n1, sizeof *P->cend);
+	P->q = ds_arena_alloc(a, n1, sizeof *P->q);
+	P->cc = ds_arena_alloc(a, n1, sizeof *P->cc);
+	P->cmark = ds_arena_alloc(a, n1, sizeof *P->cmark);
+	P->coff = ds_arena_alloc(a, n1, sizeof *P->coff);
+	P->tmark = ds_arena_alloc(a, n1, sizeof *P->tmark);
+	P->bk = ds_arena_alloc(a, n1, sizeof *P->bk);
+	P->inq = ds_arena_alloc(a, n1, sizeof *P->inq);
+	P->val = ds_arena_alloc(a, n1, sizeof *P->val);
+	P->tk = ds_arena_alloc(a, n1, sizeof *P->tk);
+	if (a->failed)
+		return ds_fail(e, DS_ENOMEM, "out of memory");
+	memcpy(fill, P->loff, (size_t)n * sizeof *fill);
+	part_looks(g, P, fill);
+	ds_arena_release(a, fill);
+	for (int32_t x = 0; x < n; x++)
+		P->tk[x] = (ds_hkey){hs[x], x};
+	ds_hkey_sort(g->heap, P->tk, (size_t)n);
+	for (int32_t i = 0, s = 0; i < n; i++) {
+		int32_t x = P->tk[i].x;
+		if (i > 0 && P->tk[i].h != P->tk[i - 1].h) {
+			P->cend[s] = i;
+			if (!stable)
+				part_push(P, s);
+			s = i;
+		}
+		P->el[i] = x;
+		P->at[x] = i;
+		P->cell[x] = s;
+		if (i == n - 1) {
+			P->cend[s] = n;
+			if (!stable)
+				part_push(P, s);
+		}
+	}
+	return DS_OK;
+}
+
+static int int32_cmp(const void *a, const void *b)
+{
+	int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+	return (x > y) - (x < y);
+}
+
+/* Cell a split by the values of its t nodes in B (sorted by value; the
+ * others read none of the splitter): those go first, keeping the name
+ * a, then one cell per value, in increasing value.  The new cells are
+ * splitters, all but the largest when a is not one already (the
+ * largest: what it tells follows from a and the others). */
+static void part_split(part *P, int32_t a, const int32_t *B, int32_t t)
+{
+	const int32_t b = P->cend[a];
+	if (t == b - a && P->val[B[0]] == P->val[B[t - 1]])
+		return;
+	for (int32_t i = 0; i < t; i++) {
+		int32_t y = B[i], p = P->at[y], to = b - t + i, z = P->el[to];
+		P->el[to] = y;
+		P->at[y] = to;
+		P->el[p] = z;
+		P->at[z] = p;
+	}
+	int32_t big = a, fs = t < b - a ? b - t : a;
+	if (fs > a)
+		P->cend[a] = fs;
+	while (fs < b) {
+		int32_t fe = fs + 1;
+		while (fe < b && P->val[P->el[fe]] == P->val[P->el[fs]])
+			fe++;
+		P->cend[fs] = fe;
+		for (int32_t i = fs; i < fe && fs != a; i++)
+			P->cell[P->el[i]] = fs;
+		fs = fe;
+	}
+	for (fs = a; fs < b; fs = P->cend[fs])
+		if (P->cend[fs] - fs > P->cend[big] - big)
+			big = fs;
+	bool all = P->inq[a];
+	for (fs = a; fs < b; fs = P->cend[fs])
+		if (!P->inq[fs] && (all || fs != big))
+			part_push(P, fs);
+}
+
+/* Splitter s: each node reading s's nodes gets the sum of (mixed)
+ * relations it reads them through; every cell those nodes are in is
+ * split by it, the cells in order of place (whatever order the nodes
+ * sit in, the same cells result in the same places). */
+static void part_splitter(const ds_heap *h, part *P, int32_t s)
+{
+	int32_t t = 0, nc = 0, st = ++P->stamp;
+	for (int32_t i = s; i < P->cend[s]; i++) {
+		int32_t x = P->el[i];
+		for (int64_t l = P->loff[x]; l < P->loff[x + 1]; l++) {
+			int32_t y = P->look[l], c = P->cell[y];
+			if (P->cend[c] - c == 1)
+				continue;
+			if (P->tmark[y] != st) {
+				P->tmark[y] = st;
+				P->val[y] = 0;
+				P->tk[t++].x = y;
+			}
+			P->val[y] += mix64((uint64_t)P->lcol[l] + 11);
+		}
+	}
+	for (int32_t i = 0; i < t; i++)
+		P->tk[i].h = P->val[P->tk[i].x];
+	ds_hkey_sort(h, P->tk, (size_t)t);
+	/* the nodes by cell (a counting sort, keeping their order) */
+	for (int32_t i = 0; i < t; i++) {
+		int32_t c = P->cell[P->tk[i].x];
+		if (P->cmark[c] != st) {
+			P->cmark[c] = st;
+			P->coff[c] = 0;
+			P->cc[nc++] = c;
+		}
+		P->coff[c]++;
+	}
+	qsort(P->cc, (size_t)nc, sizeof *P->cc, int32_cmp);
+	for (int32_t i = 0, o = 0; i < nc; i++) {
+		int32_t c = P->cc[i], k = P->coff[c];
+		P->coff[c] = o;
+		o += k;
+	}
+	for (int32_t i = 0; i < t; i++)
+		P->bk[P->coff[P->cell[P->tk[i].x]]++] = P->tk[i].x;
+	for (int32_t i = 0, o = 0; i < nc; i++) {
+		int32_t c = P->cc[i], k = P->coff[c] - o;
+		part_split(P, c, P->bk + o, k);
+		o += k;
+	}
+}
+
+static void part_refine(const ds_heap *h, part *P)
+{
+	while (P->qn > 0) {
+		int32_t s = P->q[P->qh];
+		P->qh = (P->qh + 1) % P->n;
+		P->qn--;
+		P->inq[s] = 0;
+		part_splitter(h, P, s);
+	}
+}
+
+/* Until every cell is one node: the first cell of more, its first node
+ * made a cell of its own (at the cell's end), and the refinement run
+ * from it.  Nodes alike to it are often symmetric to it in the graph;
+ * then which one is taken changes the rank only by a symmetry. */
+static void part_individualise(const ds_heap *h, part *P)
+{
+	part_refine(h, P);
+	for (int32_t f = 0; f < P->n;) {
+		int32_t e = P->cend[f];
+		if (e - f == 1) {
+			f++;
+			continue;
+		}
+		int32_t v = P->el[f], w = P->el[e - 1];
+		P->el[f] = w;
+		P->at[w] = f;
+		P->el[e - 1] = v;
+		P->at[v] = e - 1;
+		P->cell[v] = e - 1;
+		P->cend[e - 1] = e;
+		P->cend[f] = e - 1;
+		part_push(P, e - 1);
+		part_refine(h, P);
+	}
+}
+
+/* hr[0..n): the nodes by hash; nodes alike in it by individualisation-
+ * refinement (see above).  stable: the hashing's classes stopped
+ * growing. */
+static int hash_rank(const ds_graph *g, const uint64_t *hs, bool stable,
+		     int32_t *hr, ds_err *e)
+{
+	ds_arena a;
+	part P;
+	ds_arena_init(&a, g->heap);
+	int rc = part_init(g, &P, hs, stable, &a, e);
+	if (rc == DS_OK) {
+		part_individualise(g->heap, &P);
+		for (int32_t i = 0; i < g->n; i++)
+			hr[P.el[i]] = i;
+	}
+	ds_arena_free(&a);
+	return rc;
 }
 
 /* ---- the walk ---- */
@@ -539,6 +810,7 @@ typedef struct canon {
 	int32_t *indeg, *ht, *hr, *stk;
 	int32_t *dp; /* depth in operations */
 	uint8_t *pull;
+	bool stable; /* hash_nodes' */
 	walk W;
 } canon;
 
@@ -563,7 +835,7 @@ static int canon_init(const ds_graph *g, canon *c, ds_err *e)
 	c->pull = ds_arena_alloc(a, n1, sizeof *c->pull);
 	if (a->failed)
 		return ds_fail(e, DS_ENOMEM, "out of memory");
-	hash_nodes(g, c->hs, c->h2, c->dp, c->ht, c->k);
+	c->stable = hash_nodes(g, c->hs, c->h2, c->dp, c->ht, c->k);
 	pulled(g, c->pull);
 	return walk_init(g, c->pull, &c->W, c->stk, a, e);
 }
@@ -679,8 +951,10 @@ static int canon_rank(const ds_graph *g, canon *c, int32_t *rank,
 {
 	const int32_t n = g->n;
 	int64_t *pos = (int64_t *)c->h2;
-	hash_rank(g->heap, c->hs, n, c->k, c->hr);
-	int rc = walk_run(g, c->pull, c->ht, c->hr, &c->W, c->indeg, c->stk,
+	int rc = hash_rank(g, c->hs, c->stable, c->hr, e);
+	if (rc)
+		return rc;
+	rc = walk_run(g, c->pull, c->ht, c->hr, &c->W, c->indeg, c->stk,
 			  pos, e);
 	if (rc)
 		return rc;
