@@ -44,13 +44,16 @@ static const struct {
  * (aged backbone alone: 93,040 at 11,648 and 906,544 at 231,296; before
  * the staggered backbone Matmul_Case0 was 93,018 at 11,648);
  * Conv_Case1's backbone is the wave order (ds_wave.c) placed with aged
- * victims (602,490 at 5,936 with the aged backbone). */
+ * victims (602,490 at 5,936 with the aged backbone).  Matmul_Case1 was
+ * 905,744 at 231,552 while the structural rank broke its ties among
+ * alike nodes by Id (its canonical rank: 905,937 at 231,680, DLR's
+ * traffic 229,504 instead of 230,400). */
 static const struct {
 	const char *file;
 	int64_t makespan, traffic;
 } aged_finals[] = {
 	{"Matmul_Case0.json", 87470, 11776},
-	{"Matmul_Case1.json", 905744, 231552},
+	{"Matmul_Case1.json", 905937, 231680},
 	{"Conv_Case1.json", 582161, 4664},
 };
 
