@@ -11,7 +11,6 @@
  * goals per step and K the closure bound (both constants, see LS_*), plus
  * O(R) per eviction scored, R the resident buffers of a memory. */
 #include "ds_dlr.h"
-#include "ds_rank.h"
 
 #include <string.h>
 
@@ -76,7 +75,7 @@ static void dlr_alloc_release(const ds_graph *g, int32_t v, int32_t *cnt,
 
 typedef struct porder {
 	const ds_graph *g;
-	csr pred, succ; /* the graph's, each list in stage 1 order */
+	int32_t *tmp; /* the ALLOCs or FREEs one operation readies */
 	int32_t *cnt;
 	uint8_t *done;
 	int32_t *key;
@@ -154,45 +153,51 @@ static void po_keys(porder *p, const int32_t *order, const int32_t *writer,
 	}
 }
 
+/* Sorts x[0..k) by pos (insertion: an operation readies a few ALLOCs
+ * and FREEs at a time). */
+static void po_sort(const int32_t *pos, int32_t *x, int32_t k)
+{
+	for (int32_t i = 1; i < k; i++) {
+		int32_t y = x[i], j = i;
+		for (; j > 0 && pos[x[j - 1]] > pos[y]; j--)
+			x[j] = x[j - 1];
+		x[j] = y;
+	}
+}
+
 /* Runs operation v with its pending ALLOCs, and passes readiness on.
- * Its own buffers' ALLOCs and FREEs go in the order of its list (not in
- * the Ids'): the FREEs' last count is the one taken there. */
+ * Its own buffers' ALLOCs and FREEs go in the order of its list, those
+ * it is tied to by edges only in stage 1's order (not in the Ids'): a
+ * FREE's last count is taken there. */
 static void po_run(porder *p, int32_t v)
 {
 	const ds_graph *g = p->g;
+	int32_t k0 = 0;
 	for (int32_t k = g->use_off[v]; k < g->use_off[v + 1]; k++)
 		po_emit_alloc(p, g->buf_alloc[g->use[k]]);
-	for (int32_t k = p->pred.off[v]; k < p->pred.off[v + 1]; k++)
-		if (g->kind[p->pred.v[k]] == DS_ALLOC)
-			po_emit_alloc(p, p->pred.v[k]);
+	for (int32_t k = g->pred_off[v]; k < g->pred_off[v + 1]; k++)
+		if (g->kind[g->pred[k]] == DS_ALLOC && !p->done[g->pred[k]])
+			p->tmp[k0++] = g->pred[k];
+	po_sort(p->pos1, p->tmp, k0);
+	for (int32_t i = 0; i < k0; i++)
+		po_emit_alloc(p, p->tmp[i]);
 	p->done[v] = 1;
 	p->out[p->len++] = v;
-	for (int32_t k = p->succ.off[v]; k < p->succ.off[v + 1]; k++)
-		po_release(p, p->succ.v[k]);
+	k0 = 0;
+	for (int32_t k = g->succ_off[v]; k < g->succ_off[v + 1]; k++) {
+		int32_t w = g->succ[k];
+		if (--p->cnt[w] != 0)
+			continue;
+		if (g->kind[w] == DS_OP)
+			po_ready(p, w); /* queued by key: no order here */
+		else
+			p->tmp[k0++] = w;
+	}
+	po_sort(p->pos1, p->tmp, k0);
+	for (int32_t i = 0; i < k0; i++)
+		po_ready(p, p->tmp[i]);
 	for (int32_t k = g->use_off[v]; k < g->use_off[v + 1]; k++)
 		po_release(p, g->buf_free[g->use[k]]);
-}
-
-/* A copy of the lists adj (offsets off) in stage 1 order, from a: the
- * ALLOCs and FREEs around an operation come in that order, not in the
- * Ids'. */
-static csr po_list(ds_arena *a, const ds_graph *g, const int32_t *off,
-		   const int32_t *adj, const int32_t *pos1)
-{
-	const int32_t n = g->n;
-	csr c;
-	c.off = ds_arena_alloc(a, (size_t)n + 1, sizeof *c.off);
-	c.v = ds_arena_alloc(a, (size_t)off[n] + 1, sizeof *c.v);
-	if (a->failed)
-		return c;
-	ds_hkey *k = ds_arena_alloc(a, (size_t)off[n] + 1, sizeof *k);
-	if (a->failed)
-		return c;
-	memcpy(c.off, off, ((size_t)n + 1) * sizeof *c.off);
-	memcpy(c.v, adj, (size_t)off[n] * sizeof *c.v);
-	ds_rank_sort_lists(g->heap, c.off, c.v, n, pos1, k);
-	ds_arena_release(a, k);
-	return c;
 }
 
 int dlr_po_follow(const ds_graph *g, const int32_t *order, const int32_t *pos1,
@@ -206,8 +211,7 @@ int dlr_po_follow(const ds_graph *g, const int32_t *order, const int32_t *pos1,
 	p.done = ds_arena_alloc(&a, (size_t)n, 1);
 	p.key = ds_arena_alloc(&a, (size_t)n, sizeof *p.key);
 	int32_t *writer = ds_arena_alloc(&a, (size_t)nb, sizeof *writer);
-	p.pred = po_list(&a, g, g->pred_off, g->pred, pos1);
-	p.succ = po_list(&a, g, g->succ_off, g->succ, pos1);
+	p.tmp = ds_arena_alloc(&a, (size_t)n + 1, sizeof *p.tmp);
 	int rc = ds_heapq_init(&p.q, g->heap, n);
 	if (a.failed || rc) {
 		rc = ds_fail(e, DS_ENOMEM, "out of memory");

@@ -24,9 +24,8 @@
  * no operator name or shape.
  *
  * Cost: O(N + E + S U) time, S spills, U the most uses of one buffer;
- * O(N + E + S) memory; no recursion (an explicit stack). */
+ * O(N + S) memory; no recursion (an explicit stack). */
 #include "ds_stage.h"
-#include "ds_rank.h"
 
 #include <string.h>
 
@@ -39,7 +38,7 @@ typedef struct pull_ctx {
 	int32_t *to;
 	bool *done;	  /* [n] already in the order */
 	int32_t *stack;	  /* [2n] frames: node, then next pair index */
-	int32_t *pred, *succ; /* the graph's lists, each by position */
+	int32_t *tmp;	  /* [n] the ALLOCs or FREEs one use readies */
 	int32_t *order;
 	int32_t len;
 	int32_t moved;
@@ -124,29 +123,6 @@ static int build_pairs(pull_ctx *x, const ds_plan *p, int32_t *first,
 	return DS_OK;
 }
 
-/* Copies of the graph's pred and succ lists, by position in the plan:
- * the ALLOCs and FREEs around what is pulled go in the plan's order, not
- * in the Ids'. */
-static int by_position(pull_ctx *x, ds_err *e)
-{
-	const ds_graph *g = x->g;
-	const int32_t n = g->n;
-	size_t ne = (size_t)g->pred_off[n];
-	x->pred = ds_alloc(g->heap, ne + 1, sizeof *x->pred);
-	x->succ = ds_alloc(g->heap, ne + 1, sizeof *x->succ);
-	ds_hkey *k = ds_alloc(g->heap, ne + 1, sizeof *k);
-	if (!x->pred || !x->succ || !k) {
-		ds_free(g->heap, k);
-		return ds_fail(e, DS_ENOMEM, "out of memory");
-	}
-	memcpy(x->pred, g->pred, ne * sizeof *x->pred);
-	memcpy(x->succ, g->succ, ne * sizeof *x->succ);
-	ds_rank_sort_lists(g->heap, g->pred_off, x->pred, n, x->pos, k);
-	ds_rank_sort_lists(g->heap, g->succ_off, x->succ, n, x->pos, k);
-	ds_free(g->heap, k);
-	return DS_OK;
-}
-
 /* w can run now: each predecessor is in the order or an ALLOC that
  * needs nothing (it is added right before w). */
 static bool ready(const pull_ctx *x, int32_t w)
@@ -167,15 +143,32 @@ static void put(pull_ctx *x, int32_t v)
 	x->order[x->len++] = v;
 }
 
+/* Puts x->tmp[0..k) in plan position order (insertion: a use readies
+ * a few ALLOCs or FREEs at a time), not in the Ids'. */
+static void put_by_position(pull_ctx *x, int32_t k)
+{
+	int32_t *t = x->tmp;
+	for (int32_t i = 1; i < k; i++) {
+		int32_t y = t[i], j = i;
+		for (; j > 0 && x->pos[t[j - 1]] > x->pos[y]; j--)
+			t[j] = t[j - 1];
+		t[j] = y;
+	}
+	for (int32_t i = 0; i < k; i++)
+		put(x, t[i]);
+}
+
 /* The FREEs w's run made ready. */
 static void put_frees(pull_ctx *x, int32_t w)
 {
 	const ds_graph *g = x->g;
+	int32_t nt = 0;
 	for (int32_t k = g->succ_off[w]; k < g->succ_off[w + 1]; k++) {
-		int32_t f = x->succ[k];
+		int32_t f = g->succ[k];
 		if (g->kind[f] == DS_FREE && !x->done[f] && ready(x, f))
-			put(x, f);
+			x->tmp[nt++] = f;
 	}
+	put_by_position(x, nt);
 }
 
 /* v, then depth first each later use of a pair v starts that can run,
@@ -200,9 +193,11 @@ static void put_pulling(pull_ctx *x, int32_t v)
 		int32_t w = x->to[k];
 		if (x->done[w] || g->kind[w] != DS_OP || !ready(x, w))
 			continue;
+		int32_t nt = 0;
 		for (int32_t j = g->pred_off[w]; j < g->pred_off[w + 1]; j++)
-			if (!x->done[x->pred[j]])
-				put(x, x->pred[j]);
+			if (!x->done[g->pred[j]])
+				x->tmp[nt++] = g->pred[j];
+		put_by_position(x, nt);
 		put(x, w);
 		x->moved++;
 		x->stack[sp++] = w;
@@ -221,13 +216,12 @@ int ds_order_pull(const ds_graph *g, const ds_plan *p, bool direct,
 	x.to_off = ds_alloc(h, (size_t)n + 1, sizeof *x.to_off);
 	x.done = ds_alloc(h, (size_t)n, sizeof *x.done);
 	x.stack = ds_alloc(h, 2 * (size_t)n, sizeof *x.stack);
+	x.tmp = ds_alloc(h, (size_t)n + 1, sizeof *x.tmp);
 	int rc = DS_OK;
-	if (!first || !x.pos || !x.to_off || !x.done || !x.stack)
+	if (!first || !x.pos || !x.to_off || !x.done || !x.stack || !x.tmp)
 		rc = ds_fail(e, DS_ENOMEM, "out of memory");
 	if (rc == DS_OK)
 		rc = build_pairs(&x, p, first, e);
-	if (rc == DS_OK)
-		rc = by_position(&x, e);
 	for (int32_t i = 0; i < p->len && rc == DS_OK; i++)
 		if (p->order[i] < n && !x.done[p->order[i]])
 			put_pulling(&x, p->order[i]);
@@ -239,7 +233,6 @@ int ds_order_pull(const ds_graph *g, const ds_plan *p, bool direct,
 	ds_free(h, x.to);
 	ds_free(h, x.done);
 	ds_free(h, x.stack);
-	ds_free(h, x.pred);
-	ds_free(h, x.succ);
+	ds_free(h, x.tmp);
 	return rc;
 }
