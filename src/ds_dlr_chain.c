@@ -344,7 +344,9 @@ static bool ch_alloc(chsim *c)
 }
 
 /* The users of each buffer by stage 1 position, and the chains with their
- * steps (cbuf, soff); returns the number of steps. */
+ * steps (cbuf, soff), numbered in stage 1's order of their ALLOCs (ties
+ * between chains go by that number, not by the numbering of the buffers);
+ * returns the number of steps. */
 static int32_t ch_build(chsim *c)
 {
 	const ds_graph *g = c->g;
@@ -353,7 +355,10 @@ static int32_t ch_build(chsim *c)
 	csr u = {g->user_off, c->usr};
 	dlr_sort_lists(c->pos1, &u, nb);
 	int32_t nsteps = 0;
-	for (int32_t b = 0; b < nb; b++) {
+	for (int32_t i = 0; i < g->n; i++) {
+		if (g->kind[c->order[i]] != DS_ALLOC)
+			continue;
+		int32_t b = g->buf[c->order[i]];
 		int32_t *ub = c->usr + g->user_off[b];
 		int32_t nu = g->user_off[b + 1] - g->user_off[b];
 		if (!dlr_is_chain(g, ub, nu, b))
@@ -384,7 +389,8 @@ static bool ch_room_for(ds_arena *a, int32_t **v, int64_t *cap, int64_t need)
 }
 
 /* What step u takes along into tmp[0..): itself, its operation preds that
- * are no step, and theirs, marked ms; returns how many. */
+ * are no step, and theirs (each level in stage 1's order), marked ms;
+ * returns how many. */
 static int32_t ch_takes(chsim *c, int32_t u, int32_t ms)
 {
 	const ds_graph *g = c->g;
@@ -404,6 +410,14 @@ static int32_t ch_takes(chsim *c, int32_t u, int32_t ms)
 				c->mark[p] = ms;
 				c->tmp[nt++] = p;
 			}
+		}
+		/* the level in stage 1's order, not in the Ids' (the inputs
+		 * are read in this order) */
+		for (int32_t q = hi + 1; q < nt; q++) {
+			int32_t x = c->tmp[q], j = q;
+			for (; j > hi && c->pos1[c->tmp[j - 1]] > c->pos1[x]; j--)
+				c->tmp[j] = c->tmp[j - 1];
+			c->tmp[j] = x;
 		}
 		lo = hi;
 	}

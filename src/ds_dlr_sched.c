@@ -75,6 +75,7 @@ static void dlr_alloc_release(const ds_graph *g, int32_t v, int32_t *cnt,
 
 typedef struct porder {
 	const ds_graph *g;
+	int32_t *tmp; /* the ALLOCs or FREEs one operation readies */
 	int32_t *cnt;
 	uint8_t *done;
 	int32_t *key;
@@ -152,21 +153,51 @@ static void po_keys(porder *p, const int32_t *order, const int32_t *writer,
 	}
 }
 
-/* Runs operation v with its pending ALLOCs, and passes readiness on. */
+/* Sorts x[0..k) by pos (insertion: an operation readies a few ALLOCs
+ * and FREEs at a time). */
+static void po_sort(const int32_t *pos, int32_t *x, int32_t k)
+{
+	for (int32_t i = 1; i < k; i++) {
+		int32_t y = x[i], j = i;
+		for (; j > 0 && pos[x[j - 1]] > pos[y]; j--)
+			x[j] = x[j - 1];
+		x[j] = y;
+	}
+}
+
+/* Runs operation v with its pending ALLOCs, and passes readiness on.
+ * Its own buffers' ALLOCs and FREEs go in the order of its list, those
+ * it is tied to by edges only in stage 1's order (not in the Ids'): a
+ * FREE's last count is taken there. */
 static void po_run(porder *p, int32_t v)
 {
 	const ds_graph *g = p->g;
-	for (int32_t k = g->pred_off[v]; k < g->pred_off[v + 1]; k++)
-		if (g->kind[g->pred[k]] == DS_ALLOC)
-			po_emit_alloc(p, g->pred[k]);
+	int32_t k0 = 0;
 	for (int32_t k = g->use_off[v]; k < g->use_off[v + 1]; k++)
 		po_emit_alloc(p, g->buf_alloc[g->use[k]]);
+	for (int32_t k = g->pred_off[v]; k < g->pred_off[v + 1]; k++)
+		if (g->kind[g->pred[k]] == DS_ALLOC && !p->done[g->pred[k]])
+			p->tmp[k0++] = g->pred[k];
+	po_sort(p->pos1, p->tmp, k0);
+	for (int32_t i = 0; i < k0; i++)
+		po_emit_alloc(p, p->tmp[i]);
 	p->done[v] = 1;
 	p->out[p->len++] = v;
+	k0 = 0;
+	for (int32_t k = g->succ_off[v]; k < g->succ_off[v + 1]; k++) {
+		int32_t w = g->succ[k];
+		if (--p->cnt[w] != 0)
+			continue;
+		if (g->kind[w] == DS_OP)
+			po_ready(p, w); /* queued by key: no order here */
+		else
+			p->tmp[k0++] = w;
+	}
+	po_sort(p->pos1, p->tmp, k0);
+	for (int32_t i = 0; i < k0; i++)
+		po_ready(p, p->tmp[i]);
 	for (int32_t k = g->use_off[v]; k < g->use_off[v + 1]; k++)
 		po_release(p, g->buf_free[g->use[k]]);
-	for (int32_t k = g->succ_off[v]; k < g->succ_off[v + 1]; k++)
-		po_release(p, g->succ[k]);
 }
 
 int dlr_po_follow(const ds_graph *g, const int32_t *order, const int32_t *pos1,
@@ -180,6 +211,7 @@ int dlr_po_follow(const ds_graph *g, const int32_t *order, const int32_t *pos1,
 	p.done = ds_arena_alloc(&a, (size_t)n, 1);
 	p.key = ds_arena_alloc(&a, (size_t)n, sizeof *p.key);
 	int32_t *writer = ds_arena_alloc(&a, (size_t)nb, sizeof *writer);
+	p.tmp = ds_arena_alloc(&a, (size_t)n + 1, sizeof *p.tmp);
 	int rc = ds_heapq_init(&p.q, g->heap, n);
 	if (a.failed || rc) {
 		rc = ds_fail(e, DS_ENOMEM, "out of memory");

@@ -71,9 +71,10 @@
  * O(R * K) a call for R such nodes; it never runs on the bundled graphs
  * nor on the generator's at 100k nodes.  With M = LS_MOVES x effort
  * (the budget of moves), there are GREEDY_WORK * M / N runs (at least
- * one, at most NVARIANTS * MAX_ROUNDS), so small graphs get more.  The structural rank: see
- * ds_rank.c (O((N + E) log N) per round of hashing; the two band
- * orders O((N + E) log(N + E))).  Splitting into operators: O(N + E)
+ * one, at most NVARIANTS * MAX_ROUNDS), so small graphs get more.  The
+ * structural rank: see ds_rank.c (O((N + E) log N) per round of
+ * hashing; the two band orders, ds_band.c, O((N + E) log(N + E))).
+ * Splitting into operators: O(N + E)
  * and a copy of the graph.  The local search, on the LS_STARTS best
  * orders, does at most M move
  * evaluations of O(W) each (W the window, LS_WINDOW operations); finding

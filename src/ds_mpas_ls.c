@@ -444,7 +444,7 @@ static int32_t ls_tie_buffer(ls *s, int32_t b, int32_t k, int32_t st)
 }
 
 /* Every buffer's operations (boff, bops), counted then filled; then each
- * operation's buffers (ooff, obuf). */
+ * operation's buffers (ooff, obuf), by rank. */
 static void ls_tie_all(ls *s, ds_arena *a)
 {
 	const int32_t n = s->g->n, nb = s->nbuf;
@@ -470,11 +470,15 @@ static void ls_tie_all(ls *s, ds_arena *a)
 			s->ooff[s->bops[k] + 1]++;
 	for (int32_t x = 0; x < n; x++)
 		s->ooff[x + 1] += s->ooff[x];
-	for (int32_t b = 0; b < nb; b++)
+	/* each operation's buffers in rank order (the compacted order puts
+	 * its ALLOCs and FREEs in this order) */
+	for (int32_t i = 0; i < nb; i++) {
+		int32_t b = s->border[i];
 		for (int32_t k = s->boff[b]; k < s->boff[b + 1]; k++) {
 			int32_t y = s->bops[k];
 			s->obuf[s->ooff[y] + s->pos[y]++] = b;
 		}
+	}
 }
 
 /* The operations among each node's view lists adj (offsets off), in
@@ -579,11 +583,13 @@ void mpas_ls_run(ls *s, int32_t *order, int64_t moves)
 	 * with the ALLOCs that start there before it and the FREEs that end
 	 * there after it */
 	k = 0;
-	for (int32_t b = 0; b < g->nbuf; b++)
+	for (int32_t i = 0; i < g->nbuf; i++) {
+		int32_t b = s->border[i];
 		if (s->first[b] < 0) {
 			order[k++] = g->buf_alloc[b];
 			order[k++] = g->buf_free[b];
 		}
+	}
 	int32_t np = s->nops;
 	for (int32_t i = 0; i < np; i++) {
 		int32_t x = s->seq[i];

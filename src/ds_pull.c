@@ -38,6 +38,7 @@ typedef struct pull_ctx {
 	int32_t *to;
 	bool *done;	  /* [n] already in the order */
 	int32_t *stack;	  /* [2n] frames: node, then next pair index */
+	int32_t *tmp;	  /* [n] the ALLOCs or FREEs one use readies */
 	int32_t *order;
 	int32_t len;
 	int32_t moved;
@@ -87,11 +88,15 @@ static int build_pairs(pull_ctx *x, const ds_plan *p, int32_t *first,
 			 first[p->spill[(v - g->n) / 2].buf] < 0)
 			first[p->spill[(v - g->n) / 2].buf] = i;
 	}
-	/* count, then fill (two passes over the buffers) */
+	/* count, then fill (two passes over the buffers, in the order of
+	 * their first SPILL_OUTs, not in the BufIds') */
 	for (int pass = 0; pass < 2; pass++) {
-		for (int32_t b = 0; b < g->nbuf; b++) {
-			int32_t a, c;
-			if (first[b] < 0)
+		for (int32_t i = 0; i < p->len; i++) {
+			int32_t v = p->order[i], a, c;
+			if (v < g->n || (v - g->n) % 2 != 0)
+				continue;
+			int32_t b = p->spill[(v - g->n) / 2].buf;
+			if (first[b] != i)
 				continue;
 			uses_around(x, b, first[b], &a, &c);
 			if (a < 0 || c < 0 || (x->direct && !depends(g, a, c)))
@@ -138,15 +143,32 @@ static void put(pull_ctx *x, int32_t v)
 	x->order[x->len++] = v;
 }
 
+/* Puts x->tmp[0..k) in plan position order (insertion: a use readies
+ * a few ALLOCs or FREEs at a time), not in the Ids'. */
+static void put_by_position(pull_ctx *x, int32_t k)
+{
+	int32_t *t = x->tmp;
+	for (int32_t i = 1; i < k; i++) {
+		int32_t y = t[i], j = i;
+		for (; j > 0 && x->pos[t[j - 1]] > x->pos[y]; j--)
+			t[j] = t[j - 1];
+		t[j] = y;
+	}
+	for (int32_t i = 0; i < k; i++)
+		put(x, t[i]);
+}
+
 /* The FREEs w's run made ready. */
 static void put_frees(pull_ctx *x, int32_t w)
 {
 	const ds_graph *g = x->g;
+	int32_t nt = 0;
 	for (int32_t k = g->succ_off[w]; k < g->succ_off[w + 1]; k++) {
 		int32_t f = g->succ[k];
 		if (g->kind[f] == DS_FREE && !x->done[f] && ready(x, f))
-			put(x, f);
+			x->tmp[nt++] = f;
 	}
+	put_by_position(x, nt);
 }
 
 /* v, then depth first each later use of a pair v starts that can run,
@@ -171,9 +193,11 @@ static void put_pulling(pull_ctx *x, int32_t v)
 		int32_t w = x->to[k];
 		if (x->done[w] || g->kind[w] != DS_OP || !ready(x, w))
 			continue;
+		int32_t nt = 0;
 		for (int32_t j = g->pred_off[w]; j < g->pred_off[w + 1]; j++)
 			if (!x->done[g->pred[j]])
-				put(x, g->pred[j]);
+				x->tmp[nt++] = g->pred[j];
+		put_by_position(x, nt);
 		put(x, w);
 		x->moved++;
 		x->stack[sp++] = w;
@@ -186,14 +210,15 @@ int ds_order_pull(const ds_graph *g, const ds_plan *p, bool direct,
 {
 	const ds_heap *h = g->heap;
 	const int32_t n = g->n;
-	pull_ctx x = {g, NULL, NULL, NULL, NULL, NULL, order, 0, 0, direct};
+	pull_ctx x = {.g = g, .order = order, .direct = direct};
 	int32_t *first = ds_alloc(h, (size_t)g->nbuf + 1, sizeof *first);
 	x.pos = ds_alloc(h, (size_t)n, sizeof *x.pos);
 	x.to_off = ds_alloc(h, (size_t)n + 1, sizeof *x.to_off);
 	x.done = ds_alloc(h, (size_t)n, sizeof *x.done);
 	x.stack = ds_alloc(h, 2 * (size_t)n, sizeof *x.stack);
+	x.tmp = ds_alloc(h, (size_t)n + 1, sizeof *x.tmp);
 	int rc = DS_OK;
-	if (!first || !x.pos || !x.to_off || !x.done || !x.stack)
+	if (!first || !x.pos || !x.to_off || !x.done || !x.stack || !x.tmp)
 		rc = ds_fail(e, DS_ENOMEM, "out of memory");
 	if (rc == DS_OK)
 		rc = build_pairs(&x, p, first, e);
@@ -208,5 +233,6 @@ int ds_order_pull(const ds_graph *g, const ds_plan *p, bool direct,
 	ds_free(h, x.to);
 	ds_free(h, x.done);
 	ds_free(h, x.stack);
+	ds_free(h, x.tmp);
 	return rc;
 }

@@ -4,9 +4,11 @@
  * Requires: a valid graph (ds_builder_finish).  Guarantees: rank[] is a
  * permutation of 0..n-1 that depends on the graph's structure (what the
  * nodes are, their edges, the order of each operation's buffers) and on
- * the node Ids only in the order among nodes alike in all of it.  The
- * passes break their exact ties by it, so that a renumbering changes
- * nothing else.
+ * the node Ids only through a choice among nodes the refinement below
+ * leaves alike, which are the graph's symmetries wherever it is
+ * symmetric (tiles of a loop): then a renumbered copy gets the same rank
+ * up to an automorphism, i.e. the same plans.  The passes break their
+ * exact ties by it, so that a renumbering changes nothing else.
  *
  * Method.  The rank is meant to be a program order, the order a compiler
  * would emit the graph in, recovered without the Ids:
@@ -15,7 +17,17 @@
  *   positions of its buffers and its neighbourhood, refined (Weisfeiler-
  *   Lehman) until the number of classes stops growing, separates nodes
  *   that differ; what is left alike are mostly true symmetries (the
- *   tiles of a loop);
+ *   tiles of a loop).  Those are ordered by individualisation-
+ *   refinement: the first class of more than one node, in hash order,
+ *   gives one node a class of its own, and a partition refinement (a
+ *   cell split by what its nodes read of a splitter cell, as the hash
+ *   reads its neighbours; all new cells but the largest become
+ *   splitters) spreads that until the partition is stable; repeated
+ *   until every class is one node.  Ties broken by Id would not do:
+ *   two K tiles loaded by pulled COPY_INs take their order among one
+ *   walked operation's pulls from this order while their consumers'
+ *   order comes from the walk, so an order taken from the Ids pairs
+ *   tiles and consumers differently on a renumbered copy;
  * - input operations are pulled: loads (preceded by ALLOCs only), and
  *   operations that only combine inputs and feed a single operation (an
  *   L1 to L0 move, a product accumulating into the next one).  A program
@@ -29,7 +41,7 @@
  *   ahead first, among younger work the shortest (a reduction whose
  *   small result ends soon runs before the long branch); then the more
  *   buffers shared with the walk so far (a tiled loop keeps the
- *   direction it took); then the hash.  In a loop nest whose iterations
+ *   direction it took); then the hash rank.  In a loop nest whose iterations
  *   carry state (the running maximum and sum of an attention kernel),
  *   the first steps of every state chain have the longest paths ahead,
  *   so the walk advances all chains a step at a time, which holds the
@@ -38,35 +50,15 @@
  * - an ALLOC ranks just before its first operation, a FREE just after
  *   its last.
  *
- * The band order (ds_band_order()) is another program order, for graphs
- * without loop structure (the generator's random DAGs: each value is
- * made and used within a window of recent values, so the rank's walk
- * has nothing to follow).  There every edge joins nodes close in the
- * program, so the program is the graph's long axis: a breadth-first
- * sweep over the edges taken both ways from the component's least-ranked
- * node finds one end u, a sweep from u the other end v, and a node's
- * position is d(u) - d(v) (the "double sweep" of bandwidth reduction),
- * or the reverse (both are tried: which end comes first is not known).
- * A distance is coarse (a wide window puts a hundred nodes at each), so
- * the caller may ask for rounds of smoothing: each node moves to the mean
- * place of itself and its neighbours in the last order, which is then
- * pulled again.  The operations in that order pull their ancestors not
- * placed yet
- * (depth first, predecessors in band order), a FREE goes right after
- * its last predecessor.  Operations sharing L0 buffers (an L0 group: a
- * chain of products and the moves filling its operands) go as one: first
- * what the group needs from outside, then its operations, each after
- * its predecessors in the group, deepest first, so its L0 buffers follow
- * each other and the one-live rule holds whenever the groups need
- * nothing of each other.
- *
  * Cost, N nodes, E constraint edges: O(N + E) per round of hashing
  * (until the classes stop growing, at most CANON_ROUNDS; the class counts
- * sort by radix, ds_hkey_sort), O(N log N) for the final sort, plus
+ * sort by radix, ds_hkey_sort); the refinement O((N + E) log N) in all
+ * (each node's readers scanned when its cell is a splitter, a node in
+ * at most log2 N of them, each splitter's nodes sorted by what they
+ * read), O(N log N) for the final sort, plus
  * the walk's re-ageing, O(T log N) for T at most TOUCH_MAX per buffer per
- * walked operation.  Memory O(N + E + T).  The band order: O(N + E) for
- * the sweeps and each pull, O((N + E) log(N + E)) for the sorts of each
- * pull (one, plus one per round of smoothing); memory O(N + E). */
+ * walked operation.  Memory O(N + E + T).  The band order, another
+ * program order (for graphs without loop structure), is ds_band.c's. */
 #include "ds_stage.h"
 #include "ds_rank.h"
 
@@ -162,8 +154,9 @@ static uint64_t operands(const ds_graph *g, const uint64_t *hs, int32_t x)
 
 /* The structural hash of every node into hs[]: the node, its depth and
  * height, its neighbourhood.  ht[] gets the height in operations; h2,
- * dp and k are scratch. */
-static void hash_nodes(const ds_graph *g, uint64_t *hs, uint64_t *h2,
+ * dp and k are scratch.  True when the classes stopped growing within
+ * CANON_ROUNDS (they are stable). */
+static bool hash_nodes(const ds_graph *g, uint64_t *hs, uint64_t *h2,
 		       int32_t *dp, int32_t *ht, ds_hkey *k)
 {
 	const int32_t n = g->n;
@@ -216,21 +209,10 @@ static void hash_nodes(const ds_graph *g, uint64_t *hs, uint64_t *h2,
 		memcpy(hs, h2, (size_t)n * sizeof *hs);
 		int32_t c = count_classes(g->heap, hs, n, k);
 		if (c == classes)
-			break;
+			return true;
 		classes = c;
 	}
-}
-
-/* hr[0..n): the nodes by hash, nodes alike in it by Id.  k is
- * scratch. */
-static void hash_rank(const ds_heap *h, const uint64_t *hs, int32_t n,
-		      ds_hkey *k, int32_t *hr)
-{
-	for (int32_t x = 0; x < n; x++)
-		k[x] = (ds_hkey){hs[x], x};
-	ds_hkey_sort(h, k, (size_t)n);
-	for (int32_t i = 0; i < n; i++)
-		hr[k[i].x] = i;
+	return false;
 }
 
 /* Pulled operations (see above) into pull[], along the topological
@@ -254,6 +236,272 @@ static void pulled(const ds_graph *g, uint8_t *pull)
 			osucc += g->kind[g->succ[j]] == DS_OP;
 		pull[x] = nops == 0 || (inputs && osucc == 1);
 	}
+}
+
+/* ---- ties among nodes the hashing leaves alike ---- */
+
+/* The ordered partition that individualisation-refinement works on: el[]
+ * holds the nodes, each cell a run el[s..cend[s]) named by its start s
+ * (cell[x] for node x, at[x] its place in el).  look[] lists per node x
+ * the nodes whose hash reads x, lcol how (see part_look).  The splitter
+ * queue (q, a ring of qn from qh; inq) holds cell starts.  val, tmark,
+ * tk, cmark, cc, coff, bk are one splitter's scratch. */
+typedef struct part {
+	int64_t *loff;
+	int32_t *look, *lcol;
+	int32_t *el, *at, *cell, *cend, *q, *cc, *cmark, *coff, *tmark, *bk;
+	uint8_t *inq;
+	uint64_t *val;
+	ds_hkey *tk;
+	int32_t n, qh, qn, stamp;
+} part;
+
+/* y reads x through relation col: counted (fill NULL) or written. */
+static void look_add(part *P, int64_t *fill, int32_t x, int32_t y,
+		     int32_t col)
+{
+	if (!fill) {
+		P->loff[x + 1]++;
+		return;
+	}
+	P->look[fill[x]] = y;
+	P->lcol[fill[x]++] = col;
+}
+
+/* What the hash of each node reads (hash_nodes, operands): its preds (as
+ * relation 1) and succs (2); an operation, the ALLOC of the buffer in
+ * place i of its list (4i + 3); an ALLOC or FREE, the operations listing
+ * its buffer, by place (4i + 4).  Counted into loff, or written. */
+static void part_looks(const ds_graph *g, part *P, int64_t *fill)
+{
+	for (int32_t x = 0; x < g->n; x++) {
+		for (int32_t j = g->pred_off[x]; j < g->pred_off[x + 1]; j++) {
+			look_add(P, fill, g->pred[j], x, 1);
+			look_add(P, fill, x, g->pred[j], 2);
+		}
+		for (int32_t j = g->use_off[x]; j < g->use_off[x + 1]; j++) {
+			int32_t b = g->use[j], c = j - g->use_off[x];
+			look_add(P, fill, g->buf_alloc[b], x, 4 * c + 3);
+			look_add(P, fill, x, g->buf_alloc[b], 4 * c + 4);
+			look_add(P, fill, x, g->buf_free[b], 4 * c + 4);
+		}
+	}
+}
+
+static void part_push(part *P, int32_t s)
+{
+	P->inq[s] = 1;
+	P->q[(P->qh + P->qn++) % P->n] = s;
+}
+
+/* The partition of the hashes: nodes by hash (the cells in hash order),
+ * the look lists; every cell a splitter when the hashing stopped before
+ * the classes did (stable). */
+static int part_init(const ds_graph *g, part *P, const uint64_t *hs,
+		     bool stable, ds_arena *a, ds_err *e)
+{
+	const int32_t n = g->n;
+	const size_t n1 = (size_t)n + 1;
+	memset(P, 0, sizeof *P);
+	P->n = n;
+	P->loff = ds_arena_alloc(a, n1 + 1, sizeof *P->loff);
+	int64_t *fill = ds_arena_alloc(a, n1, sizeof *fill);
+	if (a->failed)
+		return ds_fail(e, DS_ENOMEM, "out of memory");
+	part_looks(g, P, NULL);
+	for (int32_t x = 0; x < n; x++)
+		P->loff[x + 1] += P->loff[x];
+	size_t nl = (size_t)P->loff[n] + 1;
+	P->look = ds_arena_alloc(a, nl, sizeof *P->look);
+	P->lcol = ds_arena_alloc(a, nl, sizeof *P->lcol);
+	P->el = ds_arena_alloc(a, n1, sizeof *P->el);
+	P->at = ds_arena_alloc(a, n1, sizeof *P->at);
+	P->cell = ds_arena_alloc(a, n1, sizeof *P->cell);
+	P->cend = ds_arena_alloc(a, n1, sizeof *P->cend);
+	P->q = ds_arena_alloc(a, n1, sizeof *P->q);
+	P->cc = ds_arena_alloc(a, n1, sizeof *P->cc);
+	P->cmark = ds_arena_alloc(a, n1, sizeof *P->cmark);
+	P->coff = ds_arena_alloc(a, n1, sizeof *P->coff);
+	P->tmark = ds_arena_alloc(a, n1, sizeof *P->tmark);
+	P->bk = ds_arena_alloc(a, n1, sizeof *P->bk);
+	P->inq = ds_arena_alloc(a, n1, sizeof *P->inq);
+	P->val = ds_arena_alloc(a, n1, sizeof *P->val);
+	P->tk = ds_arena_alloc(a, n1, sizeof *P->tk);
+	if (a->failed)
+		return ds_fail(e, DS_ENOMEM, "out of memory");
+	memcpy(fill, P->loff, (size_t)n * sizeof *fill);
+	part_looks(g, P, fill);
+	ds_arena_release(a, fill);
+	for (int32_t x = 0; x < n; x++)
+		P->tk[x] = (ds_hkey){hs[x], x};
+	ds_hkey_sort(g->heap, P->tk, (size_t)n);
+	for (int32_t i = 0, s = 0; i < n; i++) {
+		int32_t x = P->tk[i].x;
+		if (i > 0 && P->tk[i].h != P->tk[i - 1].h) {
+			P->cend[s] = i;
+			if (!stable)
+				part_push(P, s);
+			s = i;
+		}
+		P->el[i] = x;
+		P->at[x] = i;
+		P->cell[x] = s;
+		if (i == n - 1) {
+			P->cend[s] = n;
+			if (!stable)
+				part_push(P, s);
+		}
+	}
+	return DS_OK;
+}
+
+static int int32_cmp(const void *a, const void *b)
+{
+	int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+	return (x > y) - (x < y);
+}
+
+/* Cell a split by the values of its t nodes in B (sorted by value; the
+ * others read none of the splitter): those go first, keeping the name
+ * a, then one cell per value, in increasing value.  The new cells are
+ * splitters, all but the largest when a is not one already (the
+ * largest: what it tells follows from a and the others). */
+static void part_split(part *P, int32_t a, const int32_t *B, int32_t t)
+{
+	const int32_t b = P->cend[a];
+	if (t == b - a && P->val[B[0]] == P->val[B[t - 1]])
+		return;
+	for (int32_t i = 0; i < t; i++) {
+		int32_t y = B[i], p = P->at[y], to = b - t + i, z = P->el[to];
+		P->el[to] = y;
+		P->at[y] = to;
+		P->el[p] = z;
+		P->at[z] = p;
+	}
+	int32_t big = a, fs = t < b - a ? b - t : a;
+	if (fs > a)
+		P->cend[a] = fs;
+	while (fs < b) {
+		int32_t fe = fs + 1;
+		while (fe < b && P->val[P->el[fe]] == P->val[P->el[fs]])
+			fe++;
+		P->cend[fs] = fe;
+		for (int32_t i = fs; i < fe && fs != a; i++)
+			P->cell[P->el[i]] = fs;
+		fs = fe;
+	}
+	for (fs = a; fs < b; fs = P->cend[fs])
+		if (P->cend[fs] - fs > P->cend[big] - big)
+			big = fs;
+	bool all = P->inq[a];
+	for (fs = a; fs < b; fs = P->cend[fs])
+		if (!P->inq[fs] && (all || fs != big))
+			part_push(P, fs);
+}
+
+/* Splitter s: each node reading s's nodes gets the sum of (mixed)
+ * relations it reads them through; every cell those nodes are in is
+ * split by it, the cells in order of place (whatever order the nodes
+ * sit in, the same cells result in the same places). */
+static void part_splitter(const ds_heap *h, part *P, int32_t s)
+{
+	int32_t t = 0, nc = 0, st = ++P->stamp;
+	for (int32_t i = s; i < P->cend[s]; i++) {
+		int32_t x = P->el[i];
+		for (int64_t l = P->loff[x]; l < P->loff[x + 1]; l++) {
+			int32_t y = P->look[l], c = P->cell[y];
+			if (P->cend[c] - c == 1)
+				continue;
+			if (P->tmark[y] != st) {
+				P->tmark[y] = st;
+				P->val[y] = 0;
+				P->tk[t++].x = y;
+			}
+			P->val[y] += mix64((uint64_t)P->lcol[l] + 11);
+		}
+	}
+	for (int32_t i = 0; i < t; i++)
+		P->tk[i].h = P->val[P->tk[i].x];
+	ds_hkey_sort(h, P->tk, (size_t)t);
+	/* the nodes by cell (a counting sort, keeping their order) */
+	for (int32_t i = 0; i < t; i++) {
+		int32_t c = P->cell[P->tk[i].x];
+		if (P->cmark[c] != st) {
+			P->cmark[c] = st;
+			P->coff[c] = 0;
+			P->cc[nc++] = c;
+		}
+		P->coff[c]++;
+	}
+	qsort(P->cc, (size_t)nc, sizeof *P->cc, int32_cmp);
+	for (int32_t i = 0, o = 0; i < nc; i++) {
+		int32_t c = P->cc[i], k = P->coff[c];
+		P->coff[c] = o;
+		o += k;
+	}
+	for (int32_t i = 0; i < t; i++)
+		P->bk[P->coff[P->cell[P->tk[i].x]]++] = P->tk[i].x;
+	for (int32_t i = 0, o = 0; i < nc; i++) {
+		int32_t c = P->cc[i], k = P->coff[c] - o;
+		part_split(P, c, P->bk + o, k);
+		o += k;
+	}
+}
+
+static void part_refine(const ds_heap *h, part *P)
+{
+	while (P->qn > 0) {
+		int32_t s = P->q[P->qh];
+		P->qh = (P->qh + 1) % P->n;
+		P->qn--;
+		P->inq[s] = 0;
+		part_splitter(h, P, s);
+	}
+}
+
+/* Until every cell is one node: the first cell of more, its first node
+ * made a cell of its own (at the cell's end), and the refinement run
+ * from it.  Nodes alike to it are often symmetric to it in the graph;
+ * then which one is taken changes the rank only by a symmetry. */
+static void part_individualise(const ds_heap *h, part *P)
+{
+	part_refine(h, P);
+	for (int32_t f = 0; f < P->n;) {
+		int32_t e = P->cend[f];
+		if (e - f == 1) {
+			f++;
+			continue;
+		}
+		int32_t v = P->el[f], w = P->el[e - 1];
+		P->el[f] = w;
+		P->at[w] = f;
+		P->el[e - 1] = v;
+		P->at[v] = e - 1;
+		P->cell[v] = e - 1;
+		P->cend[e - 1] = e;
+		P->cend[f] = e - 1;
+		part_push(P, e - 1);
+		part_refine(h, P);
+	}
+}
+
+/* hr[0..n): the nodes by hash; nodes alike in it by individualisation-
+ * refinement (see above).  stable: the hashing's classes stopped
+ * growing. */
+static int hash_rank(const ds_graph *g, const uint64_t *hs, bool stable,
+		     int32_t *hr, ds_err *e)
+{
+	ds_arena a;
+	part P;
+	ds_arena_init(&a, g->heap);
+	int rc = part_init(g, &P, hs, stable, &a, e);
+	if (rc == DS_OK) {
+		part_individualise(g->heap, &P);
+		for (int32_t i = 0; i < g->n; i++)
+			hr[P.el[i]] = i;
+	}
+	ds_arena_free(&a);
+	return rc;
 }
 
 /* ---- the walk ---- */
@@ -562,6 +810,7 @@ typedef struct canon {
 	int32_t *indeg, *ht, *hr, *stk;
 	int32_t *dp; /* depth in operations */
 	uint8_t *pull;
+	bool stable; /* hash_nodes' */
 	walk W;
 } canon;
 
@@ -586,7 +835,7 @@ static int canon_init(const ds_graph *g, canon *c, ds_err *e)
 	c->pull = ds_arena_alloc(a, n1, sizeof *c->pull);
 	if (a->failed)
 		return ds_fail(e, DS_ENOMEM, "out of memory");
-	hash_nodes(g, c->hs, c->h2, c->dp, c->ht, c->k);
+	c->stable = hash_nodes(g, c->hs, c->h2, c->dp, c->ht, c->k);
 	pulled(g, c->pull);
 	return walk_init(g, c->pull, &c->W, c->stk, a, e);
 }
@@ -702,8 +951,10 @@ static int canon_rank(const ds_graph *g, canon *c, int32_t *rank,
 {
 	const int32_t n = g->n;
 	int64_t *pos = (int64_t *)c->h2;
-	hash_rank(g->heap, c->hs, n, c->k, c->hr);
-	int rc = walk_run(g, c->pull, c->ht, c->hr, &c->W, c->indeg, c->stk,
+	int rc = hash_rank(g, c->hs, c->stable, c->hr, e);
+	if (rc)
+		return rc;
+	rc = walk_run(g, c->pull, c->ht, c->hr, &c->W, c->indeg, c->stk,
 			  pos, e);
 	if (rc)
 		return rc;
@@ -723,487 +974,4 @@ int ds_structural_rank(const ds_graph *g, int32_t *rank, ds_err *e)
 		rc = canon_rank(g, &c, rank, e);
 	ds_arena_free(&c.ar);
 	return rc;
-}
-
-/* ---- the band order ---- */
-
-/* A node's place in the band order: its component, its position along
- * the component's long axis, then the rank. */
-typedef struct bkey {
-	int64_t pos;
-	int32_t comp, rank, x;
-} bkey;
-
-static int bkey_cmp(const void *a, const void *b)
-{
-	const bkey *p = a, *q = b;
-	if (p->comp != q->comp)
-		return p->comp < q->comp ? -1 : 1;
-	if (p->pos != q->pos)
-		return p->pos < q->pos ? -1 : 1;
-	return (p->rank > q->rank) - (p->rank < q->rank);
-}
-
-/* Breadth-first search from s over the constraint edges taken both
- * ways: dist[] for the nodes reached (the queue, which holds them in
- * the order reached, *len of them); returns the farthest node, the
- * least rank among those as far. */
-static int32_t band_bfs(const ds_graph *g, const int32_t *rank, int32_t s,
-			int32_t *dist, int32_t *mark, int32_t stamp,
-			int32_t *queue, int32_t *len)
-{
-	int32_t head = 0, tail = 0, far = s;
-	queue[tail++] = s;
-	mark[s] = stamp;
-	dist[s] = 0;
-	while (head < tail) {
-		int32_t x = queue[head++];
-		if (dist[x] > dist[far] ||
-		    (dist[x] == dist[far] && rank[x] < rank[far]))
-			far = x;
-		for (int dir = 0; dir < 2; dir++) {
-			const int32_t *off = dir ? g->succ_off : g->pred_off;
-			const int32_t *adj = dir ? g->succ : g->pred;
-			for (int32_t k = off[x]; k < off[x + 1]; k++) {
-				int32_t y = adj[k];
-				if (mark[y] == stamp)
-					continue;
-				mark[y] = stamp;
-				dist[y] = dist[x] + 1;
-				queue[tail++] = y;
-			}
-		}
-	}
-	*len = tail;
-	return far;
-}
-
-/* The pull: a machine of explicit frames (the graphs are deep).  A NODE
- * frame emits its node after its predecessors; a GROUP frame runs an L0
- * group (operations that share L0 buffers) at once: first what it needs
- * from outside, then its operations, each after its predecessors inside
- * the group, deepest first (the chain holding an L0 buffer before the
- * move that fills the next one), so the group's L0 buffers follow each
- * other; GNODE is one such step.  A NODE that meets one of its own
- * pullers (the group's needs lead back into the order being pulled)
- * gives up up to the nearest GROUP, which goes on; the operations are
- * pulled again later as plain nodes. */
-enum { F_NODE, F_GNODE, F_GROUP };
-
-typedef struct bframe {
-	int32_t x;   /* node, or group (its root) */
-	int32_t i;   /* next predecessor, or member */
-	int8_t type;
-	int8_t phase; /* GROUP: 0 outside needs, 1 sinks, 2 the rest */
-	int8_t wait;  /* GNODE: its node's NODE frame is pushed */
-} bframe;
-
-typedef struct band {
-	const ds_graph *g;
-	int32_t *ps;		   /* predecessors: the group's first */
-	const int32_t *rank;
-	const int32_t *grp;	   /* group root per node, -1: none */
-	int32_t *moff, *mem;	   /* members per group root, band order */
-	uint8_t *state;		   /* 0 new, 1 on a NODE frame, 2 out */
-	uint8_t *started;	   /* per group root */
-	int32_t *left;		   /* predecessors not out yet */
-	int32_t *work;		   /* FREEs to emit */
-	bframe *st;
-	int32_t sp;
-	bool abort;
-	int32_t *out, len;
-} band;
-
-static void band_emit(band *b, int32_t x)
-{
-	const ds_graph *g = b->g;
-	int32_t wl = 0, wr = 0;
-	b->work[wr++] = x;
-	b->state[x] = 2;
-	while (wl < wr) {
-		int32_t z = b->work[wl++], w0 = wr;
-		b->out[b->len++] = z;
-		for (int32_t k = g->succ_off[z]; k < g->succ_off[z + 1]; k++) {
-			int32_t s = g->succ[k];
-			if (--b->left[s] == 0 && !b->state[s] &&
-			    g->kind[s] == DS_FREE) {
-				b->state[s] = 2;
-				b->work[wr++] = s;
-			}
-		}
-		/* the FREEs z completes by rank, not in the Ids' order of
-		 * the succ list (as many as z's buffers: an insertion
-		 * sort) */
-		for (int32_t i = w0 + 1; i < wr; i++) {
-			int32_t t = b->work[i], j = i;
-			for (; j > w0 && b->rank[b->work[j - 1]] > b->rank[t];
-			     j--)
-				b->work[j] = b->work[j - 1];
-			b->work[j] = t;
-		}
-	}
-}
-
-/* Pushes what pulls x: its group, or x itself; false when x can only
- * wait (on a frame below). */
-static bool band_push(band *b, int32_t x, bool plain)
-{
-	int32_t r = b->grp[x];
-	if (!plain && r >= 0 && !b->started[r]) {
-		b->started[r] = 1;
-		b->st[b->sp++] = (bframe){r, b->moff[r], F_GROUP, 0, 0};
-		return true;
-	}
-	if (b->state[x])
-		return false;
-	b->state[x] = 1;
-	b->st[b->sp++] = (bframe){x, b->g->pred_off[x], F_NODE, 0, 0};
-	return true;
-}
-
-/* A give-up in progress: frames up to the nearest GROUP are dropped (a
- * NODE's node is new again); there the member in hand waits. */
-static void band_unwind(band *b, bframe *f)
-{
-	if (f->type != F_GROUP) {
-		if (f->type == F_NODE)
-			b->state[f->x] = 0;
-		b->sp--;
-		return;
-	}
-	b->abort = false;
-	if (f->phase == 0)
-		f->i++;
-}
-
-/* A NODE: its next predecessor not out is pulled; with none left, the
- * node goes out. */
-static void band_step_node(band *b, bframe *f)
-{
-	const ds_graph *g = b->g;
-	int32_t x = f->x;
-	if (f->i == g->pred_off[x + 1]) {
-		b->sp--;
-		band_emit(b, x);
-		return;
-	}
-	int32_t p = b->ps[f->i];
-	if (b->state[p] == 2)
-		f->i++;
-	else if (!band_push(b, p, false))
-		b->abort = true; /* p is a puller of x */
-}
-
-/* A GNODE: its predecessors inside the group first (GNODEs), then its
- * node as a plain NODE. */
-static void band_step_gnode(band *b, bframe *f)
-{
-	const ds_graph *g = b->g;
-	int32_t x = f->x;
-	if (f->wait || b->state[x] == 2) {
-		b->sp--;
-		return;
-	}
-	int32_t p = f->i < g->pred_off[x + 1] ? b->ps[f->i] : -1;
-	if (p >= 0 && b->grp[p] == b->grp[x]) {
-		f->i++;
-		if (b->state[p] != 2)
-			b->st[b->sp++] =
-				(bframe){p, g->pred_off[p], F_GNODE, 0, 0};
-		return;
-	}
-	f->wait = 1;
-	if (!band_push(b, x, true))
-		b->abort = true;
-}
-
-/* A GROUP's phase 0 at member y: what the group needs from outside; the
- * ALLOCs wait for their users. */
-static void band_group_needs(band *b, bframe *f, int32_t y)
-{
-	const ds_graph *g = b->g;
-	int32_t k = g->pred_off[y], end_p = g->pred_off[y + 1];
-	for (; k < end_p; k++) {
-		int32_t p = b->ps[k];
-		if (b->grp[p] != f->x && b->state[p] != 2 &&
-		    g->kind[p] != DS_ALLOC)
-			break;
-	}
-	/* a need already being pulled below is not one the group can meet
-	 * first: the member waits */
-	if (k == end_p || !band_push(b, b->ps[k], false))
-		f->i++;
-}
-
-/* A GROUP: member by member, its outside needs (phase 0), its sinks as
- * GNODEs (phase 1), then the rest (phase 2). */
-static void band_step_group(band *b, bframe *f)
-{
-	const ds_graph *g = b->g;
-	int32_t r = f->x;
-	if (f->i == b->moff[r + 1]) {
-		if (f->phase == 2) {
-			b->sp--;
-			return;
-		}
-		f->phase++;
-		f->i = b->moff[r];
-		return;
-	}
-	int32_t y = b->mem[f->i];
-	if (f->phase == 0) {
-		band_group_needs(b, f, y);
-		return;
-	}
-	f->i++;
-	if (b->state[y] == 2)
-		return;
-	if (f->phase == 2) {
-		band_push(b, y, true);
-		return;
-	}
-	bool sink = true;
-	for (int32_t k = g->succ_off[y]; k < g->succ_off[y + 1] && sink; k++)
-		sink = b->grp[g->succ[k]] != r;
-	if (sink)
-		b->st[b->sp++] = (bframe){y, g->pred_off[y], F_GNODE, 0, 0};
-}
-
-static void band_run(band *b)
-{
-	while (b->sp > 0) {
-		bframe *f = &b->st[b->sp - 1];
-		if (b->abort)
-			band_unwind(b, f);
-		else if (f->type == F_NODE)
-			band_step_node(b, f);
-		else if (f->type == F_GNODE)
-			band_step_gnode(b, f);
-		else
-			band_step_group(b, f);
-	}
-}
-
-/* One band order by pos[]: the predecessor lists sorted (the group's
- * first, deepest first, then the others by place), the members of each
- * group and then every node by place, and the pull. */
-static void band_once(band *b, const int32_t *rank, const int32_t *comp,
-		      const int64_t *pos, const int32_t *dep, bkey *k)
-{
-	const ds_graph *g = b->g;
-	const int32_t n = g->n;
-	const int64_t ne = g->pred_off[n];
-	const int32_t *grp = b->grp;
-	int32_t *ps = b->ps, *moff = b->moff, *mem = b->mem;
-	for (int32_t x = 0; x < n; x++)
-		for (int32_t j = g->pred_off[x]; j < g->pred_off[x + 1]; j++) {
-			int32_t p = g->pred[j];
-			bool same = grp[x] >= 0 && grp[p] == grp[x];
-			k[j] = (bkey){same ? INT64_MIN / 2 - dep[p] : pos[p], x,
-				      rank[p], p};
-		}
-	qsort(k, (size_t)ne, sizeof *k, bkey_cmp);
-	for (int64_t j = 0; j < ne; j++)
-		ps[j] = k[j].x;
-	for (int32_t x = 0; x < n; x++) {
-		k[x] = (bkey){pos[x], comp[x], rank[x], x};
-		b->left[x] = g->pred_off[x + 1] - g->pred_off[x];
-		b->state[x] = b->started[x] = 0;
-		moff[x] = 0;
-	}
-	moff[n] = moff[n + 1] = 0;
-	qsort(k, (size_t)n, sizeof *k, bkey_cmp);
-	for (int32_t x = 0; x < n; x++)
-		if (grp[x] >= 0)
-			moff[grp[x] + 1]++;
-	for (int32_t x = 0; x < n; x++)
-		moff[x + 1] += moff[x];
-	for (int32_t i = 0; i < n; i++) {
-		int32_t x = k[i].x;
-		if (grp[x] >= 0)
-			mem[moff[grp[x]]++] = x;
-	}
-	for (int32_t x = n; x > 0; x--)
-		moff[x] = moff[x - 1];
-	moff[0] = 0;
-	/* the operations in band order pull their ancestors; then what no
-	 * operation needed */
-	b->len = 0;
-	for (int pass = 0; pass < 2; pass++)
-		for (int32_t i = 0; i < n; i++) {
-			int32_t x = k[i].x;
-			if (b->state[x] == 2 ||
-			    (!pass && g->kind[x] != DS_OP))
-				continue;
-			band_push(b, x, false);
-			band_run(b);
-			DS_ASSERT(!b->abort);
-			b->abort = false;
-		}
-#ifndef NDEBUG
-	/* every node out once, after all its predecessors: the counters
-	 * band_emit keeps end at zero (O(N), once per order) */
-	for (int32_t x = 0; x < n; x++)
-		DS_ASSERT(b->state[x] == 2 && b->left[x] == 0);
-#endif
-}
-
-static int32_t uf_find(int32_t *par, int32_t x)
-{
-	while (par[x] != x) {
-		par[x] = par[par[x]];
-		x = par[x];
-	}
-	return x;
-}
-
-/* The scratch of one ds_band_order, all from one arena: per node the
- * distances (du: then the position along the long axis; dv: then the
- * depth inside the L0 group), the component, and the pull's arrays. */
-typedef struct bscratch {
-	int32_t *du, *dv, *comp, *mark, *queue, *grp;
-	int64_t *pos;
-	bkey *k;
-} bscratch;
-
-/* Per component, the long axis: a sweep from its least-ranked node finds
- * one end u, a sweep from u the other end v; a node's position (in du
- * from then on) is how much nearer u than v it is (the other way when
- * rev), the components numbered by their least rank.  left[] is
- * scratch. */
-static void band_axes(const ds_graph *g, const int32_t *rank, bool rev,
-		      bscratch *s, int32_t *left)
-{
-	const int32_t n = g->n;
-	for (int32_t x = 0; x < n; x++) {
-		left[rank[x]] = x; /* the nodes by rank */
-		s->mark[x] = -1;
-	}
-	int32_t ncomp = 0, stamp = 0;
-	for (int32_t i = 0; i < n; i++) {
-		int32_t x0 = left[i], len;
-		if (s->mark[x0] >= 0)
-			continue;
-		int32_t u = band_bfs(g, rank, x0, s->du, s->mark, stamp++,
-				     s->queue, &len);
-		u = band_bfs(g, rank, u, s->du, s->mark, stamp++, s->queue,
-			     &len);
-		band_bfs(g, rank, u, s->dv, s->mark, stamp++, s->queue, &len);
-		for (int32_t j = 0; j < len; j++) {
-			int32_t x = s->queue[j];
-			s->comp[x] = ncomp;
-			s->du[x] = rev ? s->dv[x] - s->du[x]
-				       : s->du[x] - s->dv[x];
-		}
-		ncomp++;
-	}
-}
-
-/* The L0 groups: operations sharing L0 buffers (union-find in mark, then
- * the root per member in grp, -1 for the others); the depth inside the
- * group in dv. */
-static void band_groups(const ds_graph *g, bscratch *s)
-{
-	const int32_t n = g->n;
-	int32_t *mark = s->mark, *grp = s->grp;
-	for (int32_t x = 0; x < n; x++) {
-		mark[x] = x;
-		grp[x] = -1;
-	}
-	for (int32_t b = 0; b < g->nbuf; b++) {
-		if (ds_mem_stays(g->buf_mem[b]))
-			continue;
-		for (int32_t j = g->user_off[b]; j < g->user_off[b + 1]; j++) {
-			int32_t u = uf_find(mark, g->user[j]);
-			int32_t v = uf_find(mark, g->user[g->user_off[b]]);
-			mark[u] = v;
-			grp[g->user[j]] = 0;
-		}
-	}
-	for (int32_t x = 0; x < n; x++)
-		if (grp[x] == 0)
-			grp[x] = uf_find(mark, x);
-	for (int32_t i = 0; i < n; i++) {
-		int32_t x = g->topo[i], d = 0;
-		for (int32_t j = g->pred_off[x]; j < g->pred_off[x + 1]; j++) {
-			int32_t p = g->pred[j];
-			if (grp[x] >= 0 && grp[p] == grp[x] && s->dv[p] > d)
-				d = s->dv[p];
-		}
-		s->dv[x] = d + 1;
-	}
-}
-
-/* Smoothing: each node to the mean place of itself and its neighbours in
- * the last order out (in 1/1024). */
-static void band_smooth(const ds_graph *g, const int32_t *out, bscratch *s)
-{
-	int32_t *at = s->mark;
-	for (int32_t i = 0; i < g->n; i++)
-		at[out[i]] = i;
-	for (int32_t x = 0; x < g->n; x++) {
-		int64_t sum = at[x], cnt = 1;
-		for (int dir = 0; dir < 2; dir++) {
-			const int32_t *off = dir ? g->succ_off : g->pred_off;
-			const int32_t *adj = dir ? g->succ : g->pred;
-			for (int32_t j = off[x]; j < off[x + 1]; j++, cnt++)
-				sum += at[adj[j]];
-		}
-		s->pos[x] = sum * 1024 / cnt;
-	}
-}
-
-int ds_band_order(const ds_graph *g, const int32_t *rank, bool rev,
-		  int smooth, int32_t *out, ds_err *e)
-{
-	const int32_t n = g->n;
-	const size_t n1 = (size_t)n + 1, ne = (size_t)g->pred_off[n];
-	ds_arena a;
-	ds_arena_init(&a, g->heap);
-	bscratch s;
-	s.du = ds_arena_alloc(&a, n1, sizeof *s.du);
-	s.dv = ds_arena_alloc(&a, n1, sizeof *s.dv);
-	s.comp = ds_arena_alloc(&a, n1, sizeof *s.comp);
-	s.mark = ds_arena_alloc(&a, n1, sizeof *s.mark);
-	s.queue = ds_arena_alloc(&a, n1, sizeof *s.queue);
-	s.grp = ds_arena_alloc(&a, n1, sizeof *s.grp);
-	s.pos = ds_arena_alloc(&a, n1, sizeof *s.pos);
-	s.k = ds_arena_alloc(&a, (ne > n1 ? ne : n1) + 1, sizeof *s.k);
-	band b = {
-		.g = g,
-		.ps = ds_arena_alloc(&a, ne + 1, sizeof *b.ps),
-		.rank = rank,
-		.grp = s.grp,
-		.moff = ds_arena_alloc(&a, n1 + 1, sizeof *b.moff),
-		.mem = ds_arena_alloc(&a, n1, sizeof *b.mem),
-		.state = ds_arena_alloc(&a, n1, sizeof *b.state),
-		.started = ds_arena_alloc(&a, n1, sizeof *b.started),
-		.left = ds_arena_alloc(&a, n1, sizeof *b.left),
-		.work = s.queue,
-		.st = ds_arena_alloc(&a, 3 * n1, sizeof *b.st),
-		.out = out,
-	};
-	if (a.failed) {
-		ds_arena_free(&a);
-		return ds_fail(e, DS_ENOMEM, "out of memory");
-	}
-	band_axes(g, rank, rev, &s, b.left);
-	band_groups(g, &s);
-	for (int32_t x = 0; x < n; x++)
-		s.pos[x] = s.du[x];
-	for (int round = 0; round <= smooth; round++) {
-		if (round > 0)
-			band_smooth(g, out, &s);
-		band_once(&b, rank, s.comp, s.pos, s.dv, s.k);
-		/* a give-up always ends at a GROUP frame (else the graph
-		 * had a cycle), so every node is out; the topological
-		 * order all the same should that ever fail */
-		DS_ASSERT(b.len == n);
-		if (b.len != n) {
-			memcpy(out, g->topo, (size_t)n * sizeof *out);
-			break;
-		}
-	}
-	ds_arena_free(&a);
-	return DS_OK;
 }

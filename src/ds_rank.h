@@ -1,6 +1,7 @@
 /* ds_rank.h: what ds_rank.c shares with the passes that use the
- * structural rank besides ds_structural_rank() (ds_stage.h).  Private to
- * ds_rank.c and ds_mpas*.c. */
+ * structural rank besides ds_structural_rank() (ds_stage.h), and with
+ * those that sort adjacency lists by a position (ds_wave.c): private to
+ * the library. */
 #ifndef DS_RANK_H
 #define DS_RANK_H
 

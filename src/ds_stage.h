@@ -98,6 +98,8 @@ int ds_order_vpux(const ds_graph *g, int32_t *order, ds_err *e);
  * structural respect.  Passes break their exact ties by it. */
 int ds_structural_rank(const ds_graph *g, int32_t *rank, ds_err *e);
 
+/* ---- the band order (ds_band.c) ---- */
+
 /* order[0..n): the band order, a program order for graphs without loop
  * structure whose operations use recent values (a window): operations by
  * their position along the long axis of their component (breadth-first

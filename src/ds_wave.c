@@ -39,6 +39,7 @@
  * the loads moved up, O(N + E) to find them and at most WAVE_HOIST_WORK
  * * N positions looked at, then a radix sort. */
 #include "ds_dlr.h"
+#include "ds_rank.h"
 
 #include <string.h>
 
@@ -107,11 +108,12 @@ static void wave_depth(const ds_graph *g, const int32_t *order, int32_t bp,
 }
 
 /* Operation v of pipe bp goes to key k: the operations on other pipes it
- * waits for (transitively, through such operations) go just before it,
- * each that is later than that, each once (mark), while *work lasts. */
-static void wave_feeders(const ds_graph *g, int32_t v, int32_t bp, int64_t k,
-			 int64_t *key, int32_t *stack, int32_t *mark,
-			 int64_t *work)
+ * waits for (transitively, through such operations, found along the pred
+ * lists pred, each in order) go just before it, each that is later than
+ * that, each once (mark), while *work lasts. */
+static void wave_feeders(const ds_graph *g, const int32_t *pred, int32_t v,
+			 int32_t bp, int64_t k, int64_t *key, int32_t *stack,
+			 int32_t *mark, int64_t *work)
 {
 	int32_t top = 0;
 	int64_t next = k - 1;
@@ -119,7 +121,7 @@ static void wave_feeders(const ds_graph *g, int32_t v, int32_t bp, int64_t k,
 	while (top > 0) {
 		int32_t u = stack[--top];
 		for (int32_t j = g->pred_off[u]; j < g->pred_off[u + 1]; j++) {
-			int32_t p = g->pred[j];
+			int32_t p = pred[j];
 			if (g->kind[p] != DS_OP || g->pipe[p] == bp ||
 			    key[p] <= next || mark[p] == v || *work <= 0)
 				continue;
@@ -133,9 +135,9 @@ static void wave_feeders(const ds_graph *g, int32_t v, int32_t bp, int64_t k,
 
 /* The keys: position times WAVE_SCALE, the pulled operations and their
  * feeders moved (see the top of this file). */
-static void wave_keys(const ds_graph *g, const int32_t *order, int32_t bp,
-		      const int32_t *depth, int64_t *key, int32_t *stack,
-		      int32_t *mark)
+static void wave_keys(const ds_graph *g, const int32_t *order,
+		      const int32_t *pred, int32_t bp, const int32_t *depth,
+		      int64_t *key, int32_t *stack, int32_t *mark)
 {
 	int64_t work = (int64_t)g->n * WAVE_WORK;
 	for (int32_t i = 0; i < g->n; i++) {
@@ -157,7 +159,7 @@ static void wave_keys(const ds_graph *g, const int32_t *order, int32_t bp,
 		if (k < 0 || k + WAVE_SCALE / 2 >= key[v])
 			continue;
 		key[v] = k + WAVE_SCALE / 2;
-		wave_feeders(g, v, bp, key[v], key, stack, mark, &work);
+		wave_feeders(g, pred, v, bp, key[v], key, stack, mark, &work);
 	}
 }
 
@@ -286,16 +288,24 @@ int ds_wave_order(const ds_graph *g, const int32_t *order, int32_t *out,
 	int64_t *live = ds_arena_alloc(&a, (size_t)n, sizeof *live);
 	ds_hkey *hk = ds_arena_alloc(&a, (size_t)n, sizeof *hk);
 	int64_t *load = ds_arena_alloc(&a, (size_t)g->npipes + 1, sizeof *load);
+	const size_t ne = (size_t)g->pred_off[n];
+	int32_t *pred = ds_arena_alloc(&a, ne + 1, sizeof *pred);
+	ds_hkey *ek = ds_arena_alloc(&a, ne + 1, sizeof *ek);
 	if (a.failed) {
 		ds_arena_free(&a);
 		return ds_fail(e, DS_ENOMEM, "out of memory");
 	}
 	int32_t bp = wave_busiest(g, load);
 	wave_depth(g, order, bp, depth);
-	wave_keys(g, order, bp, depth, key, stack, mark);
+	/* the feeders are found along the pred lists in order, not in the
+	 * Ids' (the keys they get follow that) */
+	for (int32_t i = 0; i < n; i++)
+		pos1[order[i]] = i;
+	memcpy(pred, g->pred, ne * sizeof *pred);
+	ds_rank_sort_lists(g->heap, g->pred_off, pred, n, pos1, ek);
+	wave_keys(g, order, pred, bp, depth, key, stack, mark);
 	/* the keys as ranks, ties by the place in order */
 	for (int32_t i = 0; i < n; i++) {
-		pos1[order[i]] = i;
 		hk[i].h = (uint64_t)key[order[i]];
 		hk[i].x = i;
 	}

@@ -48,13 +48,15 @@ static const struct {
  * before the wave order moved its loads slow for their size up).
  * Retime's readiness phase (ds_retime.c, ready_phase) puts Matmul_Case0's
  * reloads in the order their tiles are needed: 87,470 before it
- * (Matmul_Case1 905,744). */
+ * (Matmul_Case1 905,744).  Matmul_Case1 was 905,682 at 231,552 while the
+ * structural rank broke its ties among alike nodes by Id (DLR's traffic
+ * 230,400). */
 static const struct {
 	const char *file;
 	int64_t makespan, traffic;
 } aged_finals[] = {
 	{"Matmul_Case0.json", 87306, 11776},
-	{"Matmul_Case1.json", 905682, 231552},
+	{"Matmul_Case1.json", 905937, 231680},
 	{"Conv_Case1.json", 564209, 5304},
 };
 
