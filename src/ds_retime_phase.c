@@ -1,0 +1,571 @@
+/* ds_retime_phase.c: retiming's two whole-plan phases (stage 3b, with
+ * ds_retime.c, whose header gives the overview): stream double buffering
+ * (rt_stream_phase), run before the local search, and addresses by
+ * readiness (rt_ready_phase), run after it.
+ *
+ * Requires: a run's state (rt) set up by ds_retime.c, its cur a plan that
+ * ds_replay accepts, with start and finish times from its replay.
+ * Guarantees: each phase changes cur only to a candidate the replay
+ * accepts that rt_trial_better finds better (the readiness phase: only a
+ * shorter one), within the spill room and the traffic cap; the same state
+ * gives the same plan.
+ *
+ * Cost: a stream round is O(N + W G + S R) (G idle gaps of the busiest
+ * pipe, W <= RT_STREAM_WINDOWS windows, S stretches, R occupancies of the
+ * memory) plus one replay per candidate, counted in the run's budget;
+ * the phase stops once it has spent RT_STREAM_WORK.  The readiness
+ * phase: O(N + E) and one replay, plus O(R (L + I)^2) for the placement
+ * (L occupancies live at once, I address ranges last used: a few tens on
+ * the bundled graphs) and O(K^2) per run of K reloads, counted in a
+ * budget of its own, RT_READY_WORK (a memory whose placement runs out of
+ * it keeps its offsets; none on graphs whose scans alone would exceed
+ * it).  Memory: the run's arrays, and O(N) from its arena for the
+ * readiness phase. */
+#include "ds_retime_int.h"
+
+/* ---- stream double buffering ----
+ * A stream: occupancies one after the other at the same addresses, each
+ * waiting for the one before to end (a load, its few uses, the next
+ * load).  When no window is free, single buffering puts the gap of the
+ * uses between every two loads.  The move evicts a resident buffer z not
+ * used for a while and lets every second occupancy of the stream use z's
+ * addresses meanwhile, z coming back at its own addresses after the last
+ * of them: one reload pays for many gaps.  Stretch after stretch, each
+ * with the resident whose next use is farthest, within the spill room and
+ * the traffic cap; one replay judges all. */
+
+/* The occupancies of memory m at exactly [lo, lo + size), by line. */
+static int32_t stream_of(rt *r, int m, int64_t lo, int64_t size)
+{
+	int32_t ns = 0;
+	for (int32_t k = r->mem_off[m]; k < r->mem_off[m + 1]; k++) {
+		int32_t o = r->bymem[k];
+		r->work++;
+		if (rt_olo(r, o) == lo && r->g->buf_size[r->oc_buf[o]] == size)
+			r->strm[ns++] = o;
+	}
+	return ns;
+}
+
+/* The resident of memory m to evict at line i for a stretch of the
+ * stream at lo (of size bytes) starting at time t: live across line i,
+ * unused at i and since before t, not buffer skip, within the traffic
+ * left; the one whose next use is farthest (*q its line), then the least
+ * traffic, then the lowest offset.  -1: none. */
+static int32_t stream_victim(rt *r, int m, int64_t lo, int64_t size,
+			     int32_t i, int64_t t, int64_t ddr, int32_t skip,
+			     int32_t *q)
+{
+	const ds_graph *g = r->g;
+	int32_t best = -1;
+	int64_t btr = 0;
+	*q = -1;
+	/* by end line: those ended before line i skipped at once */
+	int32_t a = r->mem_off[m], z = r->mem_off[m + 1];
+	while (a < z) {
+		int32_t mid = a + (z - a) / 2;
+		if (rt_t2(r, r->bymem[mid]) <= 2 * (int64_t)i)
+			a = mid + 1;
+		else
+			z = mid;
+	}
+	for (int32_t k = a; k < r->mem_off[m + 1]; k++) {
+		int32_t oz = r->bymem[k];
+		int32_t b = r->oc_buf[oz];
+		r->work++;
+		if (rt_s2(r, oz) >= 2 * (int64_t)i ||
+		    rt_olo(r, oz) == lo || b == skip || g->buf_size[b] < size)
+			continue;
+		int64_t tr = ds_spill_traffic(g, b);
+		if (ddr + tr > r->max_ddr)
+			continue;
+		int32_t nu = rt_next_use(r, oz, i);
+		if (nu <= i || nu < *q || rt_last_use(r, oz, i) >= t)
+			continue;
+		if (nu == *q &&
+		    (tr > btr ||
+		     (tr == btr && rt_olo(r, oz) >= rt_olo(r, best))))
+			continue;
+		best = oz, *q = nu, btr = tr;
+	}
+	return best;
+}
+
+static void stream_insert(rt *r, int32_t line, int32_t node)
+{
+	r->ins_line[r->nins] = line;
+	r->ins_node[r->nins++] = node;
+}
+
+/* One stretch from stream element k: the trial plan gets the eviction
+ * of a resident and every second element from k at its addresses, while
+ * they end before its next use; returns the element after the stretch
+ * (k + 1 when none was made). */
+static int32_t stream_stretch(rt *r, int32_t ns, int32_t k, int32_t *skip)
+{
+	const ds_graph *g = r->g;
+	const int32_t n = g->n;
+	int32_t x = r->strm[k];
+	int m = g->buf_mem[r->oc_buf[x]];
+	int64_t size = g->buf_size[r->oc_buf[x]], lo = rt_olo(r, x);
+	int32_t i = r->pos[r->oc_s[x]], q;
+	int32_t z = stream_victim(r, m, lo, size, i, r->start[r->oc_s[x]],
+				  r->trial_ddr, *skip, &q);
+	if (z < 0)
+		return k + 1;
+	int32_t e = k, moved = 0;
+	for (int32_t j = k; j < ns && rt_t2(r, r->strm[j]) < 2 * (int64_t)q;
+	     j += 2)
+		e = j, moved++;
+	if (moved < RT_STREAM_MIN)
+		return k + 1;
+	ds_plan *p = &r->trial;
+	int32_t sp = p->nspill++;
+	p->spill[sp].buf = r->oc_buf[z];
+	p->spill[sp].offset = rt_olo(r, z);
+	stream_insert(r, i, n + 2 * sp);
+	stream_insert(r, r->pos[r->oc_t[r->strm[e]]] + 1, n + 2 * sp + 1);
+	for (int32_t j = k; j <= e; j += 2)
+		*rt_occ_offset(r, p, r->oc_s[r->strm[j]]) = rt_olo(r, z);
+	r->trial_ddr += ds_spill_traffic(g, r->oc_buf[z]);
+	*skip = r->oc_buf[z];
+	return e + 1;
+}
+
+/* Rebuilds trial's order: cur's with the insertions (by line). */
+static void stream_order(rt *r)
+{
+	int32_t *ord = r->trial.order, w = 0, k = 0;
+	for (int32_t i = 0; i < r->cur.len; i++) {
+		while (k < r->nins && r->ins_line[k] == i)
+			ord[w++] = r->ins_node[k++];
+		ord[w++] = r->cur.order[i];
+	}
+	while (k < r->nins)
+		ord[w++] = r->ins_node[k++];
+	r->trial.len = w;
+}
+
+/* Double-buffers the stream through v's addresses (v starts an
+ * occupancy bound by a reuse edge). */
+static int move_stream(rt *r, int32_t v, bool *took)
+{
+	int32_t x = r->occ_at[v];
+	int m = r->g->buf_mem[r->oc_buf[x]];
+	int32_t ns = stream_of(r, m, rt_olo(r, x),
+			       r->g->buf_size[r->oc_buf[x]]);
+	if (ns < 2 * RT_STREAM_MIN)
+		return DS_OK;
+	rt_plan_copy(r->g, &r->cur, &r->trial);
+	r->trial_ddr = r->cf.extra_ddr;
+	int32_t skip = -1;
+	for (int32_t k = 0; k < ns && r->trial.nspill < r->smax;)
+		k = stream_stretch(r, ns, k, &skip);
+	if (r->nins == 0)
+		return DS_OK;
+	stream_order(r);
+	bool ok;
+	int rc = rt_judge(r, &ok);
+	if (rc == DS_OK && ok && rt_trial_better(r)) {
+		rt_take_trial(r);
+		*took = true;
+	}
+	return rc;
+}
+
+/* The node whose start an idle gap of pipe q before node u waits for,
+ * when it starts an occupancy: u itself (a SPILL_IN) or the ALLOC of a
+ * buffer u uses (a load into a fresh buffer; the earliest in the order
+ * on ties, whatever the edge order); -1 when neither. */
+static int32_t gap_occ_node(const rt *r, int32_t u)
+{
+	const ds_graph *g = r->g;
+	if (r->occ_at[u] >= 0)
+		return u;
+	if (u >= g->n)
+		return -1;
+	int32_t best = -1;
+	for (int32_t k = g->epred_off[u]; k < g->epred_off[u + 1]; k++) {
+		int32_t a = g->epred[k];
+		if (r->occ_at[a] >= 0 && r->fin[a] == r->start[u] &&
+		    (best < 0 || r->pos[a] < r->pos[best]))
+			best = a;
+	}
+	return best;
+}
+
+/* The busiest pipe of cur (most busy cycles; the lowest on ties). */
+static int32_t busiest_pipe(rt *r)
+{
+	int32_t np = r->g->npipes + 2, best = 0;
+	for (int32_t q = 0; q < np; q++)
+		r->pbusy[q] = 0;
+	for (int32_t i = 0; i < r->total; i++) {
+		int32_t v = r->cur.order[i], q = rt_node_pipe(r, v);
+		if (q >= 0)
+			r->pbusy[q] += r->fin[v] - r->start[v];
+	}
+	for (int32_t q = 1; q < np; q++)
+		if (r->pbusy[q] > r->pbusy[best])
+			best = q;
+	r->work += r->total;
+	return best;
+}
+
+/* The stream candidates: the windows whose occupancies the busiest
+ * pipe's idle gaps wait for (at most RT_STREAM_WINDOWS, the first seen),
+ * in r->wv (a node starting one of their occupancies), the most gaps
+ * first. */
+static int32_t stream_candidates(rt *r)
+{
+	int32_t q = busiest_pipe(r), nw = 0;
+	for (int32_t i = 0; i < r->total; i++) {
+		int32_t u = r->cur.order[i];
+		if (rt_node_pipe(r, u) != q || r->ppred[u] < 0 ||
+		    r->start[u] <= r->fin[r->ppred[u]])
+			continue;
+		int32_t v = gap_occ_node(r, u);
+		if (v < 0)
+			continue;
+		int32_t o = r->occ_at[v], b = r->oc_buf[o], k = 0;
+		int m = r->g->buf_mem[b];
+		for (; k < nw; k++) {
+			int32_t x = r->occ_at[r->wv[k]];
+			r->work++;
+			if (r->g->buf_mem[r->oc_buf[x]] == m &&
+			    rt_olo(r, x) == rt_olo(r, o) &&
+			    r->g->buf_size[r->oc_buf[x]] == r->g->buf_size[b])
+				break;
+		}
+		if (k == nw) {
+			if (nw == RT_STREAM_WINDOWS)
+				continue;
+			r->wv[nw] = v, r->wcnt[nw++] = 0;
+		}
+		r->wcnt[k]++;
+	}
+	/* insertion sort, the most gaps first: a few tens */
+	for (int32_t j = 1; j < nw; j++)
+		for (int32_t i = j; i > 0 && r->wcnt[i - 1] < r->wcnt[i]; i--) {
+			int32_t t = r->wv[i];
+			r->wv[i] = r->wv[i - 1], r->wv[i - 1] = t;
+			t = r->wcnt[i];
+			r->wcnt[i] = r->wcnt[i - 1], r->wcnt[i - 1] = t;
+		}
+	return nw;
+}
+
+/* The stream phase, before the local search: stream moves on the windows
+ * the busiest pipe waits for, while the work budget lasts (what it spends
+ * the local search does not get), until RT_STREAM_FAILS candidates
+ * fail or none is left. */
+int rt_stream_phase(rt *r)
+{
+	int64_t w0 = r->work;
+	int fails = 0;
+	bool took = true;
+	int rc = DS_OK;
+	while (rc == DS_OK && took && fails < RT_STREAM_FAILS &&
+	       r->work - w0 + 5 * (int64_t)r->total < RT_STREAM_WORK) {
+		rc = rt_refresh(r);
+		if (rc)
+			break;
+		int32_t nw = stream_candidates(r);
+		took = false;
+		for (int32_t c = 0; c < nw && !took && rc == DS_OK &&
+				    fails < RT_STREAM_FAILS &&
+				    r->work - w0 < RT_STREAM_WORK;
+		     c++) {
+			if (r->wcnt[c] < 2 * RT_STREAM_MIN)
+				break;
+			r->nins = 0; /* move_stream's insertions: a candidate */
+			rc = move_stream(r, r->wv[c], &took);
+			if (!took && r->nins > 0)
+				fails++;
+		}
+	}
+	return rc;
+}
+
+/* ---- addresses by readiness ---- */
+
+/* Scratch of the readiness phase: the new offsets, the live occupancies,
+ * the finish of the last occupant ended on each address range (disjoint
+ * ranges), a run of reloads (lines, then nodes) and their keys. */
+typedef struct rdy {
+	int64_t *off;
+	int32_t *live, nlive;
+	int64_t *lo, *hi, *at;
+	int32_t ni;
+	int32_t *run;
+	int64_t *key;
+} rdy;
+
+/* The range [x, y) was last used by an occupancy finishing at f. */
+static void rdy_paint(rdy *d, int64_t x, int64_t y, int64_t f)
+{
+	int32_t k = 0;
+	int64_t rb = -1, rt = 0; /* the right part of a range split in two */
+	for (int32_t j = 0; j < d->ni; j++) {
+		int64_t a = d->lo[j], b = d->hi[j], t = d->at[j];
+		if (b <= x || a >= y) {
+			d->lo[k] = a, d->hi[k] = b, d->at[k++] = t;
+			continue;
+		}
+		if (a < x)
+			d->lo[k] = a, d->hi[k] = x, d->at[k++] = t;
+		if (b > y)
+			rb = b, rt = t;
+	}
+	d->ni = k;
+	d->lo[d->ni] = x, d->hi[d->ni] = y, d->at[d->ni++] = f;
+	if (rb > y)
+		d->lo[d->ni] = y, d->hi[d->ni] = rb, d->at[d->ni++] = rt;
+}
+
+/* When [x, x + size) is ready, or -1 when a live occupancy holds part of
+ * it or it leaves the memory. */
+static int64_t rdy_window(rt *r, const rdy *d, int64_t x, int64_t size,
+			  int64_t cap)
+{
+	if (x < 0 || x + size > cap)
+		return -1;
+	r->work += d->nlive + d->ni;
+	for (int32_t k = 0; k < d->nlive; k++) {
+		int32_t p = d->live[k];
+		if (d->off[p] < x + size &&
+		    x < d->off[p] + r->g->buf_size[r->oc_buf[p]])
+			return -1;
+	}
+	int64_t t = 0;
+	for (int32_t j = 0; j < d->ni; j++)
+		if (d->lo[j] < x + size && x < d->hi[j] && d->at[j] > t)
+			t = d->at[j];
+	return t;
+}
+
+/* Occupancy o at the window ready first (the lowest on ties) among those
+ * at the memory's ends, beside a live occupancy or at a range's ends;
+ * false when none is free. */
+static bool rdy_place(rt *r, rdy *d, int32_t o, int64_t cap)
+{
+	int64_t size = r->g->buf_size[r->oc_buf[o]];
+	int64_t best = -1, bt = INT64_MAX;
+	int32_t nc = 2 + 2 * (d->nlive + d->ni);
+	for (int32_t c = 0; c < nc; c++) {
+		int64_t x;
+		if (c < 2) {
+			x = c ? cap - size : 0;
+		} else if (c - 2 < 2 * d->nlive) {
+			int32_t p = d->live[(c - 2) / 2];
+			x = c % 2 ? d->off[p] - size
+				  : d->off[p] + r->g->buf_size[r->oc_buf[p]];
+		} else {
+			int32_t j = (c - 2 - 2 * d->nlive) / 2;
+			x = c % 2 ? d->hi[j] - size : d->lo[j];
+		}
+		int64_t t = rdy_window(r, d, x, size, cap);
+		if (t >= 0 && (t < bt || (t == bt && x < best)))
+			best = x, bt = t;
+	}
+	if (best < 0)
+		return false;
+	d->off[o] = best;
+	d->live[d->nlive++] = o;
+	return true;
+}
+
+/* Every occupancy of memory m, in the order they start (cur's), at the
+ * window whose previous occupants finished first in the replay of the
+ * plan the phase started from: a load then waits for the addresses freed
+ * earliest, not for ones a late use still holds.  False when some finds
+ * no window or the work budget runs out (the old offsets stay). */
+static bool rdy_memory(rt *r, rdy *d, int m)
+{
+	const ds_graph *g = r->g;
+	const int64_t cap = g->caps.cap[m];
+	d->nlive = 0;
+	d->ni = 0;
+	for (int32_t i = 0; i < r->total && r->work < r->budget; i++) {
+		int32_t v = r->cur.order[i];
+		int32_t o = r->occ_end[v];
+		if (o >= 0 && g->buf_mem[r->oc_buf[o]] == m) {
+			int32_t k = 0;
+			while (d->live[k] != o)
+				k++;
+			d->live[k] = d->live[--d->nlive];
+			rdy_paint(d, d->off[o],
+				  d->off[o] + g->buf_size[r->oc_buf[o]],
+				  r->fin[v]);
+		}
+		o = r->occ_at[v];
+		if (o >= 0 && g->buf_mem[r->oc_buf[o]] == m &&
+		    !rdy_place(r, d, o, cap))
+			return false;
+	}
+	return r->work < r->budget;
+}
+
+/* When reload v is first needed: the start of the first use of its
+ * buffer after it (INT64_MAX when none); *line: that use's line. */
+static int64_t rdy_need(rt *r, int32_t v, int32_t *line)
+{
+	const ds_graph *g = r->g;
+	int32_t b = rt_node_buf(r, v);
+	int64_t t = INT64_MAX;
+	*line = r->total;
+	r->work += g->user_off[b + 1] - g->user_off[b];
+	for (int32_t k = g->user_off[b]; k < g->user_off[b + 1]; k++) {
+		int32_t u = g->user[k];
+		if (r->pos[u] > r->pos[v] && r->pos[u] < *line)
+			*line = r->pos[u], t = r->start[u];
+	}
+	return t;
+}
+
+static bool is_reload(const rt *r, int32_t v)
+{
+	return v >= r->g->n && (v - r->g->n) % 2;
+}
+
+/* The run of reloads starting at line i: the lines (d->run[0..k)) of
+ * the reloads that follow each other on their pipe, into one memory and
+ * of one size. */
+static int32_t rdy_run(rt *r, rdy *d, int32_t i)
+{
+	const ds_graph *g = r->g;
+	int32_t v = r->cur.order[i], b = rt_node_buf(r, v), k = 0;
+	for (int32_t j = i; j < r->total; j++) {
+		int32_t x = r->cur.order[j];
+		if (rt_node_pipe(r, x) != rt_node_pipe(r, v))
+			continue;
+		if (!is_reload(r, x) ||
+		    g->buf_mem[rt_node_buf(r, x)] != g->buf_mem[b] ||
+		    g->buf_size[rt_node_buf(r, x)] != g->buf_size[b])
+			break;
+		d->run[k++] = j;
+	}
+	return k;
+}
+
+/* The run's k reloads sorted by (need, line) over its lines in trial's
+ * order, unless one would leave the lines between its SPILL_OUT and its
+ * first use; true when the order changed. */
+static bool rdy_sort_run(rt *r, rdy *d, int32_t k)
+{
+	int32_t *nodes = d->run + k;
+	for (int32_t a = 0; a < k; a++) {
+		int32_t ln;
+		nodes[a] = r->cur.order[d->run[a]];
+		d->key[a] = rdy_need(r, nodes[a], &ln);
+	}
+	r->work += (int64_t)k * k;
+	for (int32_t a = 1; a < k; a++)
+		for (int32_t c = a; c > 0 && d->key[c - 1] > d->key[c]; c--) {
+			int64_t t = d->key[c];
+			d->key[c] = d->key[c - 1], d->key[c - 1] = t;
+			int32_t y = nodes[c];
+			nodes[c] = nodes[c - 1], nodes[c - 1] = y;
+		}
+	bool diff = false;
+	for (int32_t a = 0; a < k; a++) {
+		int32_t x = nodes[a], ln;
+		rdy_need(r, x, &ln);
+		if (r->pos[x - 1] >= d->run[a] || d->run[a] >= ln)
+			return false;
+		diff |= x != r->cur.order[d->run[a]];
+	}
+	for (int32_t a = 0; diff && a < k; a++)
+		r->trial.order[d->run[a]] = nodes[a];
+	return diff;
+}
+
+/* trial: cur with every run of reloads in need order; true when some
+ * run changed. */
+static bool rdy_sort_runs(rt *r, rdy *d)
+{
+	bool changed = false;
+	for (int32_t i = 0; i < r->total;) {
+		if (!is_reload(r, r->cur.order[i])) {
+			i++;
+			continue;
+		}
+		int32_t k = rdy_run(r, d, i);
+		changed |= rdy_sort_run(r, d, k);
+		i = d->run[k - 1] + 1;
+	}
+	return changed;
+}
+
+/* Swaps cur and trial (same length: only the order of reloads differs),
+ * cur's state recomputed. */
+static int rdy_swap(rt *r)
+{
+	ds_plan t = r->cur;
+	r->cur = r->trial;
+	r->trial = t;
+	return rt_refresh(r);
+}
+
+/* The offsets of every memory placed by rdy_memory into p (whose
+ * occupancies are cur's); true when one moved. */
+static bool rdy_offsets(rt *r, rdy *d, ds_plan *p)
+{
+	bool moved = false;
+	for (int m = 0; m < DS_NMEM; m++) {
+		if (!rdy_memory(r, d, m))
+			continue;
+		for (int32_t o = 0; o < r->nocc; o++)
+			if (r->g->buf_mem[r->oc_buf[o]] == m) {
+				int64_t *q = rt_occ_offset(r, p, r->oc_s[o]);
+				moved |= *q != d->off[o];
+				*q = d->off[o];
+			}
+	}
+	return moved;
+}
+
+/* The readiness phase, after the local search: the reloads that follow
+ * each other on their pipe in the order their data are needed, and every
+ * memory placed again by readiness (rdy_memory); kept when the replay is
+ * shorter.  Measured at default options: FlashAttention_Case1 117,972 ->
+ * 117,227 (offsets alone), Matmul_Case0 87,470 -> 87,306 (the order of
+ * its reloads: DLR placed them in the order their windows came free,
+ * e.g. tiles needed 4th and 6th before the 2nd), Matmul_Case1 905,744 ->
+ * 905,682; the other three bundled graphs unchanged.  Before the stream
+ * phase instead, it gained as much on the first two, but the local search
+ * after it ended longer on two generated conv graphs (+7, +168 cycles)
+ * and on FlashAttention_Case0/1 at --cap L1=2048,UB=768 (+480, +1,278);
+ * last, it can only shorten the plan. */
+int rt_ready_phase(rt *r)
+{
+	rdy d;
+	size_t no = (size_t)r->tmax + 1; /* occupancies: at most the nodes */
+	d.off = ds_arena_alloc(&r->a, no, sizeof *d.off);
+	d.live = ds_arena_alloc(&r->a, no, sizeof *d.live);
+	d.lo = ds_arena_alloc(&r->a, 2 * no, sizeof *d.lo);
+	d.hi = ds_arena_alloc(&r->a, 2 * no, sizeof *d.hi);
+	d.at = ds_arena_alloc(&r->a, 2 * no, sizeof *d.at);
+	d.run = ds_arena_alloc(&r->a, 2 * no, sizeof *d.run);
+	d.key = ds_arena_alloc(&r->a, no, sizeof *d.key);
+	if (r->a.failed)
+		return ds_fail(r->e, DS_ENOMEM, "out of memory");
+	int rc = rt_refresh(r);
+	if (rc)
+		return rc;
+	rt_plan_copy(r->g, &r->cur, &r->trial);
+	bool sorted = rdy_sort_runs(r, &d);
+	if (sorted && (rc = rdy_swap(r))) /* cur: the sorted order */
+		return rc;
+	bool moved = rdy_offsets(r, &d, sorted ? &r->cur : &r->trial);
+	if (sorted && (rc = rdy_swap(r))) /* back: trial the sorted one */
+		return rc;
+	bool ok = false;
+	if ((sorted || moved) && (rc = rt_judge(r, &ok)))
+		return rc;
+	/* only a shorter plan: one as long with a lower sum of finish times
+	 * would change the bytes for nothing (last, nothing builds on it) */
+	if (ok && rt_trial_better(r) && r->tf.makespan < r->cf.makespan)
+		rt_take_trial(r);
+	return DS_OK;
+}
