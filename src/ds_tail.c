@@ -182,10 +182,9 @@ static void tl_rank(tl *t, int32_t lo, int32_t hi, const int64_t *cls,
 		}
 		t->key[v] = r;
 	}
+	/* no node before its predecessors (FREEs and nodes left at -1) */
 	for (int32_t i = lo; i < hi; i++) {
 		int32_t v = t->order[i];
-		if (g->kind[v] != DS_FREE)
-			continue;
 		for (int32_t k = g->pred_off[v]; k < g->pred_off[v + 1]; k++)
 			if (tl_in(t, g->pred[k], lo, hi) &&
 			    t->key[g->pred[k]] > t->key[v])
@@ -279,15 +278,16 @@ static void tl_deferred(tl *t, int32_t lo, int32_t hi, uint8_t *d)
 		}
 		t->work -= hi - lo;
 	}
+	/* an ALLOC when all it precedes is deferred */
 	for (int32_t i = lo; i < hi; i++) {
-		int32_t v = t->order[i], first = -1;
+		int32_t v = t->order[i];
 		if (g->kind[v] != DS_ALLOC)
 			continue;
-		for (int32_t k = g->succ_off[v]; k < g->succ_off[v + 1]; k++)
-			if (first < 0 || t->pos[g->succ[k]] < t->pos[first])
-				first = g->succ[k];
-		if (first >= 0 && d[first])
-			d[v] = 1;
+		bool all = g->succ_off[v] < g->succ_off[v + 1];
+		for (int32_t k = g->succ_off[v]; all && k < g->succ_off[v + 1];
+		     k++)
+			all = d[g->succ[k]];
+		d[v] = all;
 	}
 }
 
@@ -602,7 +602,13 @@ int ds_tail_order(const ds_graph *g, const int32_t *order, int32_t *out,
 	} else {
 		memcpy(t.order, order, n * sizeof *order);
 		tl_run(&t, &s, s.late);
-		*changed = memcmp(t.order, order, n * sizeof *order) != 0;
+		/* the steps keep every node after its predecessors; should one
+		 * not, the order is left as it was (never a failed run) */
+		rc = ds_order_check(g, t.order, "tail", e);
+		DS_ASSERT(rc != DS_EINPUT);
+		*changed = rc == DS_OK &&
+			   memcmp(t.order, order, n * sizeof *order) != 0;
+		rc = rc == DS_EINPUT ? DS_OK : rc;
 		if (*changed)
 			memcpy(out, t.order, n * sizeof *out);
 	}
