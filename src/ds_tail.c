@@ -6,7 +6,8 @@
  * plan's order without its spill nodes).
  * Guarantees: out[0..n) a topological order of the n nodes and *changed
  * true, or *changed false and out[] untouched when the order has no rise
- * (below) or comes out the same.  A pure function of the graph and the
+ * (below) or comes out the same (or, never seen and asserted, when a step
+ * broke the order: checked with ds_order_check).  A pure function of the graph and the
  * order (positions break every tie).  DS_ENOMEM on failure, nothing else.
  * Cost: O(N + E) for the b-levels and the rises; per rise O(N + E) for
  * the sort of its tail, then at most TAIL_WORK * N + TAIL_WORK_MIN window
