@@ -427,6 +427,25 @@ typedef struct backbone {
 	ds_figures best;
 } backbone;
 
+/* Plan p (taken over) replayed, kept in bb as backbone_try says. */
+static int backbone_keep(const ds_graph *g, ds_plan *p, int64_t max_ddr,
+			 int64_t max_peak, int32_t margin, backbone *bb,
+			 int64_t *ddr, ds_err *e)
+{
+	ds_figures f;
+	int rc = ds_replay(g, p, NULL, &f, e);
+	*ddr = rc == DS_OK ? f.extra_ddr : 0;
+	if (rc == DS_OK && f.extra_ddr <= max_ddr && f.peak_vstay <= max_peak &&
+	    f.makespan * (1000 + margin) < bb->best.makespan * 1000) {
+		ds_plan_free(g->heap, &bb->plan);
+		bb->plan = *p;
+		bb->best = f;
+	} else {
+		ds_plan_free(g->heap, p);
+	}
+	return rc;
+}
+
 /* One backbone candidate: order placed with aged victims at tolerance
  * tie_pct, kept in bb when its plan has at most max_ddr extra DDR
  * traffic, a peak_vstay of at most max_peak (checked on the order first:
@@ -439,24 +458,13 @@ static int backbone_try(const ds_graph *g, const int32_t *order,
 {
 	ds_place_opts po = {DS_BEST_FIT, DS_VICTIM_AGED, tie_pct};
 	ds_plan p;
-	ds_figures f;
 	*ddr = 0;
 	if (ds_order_peak(g, order, NULL) > max_peak)
 		return DS_OK;
 	int rc = ds_place(g, order, &po, &p, e);
 	if (rc)
 		return rc;
-	rc = ds_replay(g, &p, NULL, &f, e);
-	*ddr = rc == DS_OK ? f.extra_ddr : 0;
-	if (rc == DS_OK && f.extra_ddr <= max_ddr && f.peak_vstay <= max_peak &&
-	    f.makespan * (1000 + margin) < bb->best.makespan * 1000) {
-		ds_plan_free(g->heap, &bb->plan);
-		bb->plan = p;
-		bb->best = f;
-	} else {
-		ds_plan_free(g->heap, &p);
-	}
-	return rc;
+	return backbone_keep(g, &p, max_ddr, max_peak, margin, bb, ddr, e);
 }
 
 /* The next lag divisor to try after div's placement exceeded the cap:
@@ -498,6 +506,43 @@ static int backbone_stagger(const ds_graph *g, int32_t *order, int64_t cap,
 	return rc;
 }
 
+/* The tail order of order (ds_tail.c; scratch: n more entries after
+ * it) as a candidate: placed by DLR lite (the aged placement of it needs
+ * more traffic: FlashAttention_Case0 1,536 bytes against DLR's 1,024),
+ * kept with at most the cap's traffic, no higher peak than DLR's plan
+ * (df) and a shorter replay than the backbone so far.  Only graphs small
+ * enough for more than one DLR start (as dlr_pulled): the DLR run costs
+ * Conv_Case1 0.08 s and Matmul_Case1 0.12 s, whose candidates are not
+ * kept; Matmul_Case0 0.05 s (not kept either: 12,672 bytes against the
+ * cap 12,096).  The order's peak within CPE's budget over DLR's plan
+ * (FlashAttention_Case0: 5,388, the budget 5,132 + 5 %). */
+static int backbone_tail(const ds_graph *g, const ds_run_opts *o,
+			 int32_t *order, int64_t cap, const ds_figures *df,
+			 backbone *bb, ds_err *e)
+{
+	bool changed;
+	int64_t ddr;
+	if (dlr_starts(g, o) < 2)
+		return DS_OK;
+	int rc = ds_tail_order(g, order, order + g->n, &changed, e);
+	if (rc || !changed)
+		return rc;
+	/* CPE's peak budget over DLR's (cpe_budgets), on the order first: a
+	 * walk, where DLR costs much more (Conv_Case0's 12,322 > 7,259) */
+	double pct = o->cpe.peak_budget_pct > 0 ? o->cpe.peak_budget_pct : 0;
+	int64_t budget = df->peak_vstay +
+			 (int64_t)((double)df->peak_vstay * pct / 100);
+	if (ds_order_peak(g, order + g->n, NULL) > budget)
+		return DS_OK;
+	ds_dlr_opts lite = o->dlr;
+	lite.lite = true;
+	ds_plan p;
+	rc = ds_dlr(g, order + g->n, &lite, &p, e);
+	if (rc == DS_OK)
+		rc = backbone_keep(g, &p, cap, df->peak_vstay, 0, bb, &ddr, e);
+	return rc;
+}
+
 /* CPE's backbone: DLR's plan (figures *df), or one of these placed with
  * aged victims, whichever replays shortest (the earlier on ties):
  * - DLR's order, at each tolerance of aged_tie_pcts: a SPILL_OUT that
@@ -519,6 +564,10 @@ static int backbone_stagger(const ds_graph *g, int32_t *order, int64_t cap,
  *   came out of CPE longer on Conv_Case0 (482,998 before CPE against
  *   489,819, at 46,468 bytes against 45,888: 441,801 against 439,891) and
  *   on Matmul_Case0 (94,189 against 93,018).
+ * - its tail order (ds_tail.c), placed by DLR lite (backbone_tail):
+ *   FlashAttention_Case0's V tiles loaded in the order the output
+ *   accumulation needs them, the next rows' Q work before the last ones
+ *   (replay 45,174 against the aged 45,571; final 31,673 -> 30,028).
  * All within the traffic cap.  The replay before CPE decides: running CPE
  * on each plan would multiply CPE's time.  *alt gets the plan chosen
  * (len 0 when DLR's is kept); the caller frees it.  Cost: AGED_NTIES + 1
@@ -554,6 +603,8 @@ static int aged_backbone(const ds_graph *g, const ds_run_opts *o,
 		rc = backbone_try(g, order + g->n, aged_tie_pcts[0],
 				  bb.best.extra_ddr, df->peak_vstay, WAVE_MARGIN,
 				  &bb, &ddr, e);
+	if (rc == DS_OK)
+		rc = backbone_tail(g, o, order, cap, df, &bb, e);
 	ds_free(g->heap, order);
 	if (rc)
 		ds_plan_free(g->heap, &bb.plan);

@@ -117,6 +117,14 @@ int ds_band_order(const ds_graph *g, const int32_t *rank, bool rev,
 int ds_wave_order(const ds_graph *g, const int32_t *order, int32_t *out,
 		  ds_err *e);
 
+/* out[0..n): the tail order (ds_tail.c), for CPE's backbone: order
+ * (topological) with each rise's tail loads by b-level, the late ones
+ * after the next group's first work, consumers whose inputs die at them
+ * right after their producers; *changed false (out untouched) when it
+ * comes out the same. */
+int ds_tail_order(const ds_graph *g, const int32_t *order, int32_t *out,
+		  bool *changed, ds_err *e);
+
 /* ---- stage 1, MPAS (ds_mpas.c) ---- */
 
 typedef struct ds_mpas_opts {
