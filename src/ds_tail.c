@@ -7,8 +7,9 @@
  * Guarantees: out[0..n) a topological order of the n nodes and *changed
  * true, or *changed false and out[] untouched when the order has no rise
  * (below) or comes out the same (or, never seen and asserted, when a step
- * broke the order: checked with ds_order_check).  A pure function of the graph and the
- * order (positions break every tie).  DS_ENOMEM on failure, nothing else.
+ * broke the order: checked with ds_order_check).  A pure function of the
+ * graph and the order (positions break every tie).  DS_ENOMEM on failure,
+ * nothing else.
  * Cost: O(N + E) for the b-levels and the rises; per rise O(N + E) for
  * the sort of its tail, then at most TAIL_WORK * N + TAIL_WORK_MIN window
  * positions looked at over all the windows tried; the eager pass at most
