@@ -22,7 +22,8 @@
  * it, the others unchanged.  With the values below: ms 2316412, s 1.55. */
 
 /* Rounds at most at the default effort (N times as many at effort N).
- * 2: ms 2321077, s 1.25; 8: ms 2316412, s 1.54 (no graph gains enough for a fifth round). */
+ * 2: ms 2321077, s 1.25; 8: ms 2316412, s 1.54 (no graph gains enough
+ * for a fifth round). */
 #define CPE_DEFAULT_ROUNDS 4
 /* Another round only after one that gained at least this, per mille of
  * the makespan.  2: ms 2315237, s 1.88; 10: ms 2316412, s 1.39 (the same

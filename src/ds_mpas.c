@@ -419,7 +419,8 @@ static int mpas_init(mpas *M, const ds_graph *g, int64_t moves, alts *A,
 	int rc = views_build(g, a, &M->w, e);
 	if (rc == DS_OK && !(M->R = mpas_gr_new(a, n, g->pred_off[n], e)))
 		rc = DS_ENOMEM;
-	if (rc == DS_OK && mpas_ls_applies(g) && !(M->L = mpas_ls_new(a, g, &M->w.fw, e)))
+	if (rc == DS_OK && mpas_ls_applies(g) &&
+	    !(M->L = mpas_ls_new(a, g, &M->w.fw, e)))
 		rc = DS_ENOMEM;
 	return rc;
 }
