@@ -174,6 +174,17 @@ void rt_take_trial(rt *r)
 	r->total = r->cur.len;
 }
 
+int rt_trial_keep(rt *r, bool *took)
+{
+	bool ok;
+	int rc = rt_judge(r, &ok);
+	if (rc == DS_OK && ok && rt_trial_better(r)) {
+		rt_take_trial(r);
+		*took = true;
+	}
+	return rc;
+}
+
 /* ---- the state of the current plan ---- */
 
 static void scan_order(rt *r)
@@ -473,14 +484,9 @@ static int try_windows(rt *r, int32_t o, int64_t limit, bool *took)
 			break;
 		tries++;
 		*rt_occ_offset(r, &r->trial, r->oc_s[o]) = r->wof[k];
-		bool ok;
-		int rc = rt_judge(r, &ok);
+		int rc = rt_trial_keep(r, took);
 		if (rc)
 			return rc;
-		if (ok && rt_trial_better(r)) {
-			rt_take_trial(r);
-			*took = true;
-		}
 	}
 	if (!*took)
 		*rt_occ_offset(r, &r->trial, r->oc_s[o]) = keep;
@@ -662,14 +668,9 @@ static int move_evict(rt *r, int32_t v, bool *took)
 			if (w == 1 && early >= i)
 				break;
 			add_spill(r, best[c], x, w ? early : i, q, in);
-			bool ok;
-			int rc = rt_judge(r, &ok);
+			int rc = rt_trial_keep(r, took);
 			if (rc)
 				return rc;
-			if (ok && rt_trial_better(r)) {
-				rt_take_trial(r);
-				*took = true;
-			}
 		}
 	}
 	return DS_OK;
@@ -694,15 +695,8 @@ static int move_pipe(rt *r, int32_t v, bool *took)
 	rt_plan_copy(r->g, &r->cur, &r->trial);
 	hoist(r, r->pos[v], r->pos[w]);
 	int32_t o = r->occ_at[v];
-	if (o < 0) {
-		bool ok;
-		int rc = rt_judge(r, &ok);
-		if (rc == DS_OK && ok && rt_trial_better(r)) {
-			rt_take_trial(r);
-			*took = true;
-		}
-		return rc;
-	}
+	if (o < 0)
+		return rt_trial_keep(r, took);
 	windows(r, o, 2 * (int64_t)r->pos[w] - 1, rt_t2(r, o), 0, 0);
 	return try_windows(r, o, INT64_MAX, took);
 }

@@ -129,6 +129,9 @@ int rt_judge(rt *r, bool *ok);
 bool rt_trial_better(const rt *r);
 /* The trial becomes cur (cur the next trial). */
 void rt_take_trial(rt *r);
+/* Judges the trial and, when it is valid and better, takes it and sets
+ * *took. */
+int rt_trial_keep(rt *r, bool *took);
 /* cur's occupancies, pipe predecessors and spill edges, recomputed. */
 int rt_refresh(rt *r);
 /* The finish of the last use of occupancy oz's buffer before line i, and

@@ -164,13 +164,7 @@ static int move_stream(rt *r, int32_t v, bool *took)
 	if (r->nins == 0)
 		return DS_OK;
 	stream_order(r);
-	bool ok;
-	int rc = rt_judge(r, &ok);
-	if (rc == DS_OK && ok && rt_trial_better(r)) {
-		rt_take_trial(r);
-		*took = true;
-	}
-	return rc;
+	return rt_trial_keep(r, took);
 }
 
 /* The node whose start an idle gap of pipe q before node u waits for,

@@ -467,6 +467,15 @@ static int32_t tl_last_producer(const tl *t, int32_t v)
 	return at;
 }
 
+/* Is x one of mv[0..nm)? */
+static bool tl_among(const int32_t *mv, int32_t nm, int32_t x)
+{
+	for (int32_t j = 0; j < nm; j++)
+		if (mv[j] == x)
+			return true;
+	return false;
+}
+
 /* Can mv[0..nm) all stand right after position at? */
 static bool tl_can_move(const tl *t, const int32_t *mv, int32_t nm,
 			int32_t at)
@@ -476,20 +485,14 @@ static bool tl_can_move(const tl *t, const int32_t *mv, int32_t nm,
 		for (int32_t k = g->pred_off[mv[i]];
 		     k < g->pred_off[mv[i] + 1]; k++) {
 			int32_t p = g->pred[k];
-			bool moved = false;
-			for (int32_t j = 0; j < nm; j++)
-				moved |= mv[j] == p;
-			if (!moved && t->pos[p] > at)
+			if (!tl_among(mv, nm, p) && t->pos[p] > at)
 				return false;
 		}
 	for (int32_t i = 0; i < nm; i++)
 		for (int32_t k = g->succ_off[mv[i]];
 		     k < g->succ_off[mv[i] + 1]; k++) {
 			int32_t q = g->succ[k];
-			bool moved = false;
-			for (int32_t j = 0; j < nm; j++)
-				moved |= mv[j] == q;
-			if (!moved && t->pos[q] <= at)
+			if (!tl_among(mv, nm, q) && t->pos[q] <= at)
 				return false;
 		}
 	return true;
