@@ -418,6 +418,8 @@ static void tl_tails(tl *t, tl_scratch *s)
 					break;
 				tail = j;
 			}
+			if (tail < 0) /* the work ran out before the tail */
+				break;
 			tl_one_rise(t, tail, i, s);
 			v = t->order[i];
 		}
@@ -588,21 +590,22 @@ int ds_tail_order(const ds_graph *g, const int32_t *order, int32_t *out,
 	*changed = false;
 	tl t = {.g = g, .work = TAIL_WORK * (int64_t)n + TAIL_WORK_MIN};
 	tl_scratch s;
-	t.order = ds_alloc(g->heap, n + 1, sizeof *t.order);
-	t.pos = ds_alloc(g->heap, n + 1, sizeof *t.pos);
-	t.bl = ds_alloc(g->heap, n + 1, sizeof *t.bl);
-	t.key = ds_alloc(g->heap, n + 1, sizeof *t.key);
-	t.tmp = ds_alloc(g->heap, n + 1, sizeof *t.tmp);
-	t.mark = ds_alloc(g->heap, n + 1, 1);
-	t.run = ds_alloc(g->heap, n + 1, sizeof *t.run);
-	s.cls = ds_alloc(g->heap, n + 1, sizeof *s.cls);
-	s.pre = ds_alloc(g->heap, n + 1, sizeof *s.pre);
-	s.suf = ds_alloc(g->heap, n + 1, sizeof *s.suf);
-	s.late = ds_alloc(g->heap, n + 2, sizeof *s.late);
-	s.d = ds_alloc(g->heap, n + 1, 1);
+	ds_arena a;
+	ds_arena_init(&a, g->heap);
+	t.order = ds_arena_alloc(&a, n + 1, sizeof *t.order);
+	t.pos = ds_arena_alloc(&a, n + 1, sizeof *t.pos);
+	t.bl = ds_arena_alloc(&a, n + 1, sizeof *t.bl);
+	t.key = ds_arena_alloc(&a, n + 1, sizeof *t.key);
+	t.tmp = ds_arena_alloc(&a, n + 1, sizeof *t.tmp);
+	t.mark = ds_arena_alloc(&a, n + 1, 1);
+	t.run = ds_arena_alloc(&a, n + 1, sizeof *t.run);
+	s.cls = ds_arena_alloc(&a, n + 1, sizeof *s.cls);
+	s.pre = ds_arena_alloc(&a, n + 1, sizeof *s.pre);
+	s.suf = ds_arena_alloc(&a, n + 1, sizeof *s.suf);
+	s.late = ds_arena_alloc(&a, n + 2, sizeof *s.late);
+	s.d = ds_arena_alloc(&a, n + 1, 1);
 	int rc = DS_OK;
-	if (!t.order || !t.pos || !t.bl || !t.key || !t.tmp || !t.mark ||
-	    !t.run || !s.cls || !s.pre || !s.suf || !s.late || !s.d) {
+	if (a.failed) {
 		rc = ds_fail(e, DS_ENOMEM, "out of memory");
 	} else {
 		memcpy(t.order, order, n * sizeof *order);
@@ -617,17 +620,6 @@ int ds_tail_order(const ds_graph *g, const int32_t *order, int32_t *out,
 		if (*changed)
 			memcpy(out, t.order, n * sizeof *out);
 	}
-	ds_free(g->heap, t.order);
-	ds_free(g->heap, t.pos);
-	ds_free(g->heap, t.bl);
-	ds_free(g->heap, t.key);
-	ds_free(g->heap, t.tmp);
-	ds_free(g->heap, t.mark);
-	ds_free(g->heap, t.run);
-	ds_free(g->heap, s.cls);
-	ds_free(g->heap, s.pre);
-	ds_free(g->heap, s.suf);
-	ds_free(g->heap, s.late);
-	ds_free(g->heap, s.d);
+	ds_arena_free(&a);
 	return rc;
 }
