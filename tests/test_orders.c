@@ -312,17 +312,27 @@ static const char wave6[] = GRAPH(
 	"[0,1],[1,3],[2,3],[3,4],[5,6],[6,7],[8,9],[9,10],[11,12],[12,14],"
 	"[13,14],[3,14],[14,15],[14,16],[14,17]");
 
+/* The wave order of g's Id order (n nodes, at most 32) into out, a
+ * topological order, and each node's place in it into pos. */
+static void wave_of_ids(const ds_graph *g, int32_t n, int32_t *out,
+			int32_t *pos)
+{
+	int32_t order[32];
+	ds_err e;
+	assert_true(n == g->n && n <= 32);
+	assert_int_equal(ds_order_id(g, order, &e), DS_OK);
+	assert_int_equal(ds_wave_order(g, order, out, &e), DS_OK);
+	assert_int_equal(ds_order_check(g, out, "wave", &e), DS_OK);
+	for (int32_t i = 0; i < n; i++)
+		pos[out[i]] = i;
+}
+
 static void wave_pulls_consumer(void **state)
 {
 	(void)state;
 	ds_graph *g = must_load(wave6);
-	int32_t order[18], out[18], pos[18];
-	ds_err e;
-	assert_int_equal(ds_order_id(g, order, &e), DS_OK);
-	assert_int_equal(ds_wave_order(g, order, out, &e), DS_OK);
-	assert_int_equal(ds_order_check(g, out, "wave", &e), DS_OK);
-	for (int32_t i = 0; i < 18; i++)
-		pos[out[i]] = i;
+	int32_t out[18], pos[18];
+	wave_of_ids(g, 18, out, pos);
 	assert_true(pos[3] < pos[12] && pos[12] < pos[14]);
 	assert_true(pos[14] < pos[6] && pos[14] < pos[9]);
 	ds_graph_free(g);
@@ -350,13 +360,8 @@ static void wave_hoists_slow_load(void **state)
 {
 	(void)state;
 	ds_graph *g = must_load(hoist14);
-	int32_t order[15], out[15], pos[15];
-	ds_err e;
-	assert_int_equal(ds_order_id(g, order, &e), DS_OK);
-	assert_int_equal(ds_wave_order(g, order, out, &e), DS_OK);
-	assert_int_equal(ds_order_check(g, out, "wave", &e), DS_OK);
-	for (int32_t i = 0; i < 15; i++)
-		pos[out[i]] = i;
+	int32_t out[15], pos[15];
+	wave_of_ids(g, 15, out, pos);
 	assert_true(pos[3] < pos[8] && pos[8] < pos[6]);
 	assert_int_equal(ds_order_peak(g, out, NULL), 104);
 	ds_graph_free(g);
