@@ -27,6 +27,12 @@
  * that frees first; lane l starts l lags late, the lag 1 / (L div) of the
  * longest chain (div from the caller: a smaller lag keeps fewer inputs
  * live at once), and a chain's step s runs at its lane's time plus s.
+ * The last accumulator of each lane starts when the last lane frees
+ * (sg_resync): no load follows theirs for a lag to spread, and a lane
+ * still a lag behind after the last load runs its lag's steps alone, in
+ * the plan's tail (Matmul_Case0: the last two accumulators ended 640
+ * cycles apart, 1,289 cycles after the last load; the final plan 87,306
+ * -> 86,859 cycles, ds_pipeline.c STAGGER_TIE_PCT).
  * The steps sorted by (that time, lane, position) are laid over the
  * places the order gave the steps; every other operation keeps its
  * place, or its first consumer's when that is earlier (a load a step
@@ -116,8 +122,21 @@ static int32_t sg_lanes(const sgrun *s)
 	return most;
 }
 
+/* The lanes' last accumulators start together: every lane waits for the
+ * one that frees last. */
+static void sg_resync(const sgrun *s, int64_t *lane_t)
+{
+	int64_t last = 0;
+	for (int32_t l = 0; l < s->lanes; l++)
+		if (lane_t[l] > last)
+			last = lane_t[l];
+	for (int32_t l = 0; l < s->lanes; l++)
+		lane_t[l] = last;
+}
+
 /* Each accumulator in the lane that frees first, lane l starting l lags
- * late; st[] gets every step with its time. */
+ * late, the last accumulator of each lane all at once (sg_resync); st[]
+ * gets every step with its time. */
 static void sg_time(const sgrun *s, int64_t *lane_t, sgstep *st)
 {
 	int32_t k = 0;
@@ -125,6 +144,8 @@ static void sg_time(const sgrun *s, int64_t *lane_t, sgstep *st)
 		lane_t[l] = (int64_t)l * s->lag;
 	for (int32_t c = 0; c < s->nch; c++) {
 		int32_t l = 0, nu;
+		if (c == s->nch - s->lanes)
+			sg_resync(s, lane_t);
 		for (int32_t j = 1; j < s->lanes; j++)
 			if (lane_t[j] < lane_t[l])
 				l = j;

@@ -491,6 +491,17 @@ static int32_t stagger_next(int32_t div, int64_t excess, int64_t room)
 	return next;
 }
 
+/* The aged placement's tolerance for the staggered orders.  Measured on
+ * Matmul_Case0 (final makespans, default options): 10 gives 86,859 at
+ * 11,904 bytes, 15 86,827, 20 (and 25, 30, 40) 86,152 at 12,032 (cap
+ * 12,096); without the lanes' last accumulators started together
+ * (ds_dlr_stagger.c) 87,306 at 10, 87,156 from 15.  The staggered plans
+ * replay alike at each (120,832 cycles, 11,776 bytes): CPE and retime
+ * make the difference (CPE 87,893 at 10, 87,503 at 20; retime's
+ * evictions then 86,859 and 86,152).  The other five bundled graphs'
+ * plans are the same at 10 and 20. */
+#define STAGGER_TIE_PCT 20
+
 /* The staggered orders of order (scratch: n more entries after it) as
  * candidates: the lanes half a chain apart, or, while that placement
  * exceeds the cap, half as far again. */
@@ -503,7 +514,7 @@ static int backbone_stagger(const ds_graph *g, int32_t *order, int64_t cap,
 	for (int32_t div = 1; rc == DS_OK && changed && div > 0;) {
 		rc = ds_dlr_stagger(g, order, div, order + g->n, &changed, e);
 		if (rc == DS_OK && changed)
-			rc = backbone_try(g, order + g->n, aged_tie_pcts[0], cap,
+			rc = backbone_try(g, order + g->n, STAGGER_TIE_PCT, cap,
 					  INT64_MAX, 0, bb, &ddr, e);
 		if (rc || !changed || ddr <= cap)
 			break;
@@ -555,11 +566,12 @@ static int backbone_tail(const ds_graph *g, const ds_run_opts *o,
  *   need not wait for a use that has just run frees its window early, so
  *   the load that needs it can run early; CPE, which keeps its
  *   backbone's spills, cannot change the victims;
- * - that order with its accumulators staggered (ds_dlr_stagger), at the
- *   first tolerance: the loads spread over the steps instead of coming in
+ * - that order with its accumulators staggered (ds_dlr_stagger), at
+ *   STAGGER_TIE_PCT: the loads spread over the steps instead of coming in
  *   bursts (Matmul_Case0: replay 130,639 aged, 120,754 staggered, final
  *   93,018 -> 87,470; its renumbered copy 2 needs an eighth of a chain:
- *   92,448 -> 89,934);
+ *   92,448 -> 89,934; with the lanes' last accumulators started together
+ *   and STAGGER_TIE_PCT 86,152);
  * - its wave order (ds_wave.c), at the first tolerance, only with no
  *   more traffic than the backbone so far, no higher peak than DLR's and
  *   a replay shorter by more than WAVE_MARGIN

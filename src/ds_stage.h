@@ -165,7 +165,8 @@ int ds_dlr(const ds_graph *g, const int32_t *order, const ds_dlr_opts *o,
 
 /* The same order (a topological order of the n nodes, e.g. a DLR plan's
  * without spill nodes) with the accumulators it runs side by side
- * staggered: two lanes half a chain apart at div 1, a quarter at div 2 ...
+ * staggered: two lanes half a chain apart at div 1, a quarter at div 2 ...,
+ * the lanes' last accumulators started together
  * (ds_dlr_stagger.c): into out[0..n) with *changed true, or *changed
  * false and out[] untouched when there is nothing to stagger (or the lag
  * comes out below one step). */
