@@ -14,6 +14,11 @@
  * the small graphs (Conv_Case0 stops on its own at ~1.5M). */
 #define RT_WORK 1500000
 
+/* Spills one run may add (each within the traffic cap): Matmul_Case1's
+ * cap (5 % over DLR's traffic) has room for 90 reloads of its 128-byte
+ * buffers, and the stream moves take all 90 (64 stopped them at 64). */
+#define RT_MAX_ADD 96
+
 /* Stream double buffering (move_stream): at least this many occupancies
  * moved per eviction, fewer cannot repay the evicted buffer's reload
  * (Matmul_Case1: 62 cycles saved per occupancy moved, 406 per reload;
@@ -76,6 +81,9 @@ typedef struct rt {
 	int64_t trial_ddr;
 	int64_t *pbusy;	    /* [npipes + 2] busy cycles */
 	int32_t *wv, *wcnt; /* stream candidates */
+	/* rotations: occupancies taken (reloads and victims), the pairs */
+	uint8_t *rmark;
+	int32_t *rx, *rz; /* [RT_MAX_ADD] reload, victim */
 } rt;
 
 /* ---- plans, nodes and occupancies (ds_retime.c) ---- */
@@ -138,6 +146,9 @@ int rt_refresh(rt *r);
  * the line of its first use at or after line i (see ds_retime.c). */
 int64_t rt_last_use(const rt *r, int32_t oz, int32_t i);
 int32_t rt_next_use(const rt *r, int32_t oz, int32_t i);
+/* The line just after the last use of oz's buffer before line i (just
+ * after its start when none). */
+int32_t rt_after_last_use(const rt *r, int32_t oz, int32_t i);
 
 /* ---- the whole-plan phases (ds_retime_phase.c) ---- */
 
@@ -145,5 +156,7 @@ int32_t rt_next_use(const rt *r, int32_t oz, int32_t i);
 int rt_stream_phase(rt *r);
 /* Addresses by readiness, after it. */
 int rt_ready_phase(rt *r);
+/* Rotating evictions, after the stream phase. */
+int rt_rotate_phase(rt *r);
 
 #endif
