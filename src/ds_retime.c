@@ -36,21 +36,24 @@
  * single-buffered stream of loads: load, its uses, the next load there),
  * evictions of residents not used for a while lend their addresses to
  * every second load of the stream (double buffering), all the stream's
- * stretches at once, one replay per candidate, within the traffic cap;
- * then a rotation phase (rt_rotate_phase): for each reload the busiest
- * pipe waits for, a resident idle from before it until after it goes out
- * right after its last use and lends it its addresses (the slot used
- * longest ago, not the one just used), each checked alone by a replay,
- * all of them in one candidate, kept when it gains a cycle per
- * RT_ROT_BYTES_PER_CYCLE bytes (Conv_Case0 at --traffic-budget 25:
- * 436,519 -> 419,659 cycles at 53,568 bytes).
+ * stretches at once, one replay per candidate, within the traffic cap.
  * A candidate is kept when the replay accepts it and it lowers the
  * makespan, or keeps it and lowers the sum of finish times (progress on
  * one of several equally critical chains), one that adds traffic only
  * when it gains at least a cycle per RT_BYTES_PER_CYCLE bytes added; a
  * (node, move) is tried once until a shorter plan is found (which clears
  * the marks); the objective only falls and the work budget bounds the
- * rest, so the search ends.  Last, a readiness phase (rt_ready_phase): the
+ * rest, so the search ends.  After it, a rotation phase
+ * (rt_rotate_phase): for each reload the busiest pipe waits for, a
+ * resident idle from before it until after it goes out right after its
+ * last use and lends it its addresses (the slot used longest ago, not the
+ * one just used), each checked alone by a replay, all of them in one
+ * candidate, kept when it gains a cycle per RT_ROT_BYTES_PER_CYCLE bytes;
+ * when it is taken, the local search again from there (Conv_Case0 at
+ * --traffic-budget 25: 436,519 -> 419,659 cycles at 53,568 bytes; the
+ * rotations before the local search gave 419,659 too, but 437,374
+ * against 436,519 at --effort 2, and a different plan at the default
+ * budget).  Last, a readiness phase (rt_ready_phase): the
  * reloads that follow each other on their pipe put in the order their
  * data are first needed, and every occupancy, in the order they start,
  * placed at the window whose previous occupants finished first in the
@@ -62,9 +65,10 @@
  * plus O(R + K^2) per window search (R occupancies of the memory, K those
  * live beside the one moved); a candidate costs one replay.  The work,
  * counted in replayed nodes, is bounded by RT_WORK (times the effort), so
- * a large graph gets a few candidates or none.  The stream and rotation
- * phases count their work in the same budget, the readiness phase in one
- * of its own,
+ * a large graph gets a few candidates or none.  The stream phase counts
+ * its work in the same budget, the rotation phase in one of its own,
+ * RT_ROT_WORK, the local search after it in a second RT_WORK, the
+ * readiness phase in one of its own,
  * RT_READY_WORK (their costs: ds_retime_phase.c).  Memory O(N + E). */
 #include "ds_retime_int.h"
 
@@ -829,6 +833,7 @@ static int rt_init(rt *r, const ds_graph *g, const ds_plan *in,
 		r->mte2 = np++;
 	int64_t effort = o && o->effort > 0 ? o->effort : 1;
 	r->budget = RT_WORK * effort;
+	r->rot_budget = RT_ROT_WORK * effort;
 	r->max_ddr = o ? o->max_extra_ddr : -1;
 	r->smax = in->nspill + RT_MAX_ADD;
 	r->tmax = in->len + 2 * RT_MAX_ADD;
@@ -910,9 +915,18 @@ int ds_retime(const ds_graph *g, const ds_plan *in, const ds_retime_opts *o,
 	 * candidate: none when the budget cannot pay for one (1M nodes) */
 	if (rc == DS_OK)
 		rc = rt_stream_phase(&r);
+	bool took = true;
+	while (rc == DS_OK && took &&
+	       r.work + 5 * (int64_t)r.total < r.budget)
+		rc = round_once(&r, usrc, &took);
+	/* then rotations, on a budget of their own, and when they are taken
+	 * the local search again from there, on one as large as the first */
+	int64_t before = r.cf.makespan, first = r.budget;
+	r.budget = r.work + r.rot_budget;
 	if (rc == DS_OK)
 		rc = rt_rotate_phase(&r);
-	bool took = true;
+	took = r.cf.makespan < before;
+	r.budget = r.work + first;
 	while (rc == DS_OK && took &&
 	       r.work + 5 * (int64_t)r.total < r.budget)
 		rc = round_once(&r, usrc, &took);

@@ -32,6 +32,13 @@
 #define RT_STREAM_WORK RT_WORK
 #define RT_STREAM_WINDOWS 32
 
+/* The rotation phase's work budget (times the effort): Conv_Case0 at
+ * --traffic-budget 25 spends about 120k units in its two rounds; with
+ * the whole RT_WORK, Matmul_Case1's one round (a probe per reload its
+ * busiest pipe waits for, about 45 replays, none taken) took its retime
+ * from 0.06 to 0.16 s. */
+#define RT_ROT_WORK 300000
+
 /* The state of one run: the best plan so far (cur) and its replay, the
  * trial plan and its replay, cur's occupancies and spill edges, scratch. */
 typedef struct rt {
@@ -73,7 +80,7 @@ typedef struct rt {
 	int32_t np;
 	int64_t *wof, *wready; /* candidate windows */
 	int32_t nw;
-	int64_t work, budget;
+	int64_t work, budget, rot_budget;
 	/* stream double buffering: the stream, the insertions */
 	int32_t *strm;
 	int32_t *ins_line, *ins_node;
@@ -156,7 +163,7 @@ int32_t rt_after_last_use(const rt *r, int32_t oz, int32_t i);
 int rt_stream_phase(rt *r);
 /* Addresses by readiness, after it. */
 int rt_ready_phase(rt *r);
-/* Rotating evictions, after the stream phase. */
+/* Rotating evictions, after the local search. */
 int rt_rotate_phase(rt *r);
 
 #endif

@@ -1,7 +1,7 @@
 /* ds_retime_phase.c: retiming's three whole-plan phases (stage 3b, with
  * ds_retime.c, whose header gives the overview): stream double buffering
- * (rt_stream_phase) and rotating evictions (rt_rotate_phase), run before
- * the local search, and addresses by readiness (rt_ready_phase), run
+ * (rt_stream_phase), run before the local search, rotating evictions
+ * (rt_rotate_phase) and addresses by readiness (rt_ready_phase), run
  * after it.
  *
  * Requires: a run's state (rt) set up by ds_retime.c, its cur a plan that
@@ -17,7 +17,8 @@
  * the phase stops once it has spent RT_STREAM_WORK.  A rotation round:
  * O(N + E) for the state, O(R) per reload the busiest pipe waits for
  * (its victim) and one replay each, then one for the candidate, counted
- * in the run's budget (Conv_Case0: two rounds, 19 replays).  The readiness
+ * in the run's budget (Conv_Case0 at --traffic-budget 25: two rounds,
+ * 19 replays).  The readiness
  * phase: O(N + E) and one replay, plus O(R (L + I)^2) for the placement
  * (L occupancies live at once, I address ranges last used: a few tens on
  * the bundled graphs) and O(K^2) per run of K reloads, counted in a
@@ -304,8 +305,8 @@ int rt_stream_phase(rt *r)
 /* A rotation must gain at least a cycle per this many bytes added: one
  * rotation hides about one transfer of the reload it makes room for
  * (2 x size + 150 cycles for 2 x size bytes).  Measured: Conv_Case0 at
- * --traffic-budget 25 gains 12,228 cycles for 7,680 bytes (its five
- * rotations) in the first round; at 8 (the local search's rule),
+ * --traffic-budget 25 gains 9,276 cycles for 6,144 bytes (four
+ * rotations) in its first round; at 8 (the local search's rule),
  * FlashAttention_Case1 at the default budget took one of 256 bytes for
  * 209 cycles (117,227 -> 117,018 at 20,480 bytes). */
 #define RT_ROT_BYTES_PER_CYCLE 1
@@ -488,7 +489,7 @@ static int rot_keep(rt *r, bool *took)
 	return rc;
 }
 
-/* The rotation phase, after the stream phase: a candidate per round
+/* The rotation phase, after the local search: a candidate per round
  * while one is taken and the work budget lasts. */
 int rt_rotate_phase(rt *r)
 {

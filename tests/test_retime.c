@@ -383,7 +383,7 @@ static void budget_honoured(void **state)
  * --traffic-budget 25 the pipeline reaches 419,659 cycles at 53,568
  * bytes (436,519 at 47,424 before, at every budget from 5: the local
  * search alone ran out of work); at the default budget the cap leaves no
- * room for one (436,519 at 47,424 both). */
+ * room for one (436,519 at 47,424 both, the same plan). */
 static void rotations_at_budget(void **state)
 {
 	(void)state;
