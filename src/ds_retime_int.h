@@ -14,6 +14,11 @@
  * the small graphs (Conv_Case0 stops on its own at ~1.5M). */
 #define RT_WORK 1500000
 
+/* Spills one run may add (each within the traffic cap): Matmul_Case1's
+ * cap (5 % over DLR's traffic) has room for 90 reloads of its 128-byte
+ * buffers, and the stream moves take all 90 (64 stopped them at 64). */
+#define RT_MAX_ADD 96
+
 /* Stream double buffering (move_stream): at least this many occupancies
  * moved per eviction, fewer cannot repay the evicted buffer's reload
  * (Matmul_Case1: 62 cycles saved per occupancy moved, 406 per reload;
@@ -26,6 +31,13 @@
 #define RT_STREAM_FAILS 2
 #define RT_STREAM_WORK RT_WORK
 #define RT_STREAM_WINDOWS 32
+
+/* The rotation phase's work budget (times the effort): Conv_Case0 at
+ * --traffic-budget 25 spends about 120k units in its two rounds; with
+ * the whole RT_WORK, Matmul_Case1's one round (a probe per reload its
+ * busiest pipe waits for, about 45 replays, none taken) took its retime
+ * from 0.06 to 0.16 s. */
+#define RT_ROT_WORK 300000
 
 /* The state of one run: the best plan so far (cur) and its replay, the
  * trial plan and its replay, cur's occupancies and spill edges, scratch. */
@@ -68,7 +80,7 @@ typedef struct rt {
 	int32_t np;
 	int64_t *wof, *wready; /* candidate windows */
 	int32_t nw;
-	int64_t work, budget;
+	int64_t work, budget, rot_budget;
 	/* stream double buffering: the stream, the insertions */
 	int32_t *strm;
 	int32_t *ins_line, *ins_node;
@@ -76,6 +88,9 @@ typedef struct rt {
 	int64_t trial_ddr;
 	int64_t *pbusy;	    /* [npipes + 2] busy cycles */
 	int32_t *wv, *wcnt; /* stream candidates */
+	/* rotations: occupancies taken (reloads and victims), the pairs */
+	uint8_t *rmark;
+	int32_t *rx, *rz; /* [RT_MAX_ADD] reload, victim */
 } rt;
 
 /* ---- plans, nodes and occupancies (ds_retime.c) ---- */
@@ -138,6 +153,9 @@ int rt_refresh(rt *r);
  * the line of its first use at or after line i (see ds_retime.c). */
 int64_t rt_last_use(const rt *r, int32_t oz, int32_t i);
 int32_t rt_next_use(const rt *r, int32_t oz, int32_t i);
+/* The line just after the last use of oz's buffer before line i (just
+ * after its start when none). */
+int32_t rt_after_last_use(const rt *r, int32_t oz, int32_t i);
 
 /* ---- the whole-plan phases (ds_retime_phase.c) ---- */
 
@@ -145,5 +163,7 @@ int32_t rt_next_use(const rt *r, int32_t oz, int32_t i);
 int rt_stream_phase(rt *r);
 /* Addresses by readiness, after it. */
 int rt_ready_phase(rt *r);
+/* Rotating evictions, after the local search. */
+int rt_rotate_phase(rt *r);
 
 #endif

@@ -1,7 +1,8 @@
-/* ds_retime_phase.c: retiming's two whole-plan phases (stage 3b, with
+/* ds_retime_phase.c: retiming's three whole-plan phases (stage 3b, with
  * ds_retime.c, whose header gives the overview): stream double buffering
- * (rt_stream_phase), run before the local search, and addresses by
- * readiness (rt_ready_phase), run after it.
+ * (rt_stream_phase), run before the local search, rotating evictions
+ * (rt_rotate_phase) and addresses by readiness (rt_ready_phase), run
+ * after it.
  *
  * Requires: a run's state (rt) set up by ds_retime.c, its cur a plan that
  * ds_replay accepts, with start and finish times from its replay.
@@ -13,7 +14,11 @@
  * Cost: a stream round is O(N + W G + S R) (G idle gaps of the busiest
  * pipe, W <= RT_STREAM_WINDOWS windows, S stretches, R occupancies of the
  * memory) plus one replay per candidate, counted in the run's budget;
- * the phase stops once it has spent RT_STREAM_WORK.  The readiness
+ * the phase stops once it has spent RT_STREAM_WORK.  A rotation round:
+ * O(N + E) for the state, O(R) per reload the busiest pipe waits for
+ * (its victim) and one replay each, then one for the candidate, counted
+ * in the run's budget (Conv_Case0 at --traffic-budget 25: two rounds,
+ * 19 replays).  The readiness
  * phase: O(N + E) and one replay, plus O(R (L + I)^2) for the placement
  * (L occupancies live at once, I address ranges last used: a few tens on
  * the bundled graphs) and O(K^2) per run of K reloads, counted in a
@@ -22,6 +27,8 @@
  * it).  Memory: the run's arrays, and O(N) from its arena for the
  * readiness phase. */
 #include "ds_retime_int.h"
+
+#include <string.h>
 
 /* ---- stream double buffering ----
  * A stream: occupancies one after the other at the same addresses, each
@@ -277,6 +284,226 @@ int rt_stream_phase(rt *r)
 			if (!took && r->nins > 0)
 				fails++;
 		}
+	}
+	return rc;
+}
+
+/* ---- rotating evictions ----
+ * A reload x waits for addresses that a buffer just used still holds
+ * (its store, then x's load, between two uses on the busiest pipe),
+ * while another resident z sits idle from before x's load until after x
+ * ends: z goes out right after its last use, x takes z's addresses, z
+ * comes back at them right after x ends.  Uses chained through a few
+ * slots then rotate their reloads through the slot used longest ago
+ * instead of the one just used (Conv_Case0's chains of CONVs over four
+ * inputs with three slots).  One eviction alone often gains nothing (an
+ * equally long chain is left), so each reload the busiest pipe waits for
+ * gets its eviction when that alone lets the waiting node start earlier
+ * and leaves the plan no longer (one replay each), and all of them make
+ * one candidate, within the spill room and the traffic cap. */
+
+/* A rotation must gain at least a cycle per this many bytes added: one
+ * rotation hides about one transfer of the reload it makes room for
+ * (2 x size + 150 cycles for 2 x size bytes).  Measured: Conv_Case0 at
+ * --traffic-budget 25 gains 9,276 cycles for 6,144 bytes (four
+ * rotations) in its first round; at 8 (the local search's rule),
+ * FlashAttention_Case1 at the default budget took one of 256 bytes for
+ * 209 cycles (117,227 -> 117,018 at 20,480 bytes). */
+#define RT_ROT_BYTES_PER_CYCLE 1
+
+/* The reload node an idle gap before u waits for: the occupancy start
+ * gap_occ_node finds, else a spill-edge predecessor that starts one and
+ * finished when u started; -1 when none. */
+static int32_t rot_waited(const rt *r, int32_t u)
+{
+	int32_t v = gap_occ_node(r, u);
+	if (v >= 0)
+		return v;
+	for (int32_t k = r->xoff[u]; k < r->xoff[u + 1]; k++) {
+		int32_t a = r->xadj[k];
+		if (r->occ_at[a] >= 0 && r->fin[a] == r->start[u])
+			return a;
+	}
+	return -1;
+}
+
+/* Whether occupancy oz (of buffer b, next used at line nu) can make room
+ * for x: used again, and not before x ends, its last use and its store
+ * done before x's load starts, and its return after x ends done before
+ * that next use starts (times of cur's replay). */
+static bool rot_fits(const rt *r, int32_t oz, int32_t x, int32_t nu)
+{
+	const ds_graph *g = r->g;
+	int32_t b = r->oc_buf[oz], i = r->pos[r->oc_s[x]];
+	return nu > r->pos[r->oc_t[x]] && nu < r->pos[r->oc_t[oz]] &&
+	       rt_last_use(r, oz, i) + ds_spill_out_cycles(g, b) <
+		       r->start[r->oc_s[x]] &&
+	       r->start[r->cur.order[nu]] - r->fin[r->oc_t[x]] >=
+		       ds_spill_in_cycles(g, b);
+}
+
+/* The resident to evict for occupancy x: live over all of x, at least
+ * as large, not taken yet, within the traffic left (ddr so far), one
+ * that rot_fits; the one whose next use is farthest, then the least
+ * traffic, then the lowest offset.  -1: none. */
+static int32_t rot_victim(rt *r, int32_t x, int64_t ddr)
+{
+	const ds_graph *g = r->g;
+	int m = g->buf_mem[r->oc_buf[x]];
+	int64_t size = g->buf_size[r->oc_buf[x]];
+	int32_t i = r->pos[r->oc_s[x]], j = r->pos[r->oc_t[x]];
+	int32_t best = -1, bq = -1;
+	int64_t btr = 0;
+	for (int32_t k = r->mem_off[m]; k < r->mem_off[m + 1]; k++) {
+		int32_t oz = r->bymem[k], b = r->oc_buf[oz];
+		int64_t tr = ds_spill_traffic(g, b);
+		r->work++;
+		if (r->rmark[oz] || rt_s2(r, oz) >= 2 * (int64_t)i ||
+		    rt_t2(r, oz) <= 2 * (int64_t)j || g->buf_size[b] < size ||
+		    ddr + tr > r->max_ddr)
+			continue;
+		int32_t nu = rt_next_use(r, oz, i);
+		if (nu < bq || (nu == bq && (tr > btr ||
+					     (tr == btr && rt_olo(r, oz) >=
+							       rt_olo(r, best)))))
+			continue;
+		if (rot_fits(r, oz, x, nu))
+			best = oz, bq = nu, btr = tr;
+	}
+	return best;
+}
+
+/* Sorts the insertions by line, equal lines in the order they came. */
+static void rot_sort_ins(rt *r)
+{
+	for (int32_t a = 1; a < r->nins; a++)
+		for (int32_t k = a;
+		     k > 0 && r->ins_line[k - 1] > r->ins_line[k]; k--) {
+			int32_t t = r->ins_line[k];
+			r->ins_line[k] = r->ins_line[k - 1];
+			r->ins_line[k - 1] = t;
+			t = r->ins_node[k];
+			r->ins_node[k] = r->ins_node[k - 1];
+			r->ins_node[k - 1] = t;
+		}
+}
+
+/* Rotation k into the trial plan: rz[k]'s buffer out right after its
+ * last use before rx[k] starts, back at its own addresses right after
+ * rx[k] ends, rx[k] at those addresses meanwhile. */
+static void rot_add(rt *r, int32_t k)
+{
+	const int32_t n = r->g->n;
+	int32_t x = r->rx[k], z = r->rz[k];
+	ds_plan *p = &r->trial;
+	int32_t sp = p->nspill++;
+	p->spill[sp].buf = r->oc_buf[z];
+	p->spill[sp].offset = rt_olo(r, z);
+	stream_insert(r, rt_after_last_use(r, z, r->pos[r->oc_s[x]]),
+		      n + 2 * sp);
+	stream_insert(r, r->pos[r->oc_t[x]] + 1, n + 2 * sp + 1);
+	*rt_occ_offset(r, p, r->oc_s[x]) = rt_olo(r, z);
+}
+
+/* The trial plan: cur with rotations from..nr-1. */
+static void rot_build(rt *r, int32_t from, int32_t nr)
+{
+	rt_plan_copy(r->g, &r->cur, &r->trial);
+	r->nins = 0;
+	for (int32_t k = from; k < nr; k++)
+		rot_add(r, k);
+	rot_sort_ins(r);
+	stream_order(r);
+}
+
+/* Whether rotation k alone is valid, lets u start earlier and leaves
+ * the plan no longer (one replay). */
+static int rot_probe(rt *r, int32_t u, int32_t k, bool *good)
+{
+	rot_build(r, k, k + 1);
+	bool ok;
+	int rc = rt_judge(r, &ok);
+	*good = ok && r->tstart[u] < r->start[u] &&
+		r->tf.makespan <= r->cf.makespan;
+	return rc;
+}
+
+/* The busiest pipe's node u waits after an idle gap for a reload x that
+ * does not wait for its own pipe and is not taken yet: x, else -1. */
+static int32_t rot_reload(const rt *r, int32_t u, int32_t q)
+{
+	if (rt_node_pipe(r, u) != q || r->ppred[u] < 0 ||
+	    r->start[u] <= r->fin[r->ppred[u]])
+		return -1;
+	int32_t v = rot_waited(r, u);
+	if (v < 0 || r->rmark[r->occ_at[v]] ||
+	    (r->ppred[v] >= 0 && r->start[v] <= r->fin[r->ppred[v]]))
+		return -1;
+	return r->occ_at[v];
+}
+
+/* One candidate in the trial plan: the rotations that pass rot_probe,
+ * for the reloads the busiest pipe waits for, in the plan's order.  *nr:
+ * how many (none: the trial is left as it is). */
+static int rot_candidate(rt *r, int32_t *nr)
+{
+	memset(r->rmark, 0, (size_t)r->nocc);
+	int64_t ddr = r->cf.extra_ddr;
+	int32_t q = busiest_pipe(r);
+	int rc = DS_OK;
+	*nr = 0;
+	for (int32_t i = 0; i < r->total && rc == DS_OK &&
+			    r->cur.nspill + *nr < r->smax &&
+			    r->work < r->budget;
+	     i++) {
+		int32_t x = rot_reload(r, r->cur.order[i], q);
+		int32_t z = x < 0 ? -1 : rot_victim(r, x, ddr);
+		if (z < 0)
+			continue;
+		r->rx[*nr] = x, r->rz[*nr] = z;
+		bool good;
+		rc = rot_probe(r, r->cur.order[i], *nr, &good);
+		if (!good)
+			continue;
+		r->rmark[x] = r->rmark[z] = 1;
+		ddr += ds_spill_traffic(r->g, r->oc_buf[z]);
+		(*nr)++;
+	}
+	if (rc == DS_OK && *nr > 0)
+		rot_build(r, 0, *nr);
+	return rc;
+}
+
+/* Judges the trial: taken when rt_trial_better and it gains at least a
+ * cycle per RT_ROT_BYTES_PER_CYCLE bytes added. */
+static int rot_keep(rt *r, bool *took)
+{
+	bool ok;
+	int rc = rt_judge(r, &ok);
+	if (rc == DS_OK && ok && rt_trial_better(r) &&
+	    (r->cf.makespan - r->tf.makespan) * RT_ROT_BYTES_PER_CYCLE >=
+		    r->tf.extra_ddr - r->cf.extra_ddr) {
+		rt_take_trial(r);
+		*took = true;
+	}
+	return rc;
+}
+
+/* The rotation phase, after the local search: a candidate per round
+ * while one is taken and the work budget lasts. */
+int rt_rotate_phase(rt *r)
+{
+	bool took = true;
+	int rc = DS_OK;
+	while (rc == DS_OK && took &&
+	       r->work + 5 * (int64_t)r->total < r->budget) {
+		rc = rt_refresh(r);
+		took = false;
+		int32_t nr = 0;
+		if (rc == DS_OK)
+			rc = rot_candidate(r, &nr);
+		if (rc == DS_OK && nr > 0)
+			rc = rot_keep(r, &took);
 	}
 	return rc;
 }
