@@ -8,8 +8,10 @@
  * two of them, the lag is 0 steps or the order comes out the same.  A
  * pure function of the graph and the order (positions break every
  * tie).  DS_ENOMEM on failure, nothing else.
- * Cost: O(N + E) to find the accumulators and lanes, O(S log S) to sort
- * their S steps, O((N + E) log N) for the rebuild.
+ * Cost: O(N + E) to find the accumulators, their shared inputs and the
+ * lanes, O(W I) per accumulator delayed (sg_delay: W = SG_DELAY_WINDOW,
+ * I the shared inputs of an accumulator), O(S log S) to sort their S
+ * steps, O((N + E) log N) for the rebuild.
  *
  * Why: DLR's chain order runs the accumulators (dlr_is_chain) side by side
  * stepping in turn, so that two sharing an input read it together.  Their
@@ -23,7 +25,17 @@
  *
  * How: L, the lanes, is the most accumulators open at once in the order
  * (first step run, last not yet); with L < 2 nothing changes.  The
- * accumulators, in the order of their first steps, each take the lane
+ * accumulators are taken in the order of their first steps, except in
+ * the reload phase (after the last one that reads a shared input, data
+ * read by two accumulators or more, first): there one that frees no
+ * shared input runs after the next one (within SG_DELAY_WINDOW) that
+ * frees one it does not read, when the one after that reads one of its
+ * inputs (sg_delay).  With L accumulators open, one that frees nothing
+ * holds L1 while the loads behind it wait for addresses (Matmul_Case0:
+ * a reload waited 396 cycles for a tile while CUBE ran two accumulators
+ * that free none, and the one that frees a row's tiles waited for an
+ * L0C slot; the final plan 86,152 -> 85,506 cycles at the same
+ * traffic).  Then each accumulator takes the lane
  * that frees first; lane l starts l lags late, the lag 1 / (L div) of the
  * longest chain (div from the caller: a smaller lag keeps fewer inputs
  * live at once), and a chain's step s runs at its lane's time plus s.
@@ -122,6 +134,186 @@ static int32_t sg_lanes(const sgrun *s)
 	return most;
 }
 
+/* The buffers accumulator c reads through the operations that feed its
+ * steps (no step themselves), each once (stamp[b] == c once seen): with
+ * in NULL counted in nrd[b] (how many accumulators read b); else those
+ * read by two or more written to in[].  Returns how many. */
+static int32_t sg_reads(const sgrun *s, int32_t c, int32_t *stamp,
+			int32_t *nrd, int32_t *in)
+{
+	const ds_graph *g = s->g;
+	int32_t nu, k = 0;
+	const int32_t *u = sg_users(s, s->cbuf[c], &nu);
+	for (int32_t j = 0; j < nu; j++)
+		for (int32_t q = g->pred_off[u[j]]; q < g->pred_off[u[j] + 1];
+		     q++) {
+			int32_t x = g->pred[q];
+			if (g->kind[x] != DS_OP || s->chain[x] >= 0)
+				continue;
+			for (int32_t r = g->use_off[x]; r < g->use_off[x + 1];
+			     r++) {
+				int32_t b = g->use[r];
+				if (stamp[b] == c)
+					continue;
+				stamp[b] = c;
+				if (!in)
+					nrd[b]++, k++;
+				else if (nrd[b] >= 2)
+					in[k++] = b;
+			}
+		}
+	return k;
+}
+
+/* The shared inputs of each accumulator c (by position in cbuf):
+ * in[off[c]..off[c + 1]), the buffers it reads (sg_reads) that another
+ * accumulator reads too.  False when the arena failed. */
+static bool sg_inputs(const sgrun *s, ds_arena *a, int32_t **offp,
+		      int32_t **inp)
+{
+	const int32_t nb = s->g->nbuf;
+	int32_t *stamp = ds_arena_alloc(a, (size_t)nb + 1, sizeof *stamp);
+	int32_t *nrd = ds_arena_alloc(a, (size_t)nb + 1, sizeof *nrd);
+	int32_t *off = ds_arena_alloc(a, (size_t)s->nch + 1, sizeof *off);
+	if (a->failed)
+		return false;
+	int64_t tot = 0;
+	for (int32_t b = 0; b < nb; b++)
+		stamp[b] = -1, nrd[b] = 0;
+	for (int32_t c = 0; c < s->nch; c++)
+		tot += sg_reads(s, c, stamp, nrd, NULL);
+	int32_t *in = ds_arena_alloc(a, (size_t)tot + 1, sizeof *in);
+	if (a->failed)
+		return false;
+	for (int32_t b = 0; b < nb; b++)
+		stamp[b] = -1;
+	off[0] = 0;
+	for (int32_t c = 0; c < s->nch; c++)
+		off[c + 1] = off[c] + sg_reads(s, c, stamp, nrd, in + off[c]);
+	*offp = off;
+	*inp = in;
+	return true;
+}
+
+/* How far ahead (accumulators) sg_delay looks for one that frees an
+ * input.  Measured on Matmul_Case0 (final makespan, default options;
+ * 86,152 without sg_delay): 1 moves none (86,152), 2 moves two (85,506
+ * at the same 12,032 bytes), 3 eight (93,783).
+ * Without the partner rule, 2 gives 86,220 at 11,904 bytes (three
+ * moves); over the whole order, not only the reload phase, 92,901. */
+#define SG_DELAY_WINDOW 2
+
+/* The accumulators' order before the lanes (sg_delay): cat[i] the
+ * accumulator (index into cbuf) at position i, last[b] the position of
+ * the last reader of shared input b, mark[] stamps (m the current one). */
+typedef struct sgdelay {
+	const int32_t *off, *in;
+	int32_t *cat, *last, *mark, *moved;
+	int32_t m, end;
+} sgdelay;
+
+/* Does the accumulator at position i free a shared input (read by no
+ * later accumulator), one not stamped m when m > 0? */
+static bool sg_frees(const sgdelay *d, int32_t i, int32_t m)
+{
+	int32_t c = d->cat[i];
+	for (int32_t k = d->off[c]; k < d->off[c + 1]; k++)
+		if (d->last[d->in[k]] == i && (m == 0 || d->mark[d->in[k]] != m))
+			return true;
+	return false;
+}
+
+/* Does the accumulator at position i read an input stamped m? */
+static bool sg_reads_marked(const sgdelay *d, int32_t i, int32_t m)
+{
+	int32_t c = d->cat[i];
+	for (int32_t k = d->off[c]; k < d->off[c + 1]; k++)
+		if (d->mark[d->in[k]] == m)
+			return true;
+	return false;
+}
+
+/* Where the accumulator at i goes: when it frees no shared input, after
+ * the first of the next SG_DELAY_WINDOW that frees one it does not read,
+ * provided the one after that reads one of its inputs (it keeps a
+ * partner to step beside); else -1. */
+static int32_t sg_delay_to(sgdelay *d, int32_t i)
+{
+	int32_t x = d->cat[i];
+	if (d->moved[x] || d->off[x] == d->off[x + 1] || sg_frees(d, i, 0))
+		return -1;
+	int32_t m = ++d->m;
+	for (int32_t k = d->off[x]; k < d->off[x + 1]; k++)
+		d->mark[d->in[k]] = m;
+	for (int32_t j = i + 1; j <= i + SG_DELAY_WINDOW && j < d->end; j++)
+		if (sg_frees(d, j, m))
+			return sg_reads_marked(d, j + 1, m) ? j : -1;
+	return -1;
+}
+
+/* The accumulator at i (its inputs stamped d->m) moved to j > i: the
+ * ones between move up a place, the last readers follow. */
+static void sg_delay_move(sgdelay *d, int32_t i, int32_t j)
+{
+	int32_t x = d->cat[i], m = d->m;
+	for (int32_t p = i + 1; p <= j; p++) {
+		int32_t c = d->cat[p];
+		for (int32_t k = d->off[c]; k < d->off[c + 1]; k++)
+			if (d->mark[d->in[k]] != m && d->last[d->in[k]] == p)
+				d->last[d->in[k]] = p - 1;
+	}
+	for (int32_t k = d->off[x]; k < d->off[x + 1]; k++)
+		if (d->last[d->in[k]] < j)
+			d->last[d->in[k]] = j;
+	memmove(d->cat + i, d->cat + i + 1, (size_t)(j - i) * sizeof *d->cat);
+	d->cat[j] = x;
+	d->moved[x] = 1;
+}
+
+/* After the last accumulator that reads a shared input first (the reload
+ * phase), each accumulator that frees no shared input runs after the
+ * next one that frees one it does not read (sg_delay_to), once; the
+ * lanes' last accumulators stay.  cbuf[] reordered; false when the
+ * arena failed. */
+static bool sg_delay(sgrun *s, ds_arena *a)
+{
+	const ds_graph *g = s->g;
+	const int32_t nch = s->nch, nb = g->nbuf;
+	int32_t *off, *in;
+	if (!sg_inputs(s, a, &off, &in))
+		return false;
+	sgdelay d = {.off = off, .in = in, .end = nch - s->lanes};
+	d.cat = ds_arena_alloc(a, (size_t)nch + 1, sizeof *d.cat);
+	d.moved = ds_arena_alloc(a, (size_t)nch + 1, sizeof *d.moved);
+	d.last = ds_arena_alloc(a, (size_t)nb + 1, sizeof *d.last);
+	d.mark = ds_arena_alloc(a, (size_t)nb + 1, sizeof *d.mark);
+	if (a->failed)
+		return false;
+	int32_t i = 0;
+	for (int32_t b = 0; b < nb; b++)
+		d.last[b] = -1, d.mark[b] = 0;
+	for (int32_t c = 0; c < nch; c++) {
+		d.cat[c] = c;
+		d.moved[c] = 0;
+		for (int32_t k = off[c]; k < off[c + 1]; k++) {
+			if (d.last[in[k]] < 0)
+				i = c + 1; /* a first reader */
+			d.last[in[k]] = c;
+		}
+	}
+	while (i < d.end) {
+		int32_t j = sg_delay_to(&d, i);
+		if (j < 0)
+			i++;
+		else
+			sg_delay_move(&d, i, j);
+	}
+	for (int32_t c = 0; c < nch; c++)
+		d.moved[c] = s->cbuf[d.cat[c]];
+	memcpy(s->cbuf, d.moved, (size_t)nch * sizeof *s->cbuf);
+	return true;
+}
+
 /* The lanes' last accumulators start together: every lane waits for the
  * one that frees last. */
 static void sg_resync(const sgrun *s, int64_t *lane_t)
@@ -210,6 +402,10 @@ int ds_dlr_stagger(const ds_graph *g, const int32_t *order, int32_t div,
 	dlr_sort_lists(pos, &u, nb);
 	if (!sg_find(&s) || (s.lanes = sg_lanes(&s)) < 2)
 		goto out;
+	if (!sg_delay(&s, &a)) {
+		rc = ds_fail(e, DS_ENOMEM, "out of memory");
+		goto out;
+	}
 	s.lag = s.longest / ((int64_t)s.lanes * (div > 0 ? div : 1));
 	if (s.lag == 0)
 		goto out;

@@ -542,8 +542,11 @@ static int32_t most_l0c(const ds_graph *g, const int32_t *order)
  * 116,571 below);
  * a topological order still holding two accumulators at most, the same
  * bytes twice; placed with aged victims it replays shorter than the
- * order it came from (121,946 -> 115,915, at more traffic here: 11,776
- * -> 12,288; the pipeline takes it only within its cap).  A graph whose
+ * order it came from (121,946 -> 117,911, at more traffic here: 11,776
+ * -> 12,288; the pipeline takes it only within its cap; 115,915 before
+ * the reload phase's accumulators that free nothing ran after the next
+ * one that frees (sg_delay), which shortens the pipeline's final plan,
+ * test_pipeline).  A graph whose
  * order never runs two accumulators side by side is left alone. */
 static void stagger_accumulators(void **state)
 {
@@ -586,7 +589,7 @@ static void stagger_accumulators(void **state)
 		      (long long)after.makespan, (long long)after.extra_ddr);
 	assert_int_equal(before.makespan, 121946);
 	assert_int_equal(before.extra_ddr, 11776);
-	assert_int_equal(after.makespan, 115915);
+	assert_int_equal(after.makespan, 117911);
 	assert_int_equal(after.extra_ddr, 12288);
 	assert_int_equal(ds_dlr_stagger(g, ord, 2, st, &changed, &e), DS_OK);
 	assert_true(changed);
