@@ -571,7 +571,8 @@ static int backbone_tail(const ds_graph *g, const ds_run_opts *o,
  *   bursts (Matmul_Case0: replay 130,639 aged, 120,754 staggered, final
  *   93,018 -> 87,470; its renumbered copy 2 needs an eighth of a chain:
  *   92,448 -> 89,934; with the lanes' last accumulators started together
- *   and STAGGER_TIE_PCT 86,152);
+ *   and STAGGER_TIE_PCT 86,152; 85,506 with the reload phase's
+ *   accumulators that free nothing delayed, ds_dlr_stagger.c sg_delay);
  * - its wave order (ds_wave.c), at the first tolerance, only with no
  *   more traffic than the backbone so far, no higher peak than DLR's and
  *   a replay shorter by more than WAVE_MARGIN
