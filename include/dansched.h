@@ -182,7 +182,9 @@ typedef struct dansched_options {
 	int stage;		   /* dan: last stage to run (DANSCHED_CPE) */
 	int64_t effort;		   /* dan: every stage's search budget
 				      times this, 0 to DANSCHED_EFFORT_MAX
-				      (0 or 1: the default) */
+				      (0 or 1: the default); above 1, CPE
+				      also runs from the second-best
+				      backbone plan */
 	double traffic_budget_pct; /* the final plan may have this % more
 				      extra DDR traffic than DLR's, spent
 				      where it shortens the makespan
