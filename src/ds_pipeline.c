@@ -498,8 +498,10 @@ static int32_t stagger_next(int32_t div, int64_t excess, int64_t room)
  * (ds_dlr_stagger.c) 87,306 at 10, 87,156 from 15.  The staggered plans
  * replay alike at each (120,832 cycles, 11,776 bytes): CPE and retime
  * make the difference (CPE 87,893 at 10, 87,503 at 20; retime's
- * evictions then 86,859 and 86,152).  The other five bundled graphs'
- * plans are the same at 10 and 20. */
+ * evictions then 86,859 and 86,152).  With the reload phase's
+ * accumulators that free nothing delayed (ds_dlr_stagger.c, sg_delay):
+ * 10 gives 86,374, 15 86,128, 20 and 30 85,506.  The other five bundled
+ * graphs' plans are the same at 10 and 20. */
 #define STAGGER_TIE_PCT 20
 
 /* The staggered orders of order (scratch: n more entries after it) as
