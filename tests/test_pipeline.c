@@ -368,7 +368,7 @@ static void out_of_memory(void **state)
 	ds_run_opts o;
 	ds_run_opts_default(&o);
 	sweep_run(g, &o, "matmul and attention");
-	/* 8,222 failures, about 27 s in a Release build: not in the
+	/* some 8,200 failures, about 27 s in a Release build: not in the
 	 * sanitizer pass */
 	o.cpe.effort = 2;
 	if (!test_quick())
