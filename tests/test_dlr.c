@@ -476,44 +476,25 @@ static void cannot_be_placed(void **state)
 	ds_graph_free(g);
 }
 
-/* The operations on the first accumulator's buffer that stand before the
- * first one on the next accumulator's (Matmul_Case0: each L0C buffer an
- * accumulator): the lag between the lanes' first chains plus one. */
-static int32_t first_lag(const ds_graph *g, const int32_t *order)
+/* The operations on the first accumulator's buffer that stand before
+ * the first one on another accumulator's (Matmul_Case0: each L0C buffer
+ * an accumulator), from the order's start, or from its end (from_end:
+ * the last accumulator's, after the last one on another's): the lag
+ * between the lanes' first (last) chains plus one. */
+static int32_t lane_lag(const ds_graph *g, const int32_t *order,
+			bool from_end)
 {
 	int32_t first = -1, steps = 0;
-	for (int32_t i = 0; i < g->n; i++) {
-		int32_t v = order[i], b = -1;
-		for (int32_t k = g->use_off[v]; k < g->use_off[v + 1]; k++)
-			if (g->buf_mem[g->use[k]] == DS_L0C)
-				b = g->use[k];
+	for (int32_t k = 0; k < g->n; k++) {
+		int32_t v = order[from_end ? g->n - 1 - k : k], b = -1;
+		for (int32_t q = g->use_off[v]; q < g->use_off[v + 1]; q++)
+			if (g->buf_mem[g->use[q]] == DS_L0C)
+				b = g->use[q];
 		if (b < 0 || g->kind[v] != DS_OP)
 			continue;
 		if (first < 0)
 			first = b;
 		if (b != first)
-			return steps;
-		steps++;
-	}
-	return -1;
-}
-
-/* The operations on the last accumulator's buffer (the buffer of the
- * last operation on L0C) that stand after the last one on another
- * accumulator's: the lag between the lanes' last chains plus one. */
-static int32_t last_lag(const ds_graph *g, const int32_t *order)
-{
-	int32_t last = -1, steps = 0;
-	for (int32_t i = g->n - 1; i >= 0; i--) {
-		int32_t v = order[i], b = -1;
-		for (int32_t k = g->use_off[v]; k < g->use_off[v + 1]; k++)
-			if (g->buf_mem[g->use[k]] == DS_L0C)
-				b = g->use[k];
-		if (b < 0 || g->kind[v] != DS_OP)
-			continue;
-		if (last < 0)
-			last = b;
-		if (b != last)
 			return steps;
 		steps++;
 	}
@@ -565,13 +546,13 @@ static void stagger_accumulators(void **state)
 	assert_int_equal(len, g->n);
 	int32_t *st = ord + g->n, *again = ord + 2 * g->n;
 	bool changed = false;
-	assert_int_equal(first_lag(g, ord), 1);
+	assert_int_equal(lane_lag(g, ord, false), 1);
 	assert_int_equal(ds_dlr_stagger(g, ord, 1, st, &changed, &e), DS_OK);
 	assert_true(changed);
 	assert_int_equal(ds_order_check(g, st, "stagger", &e), DS_OK);
-	assert_int_equal(first_lag(g, st), 5);
-	assert_int_equal(last_lag(g, ord), 1);
-	assert_int_equal(last_lag(g, st), 1);
+	assert_int_equal(lane_lag(g, st, false), 5);
+	assert_int_equal(lane_lag(g, ord, true), 1);
+	assert_int_equal(lane_lag(g, st, true), 1);
 	assert_int_equal(most_l0c(g, st), 2);
 	assert_int_equal(ds_dlr_stagger(g, ord, 1, again, &changed, &e), DS_OK);
 	assert_memory_equal(st, again, (size_t)g->n * sizeof *st);
@@ -593,8 +574,8 @@ static void stagger_accumulators(void **state)
 	assert_int_equal(after.extra_ddr, 12288);
 	assert_int_equal(ds_dlr_stagger(g, ord, 2, st, &changed, &e), DS_OK);
 	assert_true(changed);
-	assert_int_equal(first_lag(g, st), 3);
-	assert_int_equal(last_lag(g, st), 1);
+	assert_int_equal(lane_lag(g, st, false), 3);
+	assert_int_equal(lane_lag(g, st, true), 1);
 	memcpy(again, st, (size_t)g->n * sizeof *st);
 	assert_int_equal(ds_dlr_stagger(g, ord, 8, st, &changed, &e), DS_OK);
 	assert_false(changed);
