@@ -104,6 +104,19 @@ static void stream_insert(rt *r, int32_t line, int32_t node)
 	r->ins_node[r->nins++] = node;
 }
 
+/* One more spill in the trial plan: occupancy z's buffer out before line
+ * out, back at z's addresses before line in (insertions, put in place
+ * by stream_order). */
+static void trial_evict(rt *r, int32_t z, int32_t out, int32_t in)
+{
+	ds_plan *p = &r->trial;
+	int32_t sp = p->nspill++;
+	p->spill[sp].buf = r->oc_buf[z];
+	p->spill[sp].offset = rt_olo(r, z);
+	stream_insert(r, out, r->g->n + 2 * sp);
+	stream_insert(r, in, r->g->n + 2 * sp + 1);
+}
+
 /* One stretch from stream element k: the trial plan gets the eviction
  * of a resident and every second element from k at its addresses, while
  * they end before its next use; returns the element after the stretch
@@ -111,7 +124,6 @@ static void stream_insert(rt *r, int32_t line, int32_t node)
 static int32_t stream_stretch(rt *r, int32_t ns, int32_t k, int32_t *skip)
 {
 	const ds_graph *g = r->g;
-	const int32_t n = g->n;
 	int32_t x = r->strm[k];
 	int m = g->buf_mem[r->oc_buf[x]];
 	int64_t size = g->buf_size[r->oc_buf[x]], lo = rt_olo(r, x);
@@ -126,14 +138,10 @@ static int32_t stream_stretch(rt *r, int32_t ns, int32_t k, int32_t *skip)
 		e = j, moved++;
 	if (moved < RT_STREAM_MIN)
 		return k + 1;
-	ds_plan *p = &r->trial;
-	int32_t sp = p->nspill++;
-	p->spill[sp].buf = r->oc_buf[z];
-	p->spill[sp].offset = rt_olo(r, z);
-	stream_insert(r, i, n + 2 * sp);
-	stream_insert(r, r->pos[r->oc_t[r->strm[e]]] + 1, n + 2 * sp + 1);
+	trial_evict(r, z, i, r->pos[r->oc_t[r->strm[e]]] + 1);
 	for (int32_t j = k; j <= e; j += 2)
-		*rt_occ_offset(r, p, r->oc_s[r->strm[j]]) = rt_olo(r, z);
+		*rt_occ_offset(r, &r->trial, r->oc_s[r->strm[j]]) =
+			rt_olo(r, z);
 	r->trial_ddr += ds_spill_traffic(g, r->oc_buf[z]);
 	*skip = r->oc_buf[z];
 	return e + 1;
@@ -393,16 +401,10 @@ static void rot_sort_ins(rt *r)
  * rx[k] ends, rx[k] at those addresses meanwhile. */
 static void rot_add(rt *r, int32_t k)
 {
-	const int32_t n = r->g->n;
 	int32_t x = r->rx[k], z = r->rz[k];
-	ds_plan *p = &r->trial;
-	int32_t sp = p->nspill++;
-	p->spill[sp].buf = r->oc_buf[z];
-	p->spill[sp].offset = rt_olo(r, z);
-	stream_insert(r, rt_after_last_use(r, z, r->pos[r->oc_s[x]]),
-		      n + 2 * sp);
-	stream_insert(r, r->pos[r->oc_t[x]] + 1, n + 2 * sp + 1);
-	*rt_occ_offset(r, p, r->oc_s[x]) = rt_olo(r, z);
+	trial_evict(r, z, rt_after_last_use(r, z, r->pos[r->oc_s[x]]),
+		    r->pos[r->oc_t[x]] + 1);
+	*rt_occ_offset(r, &r->trial, r->oc_s[x]) = rt_olo(r, z);
 }
 
 /* The trial plan: cur with rotations from..nr-1. */
