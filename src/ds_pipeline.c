@@ -635,6 +635,18 @@ static void backbone_free(const ds_graph *g, backbone *bb)
 	ds_plan_free(g->heap, &bb->prev);
 }
 
+/* CPE from backbone bb (len 0: DLR's plan dlr) into *out, and its
+ * figures *f from the replay. */
+static int cpe_from(const ds_graph *g, const ds_run_opts *o,
+		    const ds_plan *bb, const ds_plan *dlr, ds_plan *out,
+		    ds_figures *f, ds_err *e)
+{
+	int rc = ds_cpe(g, bb->len ? bb : dlr, &o->cpe, out, e);
+	if (rc == DS_OK)
+		rc = ds_replay(g, out, NULL, f, e);
+	return rc;
+}
+
 /* With more effort (--effort N > 1), CPE and retime also from the
  * backbone that bb's plan replaced: the replay before CPE is a rough
  * guide (at --effort 2, Matmul_Case1's tail order replays shorter than
@@ -652,9 +664,7 @@ static int cpe_runner_up(const ds_graph *g, const ds_run_opts *o,
 	quiet.progress = NULL;
 	ds_plan q;
 	ds_figures fq;
-	int rc = ds_cpe(g, bb->prev.len ? &bb->prev : dlr, &o->cpe, &q, e);
-	if (rc == DS_OK)
-		rc = ds_replay(g, &q, NULL, &fq, e);
+	int rc = cpe_from(g, o, &bb->prev, dlr, &q, &fq, e);
 	if (rc == DS_OK)
 		rc = retime(g, &quiet, &q, dlr_ddr, &fq, e);
 	if (rc == DS_OK && (fq.makespan < f->makespan ||
@@ -683,9 +693,7 @@ static int dan_cpe(const ds_graph *g, const ds_run_opts *o, dan_run *d,
 	backbone bb;
 	int rc = aged_backbone(g, o, dlr, fig, &bb, e);
 	if (rc == DS_OK)
-		rc = ds_cpe(g, bb.plan.len ? &bb.plan : dlr, &o->cpe, out, e);
-	if (rc == DS_OK)
-		rc = ds_replay(g, out, NULL, &f, e);
+		rc = cpe_from(g, o, &bb.plan, dlr, out, &f, e);
 	clock_t rt0 = clock();
 	if (rc == DS_OK)
 		rc = retime(g, o, out, dlr_ddr, &f, e);
