@@ -69,7 +69,9 @@ struct ls {
 	/* scratch */
 	int32_t *bst, *wcnt, *nst, *ord;
 	uint8_t *blive, *bafter;
-	int32_t st;
+	int32_t st; /* the last stamp of nst and bst: one counter for every
+		       walk, so that none meets a mark an earlier walk left
+		       (ls_tie_all's, in BufId order, once did) */
 	int32_t pstart; /* where the scan for peaks starts */
 	int64_t ntry;	/* move evaluations so far */
 	int64_t work;	/* scans for moves and re-evaluations so far */
@@ -448,12 +450,11 @@ static int32_t ls_tie_buffer(ls *s, int32_t b, int32_t k, int32_t st)
 static void ls_tie_all(ls *s, ds_arena *a)
 {
 	const int32_t n = s->g->n, nb = s->nbuf;
-	int32_t st = 0;
 	for (int pass = 0; pass < 2; pass++) {
 		int32_t k = 0;
 		for (int32_t b = 0; b < nb; b++) {
 			s->boff[b] = k;
-			k = ls_tie_buffer(s, b, k, ++st);
+			k = ls_tie_buffer(s, b, k, ++s->st);
 		}
 		s->boff[nb] = k;
 		if (!pass) {
