@@ -85,6 +85,42 @@ static uint64_t str_hash(const char *s)
 	return h;
 }
 
+/* The label of node x: kind, operation, pipe, cycles and, for ALLOC and
+ * FREE, its buffer's size and memory (what renumbering keeps). */
+static uint64_t node_label(const ds_graph *g, int32_t x)
+{
+	uint64_t z = mix64(g->kind[x] + 1) ^ str_hash(g->ops[g->op[x]]);
+	if (g->pipe[x] >= 0)
+		z ^= mix64(str_hash(g->pipes[g->pipe[x]]));
+	z = mix64(z + (uint64_t)g->cycles[x]);
+	if (g->kind[x] != DS_OP)
+		z = mix64(z + (uint64_t)g->buf_size[g->buf[x]] * 8 +
+			  g->buf_mem[g->buf[x]]);
+	return z;
+}
+
+uint64_t ds_order_shape(const ds_graph *g, const int32_t *order,
+			int32_t *pos)
+{
+	const int32_t n = g->n;
+	for (int32_t i = 0; i < n; i++)
+		pos[order[i]] = i;
+	uint64_t h = mix64((uint64_t)n);
+	for (int32_t i = 0; i < n; i++) {
+		int32_t x = order[i];
+		uint64_t z = node_label(g, x), preds = 0;
+		/* the preds as a set: their list follows the input */
+		for (int32_t k = g->epred_off[x]; k < g->epred_off[x + 1]; k++)
+			preds += mix64((uint64_t)pos[g->epred[k]] + 1);
+		z = mix64(z ^ preds);
+		/* the buffers in the order the operation lists them */
+		for (int32_t k = g->use_off[x]; k < g->use_off[x + 1]; k++)
+			z = mix64(z ^ (uint64_t)pos[g->buf_alloc[g->use[k]]]);
+		h = mix64(h ^ z);
+	}
+	return h;
+}
+
 /* A node's place in the rank before the final sort: its walk position,
  * how far before its consumer a pulled operation goes, ALLOC / operation
  * / FREE, then the hash rank. */
@@ -161,14 +197,7 @@ static bool hash_nodes(const ds_graph *g, uint64_t *hs, uint64_t *h2,
 {
 	const int32_t n = g->n;
 	for (int32_t x = 0; x < n; x++) {
-		uint64_t z = mix64(g->kind[x] + 1) ^ str_hash(g->ops[g->op[x]]);
-		if (g->pipe[x] >= 0)
-			z ^= mix64(str_hash(g->pipes[g->pipe[x]]));
-		z = mix64(z + (uint64_t)g->cycles[x]);
-		if (g->kind[x] != DS_OP)
-			z = mix64(z + (uint64_t)g->buf_size[g->buf[x]] * 8 +
-				  g->buf_mem[g->buf[x]]);
-		hs[x] = z;
+		hs[x] = node_label(g, x);
 	}
 	/* the longest paths from a root and to a leaf, in operations,
 	 * place a node in the whole graph */

@@ -98,6 +98,14 @@ int ds_order_vpux(const ds_graph *g, int32_t *order, ds_err *e);
  * structural respect.  Passes break their exact ties by it. */
 int ds_structural_rank(const ds_graph *g, int32_t *rank, ds_err *e);
 
+/* A hash of g's structure as order lays it out: each node's kind,
+ * operation, pipe, cycles and buffer, its preds and its buffers by their
+ * positions in order.  Two graphs with orders that an isomorphism maps
+ * onto each other hash alike, whatever their Ids.  pos[0..n) is
+ * scratch.  O(N + E). */
+uint64_t ds_order_shape(const ds_graph *g, const int32_t *order,
+			int32_t *pos);
+
 /* ---- the band order (ds_band.c) ---- */
 
 /* order[0..n): the band order, a program order for graphs without loop

@@ -262,6 +262,29 @@ static void rank_canonical(void **state)
 
 /* ---- several operators in one graph ---- */
 
+/* MPAS's order of the union of b and a is that of the union of a and b
+ * (a's nodes first there), node for node: which operator runs first
+ * follows their sizes and shapes, not their Ids (until 4a7980e the one
+ * holding the least Id ran first). */
+static void check_union_order(const ds_graph *a, const ds_graph *b,
+			      const int32_t *ou)
+{
+	ds_graph *v = test_union(b, a);
+	int32_t *ov;
+	ds_figures fv;
+	run_mpas(v, 0, true, &ov, &fv);
+	for (int32_t i = 0; i < v->n; i++) {
+		int32_t y = ov[i];
+		int32_t x = y < b->n ? a->n + y : y - b->n;
+		if (x != ou[i])
+			fail_msg("%s + %s: MPAS's order of the union taken "
+				 "the other way differs at position %d",
+				 a->source, b->source, (int)i);
+	}
+	free(ov);
+	ds_graph_free(v);
+}
+
 /* Two operators that share nothing, in one graph: one can run after the
  * other, so the peak is the larger of theirs (not their sum), and a
  * renumbering changes nothing. */
@@ -291,6 +314,7 @@ static void several_operators(void **state)
 				 (long long)fa.peak_vstay,
 				 (long long)fb.peak_vstay);
 		check_renumbered("union", u, fu.peak_vstay, 7, 2);
+		check_union_order(a, b, ou);
 		free(oa);
 		free(ob);
 		free(ou);
