@@ -681,6 +681,7 @@ int ds_dlr_relay(const ds_graph *g, const int32_t *order, int32_t *out,
 	int32_t *tmp = ds_arena_alloc(&a, (size_t)n, sizeof *tmp);
 	int32_t *need = ds_arena_alloc(&a, (size_t)nb + 1, sizeof *need);
 	int32_t *off, *in;
+	rlmember *m;
 	sgstep *st;
 	int rc = DS_OK;
 	if (a.failed)
@@ -695,7 +696,7 @@ int ds_dlr_relay(const ds_graph *g, const int32_t *order, int32_t *out,
 		goto out;
 	if (!rl_inputs(&s, &a, &off, &in))
 		goto oom;
-	rlmember *m = ds_arena_alloc(&a, (size_t)s.nch, sizeof *m);
+	m = ds_arena_alloc(&a, (size_t)s.nch, sizeof *m);
 	if (a.failed)
 		goto oom;
 	if (!rl_reorder(&s, off, in, need, tmp, m))
