@@ -60,11 +60,12 @@
  * another with no step of another among theirs, that read the same
  * shared inputs (data made before their first steps, read by two
  * accumulators or more), each making a result (data its steps make,
- * other than its own buffer) first read after the group's last step.
- * Their order is a tie for the traffic (each reads all the inputs), but
- * not for the next work: the result it reads first is best made last,
- * while it is still at hand.  So the members run by decreasing position
- * of their results' first readers (then their places).  Conv_Case0's
+ * other than its own buffer).  When every result is first read after
+ * the group's last step, their order is a tie for the traffic (each
+ * reads all the inputs), but not for the next work: the result it reads
+ * first is best made last, while it is still at hand.  So the members
+ * run by decreasing position of their results' first readers (then
+ * their places); a group with a result read inside keeps its order.  Conv_Case0's
  * late layers (four accumulators over four 768-byte inputs, each result
  * an input of the next layer, whose every accumulator reads the first
  * one's result first): the next layer's first accumulator found its
@@ -72,7 +73,7 @@
  * relayed, DLR's order placed with aged victims replays 489,819 ->
  * 482,924 cycles at 45,888 -> 45,696 bytes, and the final plan is
  * 436,519 -> 416,511 at 47,424 -> 47,232 (CUBE idle in the three late
- * layers 62.6k -> 41.6k cycles).  The steps of each group are laid
+ * layers 62.6k -> 41.9k cycles).  The steps of each group are laid
  * over the places its steps held, the others keep theirs, and the
  * order is rebuilt as for the stagger. */
 #include "ds_dlr.h"
@@ -572,9 +573,9 @@ static int32_t rl_steps_in(const sgrun *s, int32_t lo, int32_t hi)
 
 /* The group of accumulators from c on: each after the one before, no
  * step of another accumulator among theirs, reading the same shared
- * inputs, every result needed only after the group's last step.
- * Returns its end (exclusive; c + 1 when there is no such group);
- * need[] of its members filled.  O(the group's span). */
+ * inputs.  Returns its end (exclusive); need[] of its members filled,
+ * all 0 (their order kept) when a result is read before the group's
+ * last step.  O(the group's span). */
 static int32_t rl_group(const sgrun *s, const int32_t *off, const int32_t *in,
 			int32_t c, int32_t *need)
 {
@@ -592,11 +593,13 @@ static int32_t rl_group(const sgrun *s, const int32_t *off, const int32_t *in,
 		hi = hi2;
 		end++;
 	}
+	bool inside = false;
 	for (int32_t x = c; x < end; x++) {
 		need[x] = rl_need(s, x);
-		if (need[x] <= hi)
-			return c + 1; /* a result read inside: left as it is */
+		inside |= need[x] <= hi;
 	}
+	for (int32_t x = c; inside && x < end; x++)
+		need[x] = 0; /* a result read inside: left as it is */
 	return end;
 }
 
