@@ -6,8 +6,9 @@
  *   ds_dlr_chain.c   ch_: the chain simulation, the chain order
  *   ds_dlr_pilot.c   pl_: the reuse pilot and the improvement
  *   ds_dlr_greedy.c  rg_: the pilot's greedy over the chains
- *   ds_dlr_stagger.c sg_: a plan's accumulators staggered (for CPE's
- *                    backbone, ds_pipeline.c)
+ *   ds_dlr_stagger.c sg_: a plan's accumulators staggered, and rl_:
+ *                    groups of them relayed (both for CPE's backbone,
+ *                    ds_pipeline.c)
  *
  * Each file opens with its contract; the tuning constants sit where they
  * are used, with the measurement that chose them.  "Measured" there means:

@@ -525,6 +525,21 @@ static int backbone_stagger(const ds_graph *g, int32_t *order, int64_t cap,
 	return rc;
 }
 
+/* The relay order of order (ds_dlr_relay; scratch: n more entries after
+ * it) as a candidate, at the first aged tolerance (Conv_Case0: 0, 15,
+ * 20 and 30 give the same final plan), within the cap. */
+static int backbone_relay(const ds_graph *g, int32_t *order, int64_t cap,
+			  backbone *bb, ds_err *e)
+{
+	bool changed;
+	int64_t ddr;
+	int rc = ds_dlr_relay(g, order, order + g->n, &changed, e);
+	if (rc == DS_OK && changed)
+		rc = backbone_try(g, order + g->n, aged_tie_pcts[0], cap,
+				  INT64_MAX, 0, bb, &ddr, e);
+	return rc;
+}
+
 /* The tail order of order (ds_tail.c; scratch: n more entries after
  * it) as a candidate: placed by DLR lite (the aged placement of it needs
  * more traffic: FlashAttention_Case0 1,536 bytes against DLR's 1,024),
@@ -575,6 +590,11 @@ static int backbone_tail(const ds_graph *g, const ds_run_opts *o,
  *   92,448 -> 89,934; with the lanes' last accumulators started together
  *   and STAGGER_TIE_PCT 86,152; 85,506 with the reload phase's
  *   accumulators that free nothing delayed, ds_dlr_stagger.c sg_delay);
+ * - that order with each group of accumulators that run one after
+ *   another over the same inputs relayed (ds_dlr_relay), at the first
+ *   tolerance: the one whose result the next work reads first runs last
+ *   (Conv_Case0: replay 489,819 -> 482,924 at 45,696 bytes, final
+ *   436,519 -> 416,511 at 47,232);
  * - its wave order (ds_wave.c), at the first tolerance, only with no
  *   more traffic than the backbone so far, no higher peak than DLR's and
  *   a replay shorter by more than WAVE_MARGIN
@@ -592,8 +612,9 @@ static int backbone_tail(const ds_graph *g, const ds_run_opts *o,
  * All within the traffic cap.  The replay before CPE decides: running CPE
  * on each plan would multiply CPE's time.  *bb gets the plan chosen
  * (len 0 when DLR's is kept) and the one it replaced last; the caller
- * frees both (backbone_free).  Cost: AGED_NTIES + 1
- * placements and replays, per lag tried (at most log2 of the longest
+ * frees both (backbone_free).  Cost: AGED_NTIES + 2
+ * placements and replays (the relay's only when it changes the order)
+ * and the relay's O((N + E) log N), per lag tried (at most log2 of the longest
  * chain) one more and the staggered order's O((N + E) log N), the wave
  * order's O((N + E) log N) and its walk. */
 static int aged_backbone(const ds_graph *g, const ds_run_opts *o,
@@ -617,6 +638,8 @@ static int aged_backbone(const ds_graph *g, const ds_run_opts *o,
 				  0, bb, &ddr, e);
 	if (rc == DS_OK)
 		rc = backbone_stagger(g, order, cap, df->extra_ddr, bb, e);
+	if (rc == DS_OK)
+		rc = backbone_relay(g, order, cap, bb, e);
 	if (rc == DS_OK)
 		rc = ds_wave_order(g, order, order + g->n, e);
 	if (rc == DS_OK)

@@ -181,6 +181,13 @@ int ds_dlr(const ds_graph *g, const int32_t *order, const ds_dlr_opts *o,
 int ds_dlr_stagger(const ds_graph *g, const int32_t *order, int32_t div,
 		   int32_t *out, bool *changed, ds_err *e);
 
+/* The same order with each group of accumulators that run one after
+ * another over the same shared inputs reordered so that the one whose
+ * result is needed first runs last (ds_dlr_stagger.c, rl_): into
+ * out[0..n) with *changed true, or *changed false and out[] untouched. */
+int ds_dlr_relay(const ds_graph *g, const int32_t *order, int32_t *out,
+		 bool *changed, ds_err *e);
+
 /* ---- stage 3, CPE (ds_cpe.c) ---- */
 
 typedef struct ds_cpe_opts {

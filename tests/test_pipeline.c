@@ -53,7 +53,9 @@ static const struct {
  * STAGGER_TIE_PCT (ds_pipeline.c; 86,859 at 11,904 with that alone),
  * and 86,152 at 12,032 before, in the reload phase, an accumulator that
  * frees no input ran after the next one that frees one
- * (ds_dlr_stagger.c, sg_delay).  Matmul_Case1 was 905,682 at 231,552 while the
+ * (ds_dlr_stagger.c, sg_delay).  Conv_Case0's backbone is DLR's order
+ * with its groups of accumulators relayed (ds_dlr_stagger.c, rl_): 436,519
+ * at 47,424 before.  Matmul_Case1 was 905,682 at 231,552 while the
  * structural rank broke its ties among alike nodes by Id (DLR's traffic
  * 230,400). */
 static const struct {
@@ -63,6 +65,7 @@ static const struct {
 	{"Matmul_Case0.json", 85506, 12032},
 	{"Matmul_Case1.json", 905937, 231680},
 	{"Conv_Case1.json", 561862, 5218},
+	{"Conv_Case0.json", 416511, 47232},
 };
 
 /* Figures held exactly where DLR's plan is placed again from orders
