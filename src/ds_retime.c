@@ -745,10 +745,12 @@ static void walk_chain(rt *r, int32_t *usrc)
 	     steps++) {
 		int64_t s = r->start[v];
 		int32_t next = -1;
-		if (v < n)
+		if (v < n) /* the latest in the plan: not the edges' order */
 			for (int32_t k = g->epred_off[v];
-			     k < g->epred_off[v + 1] && next < 0; k++)
-				if (r->fin[g->epred[k]] == s)
+			     k < g->epred_off[v + 1]; k++)
+				if (r->fin[g->epred[k]] == s &&
+				    (next < 0 ||
+				     r->pos[g->epred[k]] > r->pos[next]))
 					next = g->epred[k];
 		for (int32_t k = r->xoff[v]; k < r->xoff[v + 1] && next < 0;
 		     k++)
