@@ -169,8 +169,13 @@ typedef struct pilot {
 	int32_t *rpos;	/* per buffer: its place in rl[] */
 	int32_t *ins, nins; /* the distinct inputs */
 	/* the greedy */
-	int64_t *miss;	/* per chain: input bytes neither resident nor claimed */
+	int64_t *miss;	/* per chain: input bytes neither resident nor claimed
+			   (plus ds_dlr_greedy.c's RG_GONE once started) */
 	uint8_t *started;
+	uint8_t *have;	/* per buffer: resident or claimed (rg_have) */
+	int32_t *bysz;	/* the chains by memory, then chain buffer size */
+	int32_t byoff[DS_NMEM + 1]; /* each memory's part of bysz */
+	int32_t byat[DS_NMEM];	    /* there, the first not started */
 	int32_t *claim; /* per buffer: reads left by running chains */
 	int32_t *left;	/* per buffer: chains not started reading it */
 	int64_t *last;	/* per buffer: last use tick */
