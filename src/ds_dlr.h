@@ -91,6 +91,7 @@ typedef struct chsim {
 	int32_t *cbuf;		/* chain -> its buffer */
 	int32_t *soff, *sv;	/* chain -> its steps (users, stage 1 order) */
 	int32_t *ioff, *iv;	/* step -> input buffers */
+	int32_t *dioff, *div;	/* chain -> its distinct input buffers */
 	int32_t *coff, *cv;	/* step -> operations it takes along */
 	int64_t ni, ncl, cap_i, cap_c; /* lengths and room of iv, cv */
 	/* building */
