@@ -130,14 +130,17 @@ static void pl_out(pilot *p, int m, int32_t b)
  * st). */
 static void pl_room(pilot *p, int m, int64_t size)
 {
-	const int32_t *rl = p->rl[m];
+	/* locals: the scan is the evaluation's innermost loop */
+	const int32_t *rl = p->rl[m], *stamp = p->stamp, *nu = p->nu;
+	const int32_t st = p->st;
 	while (p->used[m] + size > pl_cap(p, m)) {
-		int32_t v = -1;
-		for (int32_t j = 0; j < p->nrl[m]; j++) {
+		int32_t v = -1, vnu = -1;
+		for (int32_t j = 0, n = p->nrl[m]; j < n; j++) {
 			int32_t y = rl[j];
-			if (p->stamp[y] != p->st &&
-			    (v < 0 || p->nu[y] > p->nu[v]))
+			if (stamp[y] != st && (v < 0 || nu[y] > vnu)) {
 				v = y;
+				vnu = nu[y];
+			}
 		}
 		p->work += p->nrl[m];
 		if (v < 0)
