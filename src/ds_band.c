@@ -292,9 +292,34 @@ static void band_run(band *b)
 	}
 }
 
+/* Lists longer than this are sorted by qsort, the others by insertion:
+ * most predecessor lists hold a few entries.  Not tuned. */
+#define BAND_LIST_INSERT 32
+
+/* Sorts k[0..n), one list's keys (comp alike), as bkey_cmp orders them. */
+static void band_sort_list(bkey *k, int32_t n)
+{
+	if (n > BAND_LIST_INSERT) {
+		qsort(k, (size_t)n, sizeof *k, bkey_cmp);
+		return;
+	}
+	for (int32_t i = 1; i < n; i++) {
+		bkey y = k[i];
+		int32_t j = i;
+		while (j > 0 && bkey_cmp(&y, &k[j - 1]) < 0) {
+			k[j] = k[j - 1];
+			j--;
+		}
+		k[j] = y;
+	}
+}
+
 /* One band order by pos[]: the predecessor lists sorted (the group's
  * first, deepest first, then the others by place), the members of each
- * group and then every node by place, and the pull. */
+ * group and then every node by place, and the pull.  The edges' keys
+ * come grouped by node (comp), the first field bkey_cmp compares, so
+ * each node's list is sorted on its own: the same order as one qsort of
+ * all the edges, as before, at about half its cost. */
 static void band_once(band *b, const int32_t *rank, const int32_t *comp,
 		      const int64_t *pos, const int32_t *dep, bkey *k)
 {
@@ -310,7 +335,9 @@ static void band_once(band *b, const int32_t *rank, const int32_t *comp,
 			k[j] = (bkey){same ? INT64_MIN / 2 - dep[p] : pos[p], x,
 				      rank[p], p};
 		}
-	qsort(k, (size_t)ne, sizeof *k, bkey_cmp);
+	for (int32_t x = 0; x < n; x++)
+		band_sort_list(k + g->pred_off[x],
+			       g->pred_off[x + 1] - g->pred_off[x]);
 	for (int64_t j = 0; j < ne; j++)
 		ps[j] = k[j].x;
 	for (int32_t x = 0; x < n; x++) {

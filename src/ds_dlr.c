@@ -15,8 +15,8 @@
  * them, twice the size otherwise) against the distance to their next use.
  *
  * The order matters as much as the layout, so several orders are placed and
- * measured with ds_replay, and the least (extra_ddr, spills) wins (ties: the
- * earlier candidate):
+ * measured (their spill tables, dlr_measure; a replay with asserts on),
+ * and the least (extra_ddr, spills) wins (ties: the earlier candidate):
  *
  *  - stage 1's order as given;
  *  - the same with lazy ALLOCs and eager FREEs ("JIT"), and with operations
@@ -47,7 +47,8 @@
  * scales (see there); a scheduler run is
  * O(N * G * K) with G candidate goals per step and K the closure bound
  * (both constants); each placement is O(N * R log R) typically, R the
- * resident buffers of a memory; each replay O(N + E).
+ * resident buffers of a memory; each measure O(S) for S spills (a
+ * replay, O(N + E), with asserts on).
  *
  * The files: this one is the driver (the candidates, in the order above);
  * ds_dlr_sched.c the list schedulers (po_, ls_), ds_dlr_chain.c the chain
@@ -66,6 +67,32 @@ typedef struct best {
 	int64_t last; /* least extra_ddr of the last dlr_try's plans */
 } best;
 
+/* The figures the candidates are compared by, extra_ddr and spills, read
+ * off plan p's spill table in O(S): ds_place's plans are valid by
+ * construction, and every caller of ds_dlr replays the plan it returns;
+ * a full replay of every candidate (as before) cost about a tenth of
+ * DLR's time.  With asserts on, the replay runs and must agree. */
+static int dlr_measure(const ds_graph *g, const ds_plan *p, ds_figures *f,
+		       ds_err *e)
+{
+	memset(f, 0, sizeof *f);
+	f->spills = p->nspill;
+	for (int32_t k = 0; k < p->nspill; k++)
+		if (!ds_add(f->extra_ddr, ds_spill_traffic(g, p->spill[k].buf),
+			    &f->extra_ddr))
+			return ds_fail(e, DS_EINPUT, "%s: extra_ddr overflows",
+				       g->source);
+#ifndef NDEBUG
+	ds_figures r;
+	int rc = ds_replay(g, p, NULL, &r, e);
+	DS_ASSERT(rc != DS_EPLAN);
+	if (rc)
+		return rc;
+	DS_ASSERT(r.extra_ddr == f->extra_ddr && r.spills == f->spills);
+#endif
+	return DS_OK;
+}
+
 /* Places order with o, measures the plan, keeps it when it beats *b. */
 static int dlr_place(const ds_graph *g, const int32_t *order,
 		     const ds_place_opts *o, best *b, ds_err *e)
@@ -75,10 +102,7 @@ static int dlr_place(const ds_graph *g, const int32_t *order,
 	if (rc)
 		return rc;
 	ds_figures f;
-	rc = ds_replay(g, &p, NULL, &f, e);
-	/* ds_place's plans are valid by construction */
-	DS_ASSERT(rc != DS_EPLAN);
-	if (rc) {
+	if ((rc = dlr_measure(g, &p, &f, e))) {
 		ds_plan_free(g->heap, &p);
 		return rc;
 	}

@@ -92,6 +92,7 @@ typedef struct chsim {
 	int32_t *cbuf;		/* chain -> its buffer */
 	int32_t *soff, *sv;	/* chain -> its steps (users, stage 1 order) */
 	int32_t *ioff, *iv;	/* step -> input buffers */
+	int32_t *dioff, *div;	/* chain -> its distinct input buffers */
 	int32_t *coff, *cv;	/* step -> operations it takes along */
 	int64_t ni, ncl, cap_i, cap_c; /* lengths and room of iv, cv */
 	/* building */
@@ -170,8 +171,13 @@ typedef struct pilot {
 	int32_t *rpos;	/* per buffer: its place in rl[] */
 	int32_t *ins, nins; /* the distinct inputs */
 	/* the greedy */
-	int64_t *miss;	/* per chain: input bytes neither resident nor claimed */
+	int64_t *miss;	/* per chain: input bytes neither resident nor claimed
+			   (plus ds_dlr_greedy.c's RG_GONE once started) */
 	uint8_t *started;
+	uint8_t *have;	/* per buffer: resident or claimed (rg_have) */
+	int32_t *bysz;	/* the chains by memory, then chain buffer size */
+	int32_t byoff[DS_NMEM + 1]; /* each memory's part of bysz */
+	int32_t byat[DS_NMEM];	    /* there, the first not started */
 	int32_t *claim; /* per buffer: reads left by running chains */
 	int32_t *left;	/* per buffer: chains not started reading it */
 	int64_t *last;	/* per buffer: last use tick */

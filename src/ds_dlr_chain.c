@@ -84,21 +84,17 @@ static int64_t ch_cost(chsim *c, int32_t ch, int32_t claim, int64_t *mru)
 	const ds_graph *g = c->g;
 	int64_t nw[DS_NMEM] = {0}, cost = 0;
 	*mru = -1;
-	c->st++;
-	for (int32_t si = c->soff[ch]; si < c->soff[ch + 1]; si++)
-		for (int32_t k = c->ioff[si]; k < c->ioff[si + 1]; k++) {
-			int32_t x = c->iv[k];
-			if (c->stamp[x] == c->st || c->claim[x] == claim ||
-			    c->pclaim[x] == c->pst)
-				continue;
-			c->stamp[x] = c->st;
-			if (c->res[x]) {
-				if (c->last[x] > *mru)
-					*mru = c->last[x];
-			} else {
-				nw[g->buf_mem[x]] += g->buf_size[x];
-			}
+	for (int32_t k = c->dioff[ch]; k < c->dioff[ch + 1]; k++) {
+		int32_t x = c->div[k];
+		if (c->claim[x] == claim || c->pclaim[x] == c->pst)
+			continue;
+		if (c->res[x]) {
+			if (c->last[x] > *mru)
+				*mru = c->last[x];
+		} else {
+			nw[g->buf_mem[x]] += g->buf_size[x];
 		}
+	}
 	for (int m = 0; m < DS_NMEM; m++) {
 		int64_t over = c->used[m] + nw[m] - c->icap[m];
 		cost += nw[m] + (over > 0 ? over : 0);
@@ -487,6 +483,32 @@ static bool ch_steps(chsim *c, int32_t nsteps)
 	return true;
 }
 
+/* Each chain's distinct inputs (dioff, div), in the order its steps
+ * first read them: ch_cost's list, which needs no stamps then (it is
+ * evaluated far more often than built).  False when the arena failed. */
+static bool ch_distinct(chsim *c)
+{
+	c->dioff = ds_arena_alloc(c->a, (size_t)c->nch + 1, sizeof *c->dioff);
+	c->div = ds_arena_alloc(c->a, (size_t)c->ni + 1, sizeof *c->div);
+	if (c->a->failed)
+		return false;
+	/* the stamps ch_inputs left (ch_simulate clears them again) */
+	for (int32_t b = 0; b < c->g->nbuf; b++)
+		c->stamp[b] = 0;
+	int32_t n = 0;
+	for (int32_t ch = 0; ch < c->nch; ch++) {
+		int32_t st = ch + 1;
+		for (int32_t k = c->ioff[c->soff[ch]];
+		     k < c->ioff[c->soff[ch + 1]]; k++)
+			if (c->stamp[c->iv[k]] != st) {
+				c->stamp[c->iv[k]] = st;
+				c->div[n++] = c->iv[k];
+			}
+		c->dioff[ch + 1] = n;
+	}
+	return true;
+}
+
 /* The chains not started, a list (wnext, wprev, whead) in stage 1's order
  * of their first steps, ties by chain: each node's chains are linked
  * through wnext first, then appended as order[] reaches the node. */
@@ -774,7 +796,7 @@ int dlr_ch_order(const ds_graph *g, const int32_t *order, const int32_t *pos1,
 	*any = c.nch > 1;
 	if (c.nch < 2)
 		goto out;
-	if (!ch_steps(&c, nsteps))
+	if (!ch_steps(&c, nsteps) || !ch_distinct(&c))
 		goto oom;
 	ch_waitlist(&c);
 	ch_anchors(&c);

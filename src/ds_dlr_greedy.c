@@ -8,7 +8,10 @@
  * p->variant; it adds its work to p->work.
  * Cost: O(C (C I + T I U) + A (U + R)) for C chains with I distinct
  * inputs, T = PL_TOP ranked candidates, U chains per input, A accesses and
- * R resident inputs.
+ * R resident inputs; a round where no chain fits beside the running ones
+ * costs O(DS_NMEM) more, not O(C) (rg_fits_some).  The work units added
+ * to p->work are those of the plain loops, whatever shortcut is taken:
+ * the budgets, and so the plans, do not depend on it.
  *
  * The greedy starts the chain with the fewest bytes neither resident nor
  * brought by the running chains, then the one whose loads complete the
@@ -22,6 +25,11 @@
 
 #include <string.h>
 
+/* Added to a chain's missing bytes when it starts: above any real count,
+ * so that the minima over a buffer's readers (rg_key) and the completion
+ * count (rg_completes) pass over started chains without testing them. */
+#define RG_GONE (INT64_MAX / 2)
+
 /* Removes b from the greedy's resident list of m. */
 static void rg_drop(pilot *p, int m, int32_t b)
 {
@@ -33,15 +41,18 @@ static void rg_drop(pilot *p, int m, int32_t b)
 	p->res[b] = 0;
 }
 
+/* Is x resident or claimed (as of the last rg_flip on it)? */
 static bool rg_have(const pilot *p, int32_t x)
 {
-	return p->res[x] || p->claim[x] > 0;
+	return p->have[x];
 }
 
-/* x became present or absent: the chains reading it miss it or not. */
+/* x became present or absent (have[] follows res[] and claim[] here):
+ * the chains reading it miss it or not. */
 static void rg_flip(pilot *p, int32_t x, bool before)
 {
-	bool now = rg_have(p, x);
+	bool now = p->res[x] || p->claim[x] > 0;
+	p->have[x] = now;
 	if (now == before)
 		return;
 	int64_t d = now ? -p->c->g->buf_size[x] : p->c->g->buf_size[x];
@@ -69,19 +80,16 @@ static void rg_key(pilot *p, int32_t x, int *cat, int64_t *pr)
 		*pr = 0;
 		return;
 	}
-	/* locals: this is the greedy's innermost loop */
+	/* locals: this is the greedy's innermost loop; a started chain's
+	 * miss is at least RG_GONE, above every other's */
 	const int32_t *uv = p->uv, lo = p->uoff[x], hi = p->uoff[x + 1];
-	const uint8_t *started = p->started;
 	const int64_t *miss = p->miss;
 	int64_t least = INT64_MAX;
-	for (int32_t k = lo; k < hi; k++) {
-		int32_t u = uv[k];
-		if (!started[u] && miss[u] < least)
-			least = miss[u];
-	}
+	for (int32_t k = lo; k < hi; k++)
+		least = miss[uv[k]] < least ? miss[uv[k]] : least;
 	p->work += hi - lo;
-	*pr = least;
-	*cat = least == INT64_MAX ? 2 : 1;
+	*pr = least < RG_GONE ? least : INT64_MAX;
+	*cat = least < RG_GONE ? 1 : 2;
 }
 
 static void rg_room(pilot *p, int m, int64_t size)
@@ -132,7 +140,6 @@ static int64_t rg_completes(pilot *p, int32_t ch)
 	/* locals: the stores below could otherwise alias p and force its
 	 * fields to be loaded again at every user (as in rg_key) */
 	const int32_t *uv = p->uv, *uoff = p->uoff;
-	const uint8_t *started = p->started;
 	int32_t *redst = p->redst, *touch = p->touch;
 	int64_t *red = p->red;
 	const int32_t stamp = ++p->redstamp;
@@ -145,8 +152,6 @@ static int64_t rg_completes(pilot *p, int32_t ch)
 		const int64_t size = g->buf_size[x];
 		for (int32_t j = uoff[x]; j < uoff[x + 1]; j++) {
 			int32_t u = uv[j];
-			if (u == ch || started[u])
-				continue;
 			if (redst[u] != stamp) {
 				redst[u] = stamp;
 				red[u] = 0;
@@ -157,9 +162,11 @@ static int64_t rg_completes(pilot *p, int32_t ch)
 		work += uoff[x + 1] - uoff[x];
 	}
 	p->work += work;
+	/* a started chain's miss (RG_GONE and more) is never its red; ch's
+	 * own always is when it misses anything (it is then touched) */
 	for (int32_t i = 0; i < nt; i++)
 		n += p->miss[touch[i]] == red[touch[i]];
-	return n;
+	return nt > 0 ? n - 1 : 0;
 }
 
 /* The latest use of a resident input of chain ch, -1 when none. */
@@ -172,6 +179,26 @@ static int64_t rg_mru(const pilot *p, int32_t ch)
 	return mru;
 }
 
+/* Does some chain not started fit beside the running ones?  The
+ * smallest not started of each memory tells (bysz, byat: the started
+ * ones only grow in a run).  O(DS_NMEM) amortised. */
+static bool rg_fits_some(pilot *p)
+{
+	const chsim *c = p->c;
+	const ds_graph *g = c->g;
+	for (int m = 0; m < DS_NMEM; m++) {
+		int32_t i = p->byat[m];
+		while (i < p->byoff[m + 1] && p->started[p->bysz[i]])
+			i++;
+		p->byat[m] = i;
+		if (i < p->byoff[m + 1] &&
+		    p->cused[m] + g->buf_size[c->cbuf[p->bysz[i]]] <=
+			    g->caps.cap[m])
+			return true;
+	}
+	return false;
+}
+
 /* Ranks the chains that may start now into cand[0..*n), best first (the
  * PL_TOP best by missing bytes and reuse fully ranked). */
 static void rg_rank(pilot *p, int32_t *n)
@@ -179,6 +206,9 @@ static void rg_rank(pilot *p, int32_t *n)
 	chsim *c = p->c;
 	const ds_graph *g = c->g;
 	int32_t nc = 0;
+	*n = 0;
+	if (!rg_fits_some(p))
+		return; /* the scan below would find none */
 	for (int32_t ch = 0; ch < c->nch; ch++) {
 		int32_t b = c->cbuf[ch];
 		int m = g->buf_mem[b];
@@ -258,7 +288,7 @@ static void rg_reset(pilot *p)
 			p->miss[ch] += g->buf_size[p->civ[k]];
 	}
 	for (int32_t b = 0; b < g->nbuf; b++) {
-		p->res[b] = 0;
+		p->res[b] = p->have[b] = 0;
 		p->claim[b] = 0;
 		p->left[b] = p->uoff[b + 1] - p->uoff[b];
 		p->last[b] = 0;
@@ -266,6 +296,7 @@ static void rg_reset(pilot *p)
 	for (int m = 0; m < DS_NMEM; m++) {
 		p->nrl[m] = 0;
 		p->used[m] = p->cused[m] = 0;
+		p->byat[m] = p->byoff[m];
 	}
 	p->tick = 0;
 	p->nout = p->nlive = p->done = 0;
@@ -313,6 +344,7 @@ static void rg_start(pilot *p, int32_t ch, int32_t *out)
 	const chsim *c = p->c;
 	const ds_graph *g = c->g;
 	p->started[ch] = 1;
+	p->miss[ch] += RG_GONE;
 	out[p->nout++] = ch;
 	p->live[p->nlive] = ch;
 	p->lnext[p->nlive++] = c->soff[ch];
@@ -388,18 +420,21 @@ static void rg_retire(pilot *p)
 
 #ifndef NDEBUG
 /* The greedy's counters recomputed from scratch: each chain's missing
- * bytes, each memory's resident bytes.  O(C I + R). */
+ * bytes, each buffer's have[], each memory's resident bytes.
+ * O(C I + B + R) for B buffers. */
 static void rg_check(const pilot *p)
 {
 	const ds_graph *g = p->c->g;
 	for (int32_t ch = 0; ch < p->c->nch; ch++) {
 		int64_t miss = 0;
 		for (int32_t k = p->cioff[ch]; k < p->cioff[ch + 1]; k++)
-			if (!rg_have(p, p->civ[k]))
+			if (!p->res[p->civ[k]] && p->claim[p->civ[k]] == 0)
 				miss += g->buf_size[p->civ[k]];
-		DS_ASSERT(miss == p->miss[ch]);
+		DS_ASSERT(miss + (p->started[ch] ? RG_GONE : 0) == p->miss[ch]);
 		(void)miss;
 	}
+	for (int32_t b = 0; b < g->nbuf; b++)
+		DS_ASSERT(p->have[b] == (p->res[b] || p->claim[b] > 0));
 	for (int m = 0; m < DS_NMEM; m++) {
 		int64_t used = 0;
 		for (int32_t i = 0; i < p->nrl[m]; i++) {
@@ -427,7 +462,7 @@ void dlr_rg_run(pilot *p, const int32_t *forced, int32_t nf, int32_t rank_from,
 			rg_step(p, p->lnext[l]++);
 		rg_retire(p);
 #ifndef NDEBUG
-		/* at rounds 1, 2, 4, ...: O((C I + R) log rounds) a run */
+		/* at rounds 1, 2, 4, ...: O((C I + B + R) log rounds) a run */
 		if ((round & (round - 1)) == 0)
 			rg_check(p);
 #endif

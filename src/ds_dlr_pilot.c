@@ -130,14 +130,17 @@ static void pl_out(pilot *p, int m, int32_t b)
  * st). */
 static void pl_room(pilot *p, int m, int64_t size)
 {
-	const int32_t *rl = p->rl[m];
+	/* locals: the scan is the evaluation's innermost loop */
+	const int32_t *rl = p->rl[m], *stamp = p->stamp, *nu = p->nu;
+	const int32_t st = p->st;
 	while (p->used[m] + size > pl_cap(p, m)) {
-		int32_t v = -1;
-		for (int32_t j = 0; j < p->nrl[m]; j++) {
+		int32_t v = -1, vnu = -1;
+		for (int32_t j = 0, n = p->nrl[m]; j < n; j++) {
 			int32_t y = rl[j];
-			if (p->stamp[y] != p->st &&
-			    (v < 0 || p->nu[y] > p->nu[v]))
+			if (stamp[y] != st && (v < 0 || nu[y] > vnu)) {
 				v = y;
+				vnu = nu[y];
+			}
 		}
 		p->work += p->nrl[m];
 		if (v < 0)
@@ -381,9 +384,9 @@ static int64_t pl_improve(pilot *p, int32_t *ord, int64_t val,
 
 /* ---- the pilot's run ---- */
 
-/* Every array of p from arena a, with takers[0..n) for pl_step_inputs;
- * false when one failed. */
-static bool pl_alloc(pilot *p, ds_arena *a, int32_t **takers)
+/* Every array of p from arena a, with takers[0..n) for pl_step_inputs
+ * and keys[0..nch) for pl_by_size; false when one failed. */
+static bool pl_alloc(pilot *p, ds_arena *a, int32_t **takers, ds_hkey **keys)
 {
 	const chsim *c = p->c;
 	const size_t nch = (size_t)c->nch, nb = (size_t)c->g->nbuf;
@@ -397,6 +400,7 @@ static bool pl_alloc(pilot *p, ds_arena *a, int32_t **takers)
 	p->pre = ds_arena_alloc(a, nch, sizeof *p->pre);
 	p->pre2 = ds_arena_alloc(a, nch, sizeof *p->pre2);
 	*takers = ds_arena_alloc(a, (size_t)c->g->n, sizeof **takers);
+	*keys = ds_arena_alloc(a, nch, sizeof **keys);
 	p->cioff = ds_arena_alloc(a, nch + 1, sizeof *p->cioff);
 	p->civ = ds_arena_alloc(a, nacc + 1, sizeof *p->civ);
 	p->siv = ds_arena_alloc(a, nacc + 1, sizeof *p->siv);
@@ -415,6 +419,8 @@ static bool pl_alloc(pilot *p, ds_arena *a, int32_t **takers)
 	p->lnext = ds_arena_alloc(a, nch, sizeof *p->lnext);
 	p->miss = ds_arena_alloc(a, nch, sizeof *p->miss);
 	p->started = ds_arena_alloc(a, nch, 1);
+	p->have = ds_arena_alloc(a, nb, 1);
+	p->bysz = ds_arena_alloc(a, nch, sizeof *p->bysz);
 	p->claim = ds_arena_alloc(a, nb, sizeof *p->claim);
 	p->left = ds_arena_alloc(a, nb, sizeof *p->left);
 	p->last = ds_arena_alloc(a, nb, sizeof *p->last);
@@ -510,6 +516,28 @@ static void pl_index(pilot *p)
 	}
 	for (int m = 0; m < DS_NMEM; m++)
 		p->reserve[m] = cused[m];
+}
+
+/* The chains by the memory of their buffer, then its size, then chain
+ * (bysz, byoff): the greedy finds the smallest not started of each
+ * memory there (rg_fits_some).  keys[0..nch) is scratch. */
+static void pl_by_size(pilot *p, ds_hkey *keys)
+{
+	const chsim *c = p->c;
+	const ds_graph *g = c->g;
+	int32_t at[DS_NMEM + 1] = {0};
+	for (int32_t ch = 0; ch < c->nch; ch++) {
+		keys[ch] = (ds_hkey){(uint64_t)g->buf_size[c->cbuf[ch]], ch};
+		at[g->buf_mem[c->cbuf[ch]] + 1]++;
+	}
+	ds_hkey_sort(g->heap, keys, (size_t)c->nch);
+	for (int m = 0; m < DS_NMEM; m++)
+		at[m + 1] += at[m];
+	memcpy(p->byoff, at, sizeof p->byoff);
+	for (int32_t i = 0; i < c->nch; i++) {
+		int32_t ch = keys[i].x;
+		p->bysz[at[g->buf_mem[c->cbuf[ch]]]++] = ch;
+	}
 }
 
 /* Whether a greedy run is cheap enough for budget to pay a few (a greedy
@@ -629,12 +657,14 @@ int dlr_pl_order(chsim *c, const chopts *o, int32_t *out, bool *useful,
 	ds_arena_init(&a, c->g->heap);
 	pilot p = {.c = c};
 	int32_t *takers;
-	if (!pl_alloc(&p, &a, &takers)) {
+	ds_hkey *keys;
+	if (!pl_alloc(&p, &a, &takers, &keys)) {
 		ds_arena_free(&a);
 		return ds_fail(e, DS_ENOMEM, "out of memory");
 	}
 	pl_step_inputs(&p, takers);
 	pl_index(&p);
+	pl_by_size(&p, keys);
 	/* the model counts only the reloads of the chains' inputs: where
 	 * the simulation's order placed costs other than the model says,
 	 * the chains do not describe the work, and the pilot is not used */

@@ -323,6 +323,9 @@ typedef struct lsched {
 	int64_t *last;	/* last use, in scheduler ticks */
 	int32_t *bmark; /* protected / counted: bstamp */
 	int32_t *bcnt;	/* uses inside the closure being scored */
+	double *ekey;	/* ls_evict_key, valid while kep == kepoch */
+	int32_t *kep;
+	int32_t kepoch; /* moves on at each emission (the keys' inputs) */
 	int32_t *res[DS_NMEM]; /* resident buffers per memory */
 	int32_t nres[DS_NMEM];
 	int32_t *res_at;
@@ -440,8 +443,8 @@ static int32_t ls_next_ref(lsched *s, int32_t b)
 	return k < s->rusr.off[b + 1] ? s->posr[s->rusr.v[k]] : INT32_MAX;
 }
 
-/* Eviction preference, larger first. */
-static double ls_evict_key(lsched *s, int32_t b)
+/* Eviction preference of b, larger first, computed. */
+static double ls_evict_key_now(lsched *s, int32_t b)
 {
 	double d;
 	if (s->posr) {
@@ -453,6 +456,24 @@ static double ls_evict_key(lsched *s, int32_t b)
 		d = (double)(s->tick - s->last[b]) + 1;
 	}
 	return s->g->buf_copyin[b] ? 2 * d : d;
+}
+
+/* The same, kept per emission: a function of the state only ls_emit
+ * changes (tick, now_ref, last[], done[]; a buffer whose last[] it
+ * changes is protected until it returns), and the goals scored between
+ * two emissions ask for the same victims' keys again and again.  With
+ * asserts on, a kept key is checked against a fresh one for about one
+ * buffer in 64. */
+static double ls_evict_key(lsched *s, int32_t b)
+{
+	if (s->kep[b] == s->kepoch) {
+		DS_ASSERT((b & 63) != (s->kepoch & 63) ||
+			  s->ekey[b] == ls_evict_key_now(s, b));
+		return s->ekey[b];
+	}
+	s->kep[b] = s->kepoch;
+	s->ekey[b] = ls_evict_key_now(s, b);
+	return s->ekey[b];
 }
 
 /* The resident buffer of m to evict first, skipping the protected
@@ -497,6 +518,7 @@ static void ls_emit(lsched *s, int32_t v)
 	DS_ASSERT(!s->done[v] && s->cnt[v] == 0);
 	s->order[s->len++] = v;
 	s->done[v] = 1;
+	s->kepoch++;
 	s->skip[s->pos1[v]] = s->pos1[v] + 1;
 	ls_ready_del(s, v);
 	s->tick++;
@@ -847,6 +869,8 @@ static bool ls_alloc(lsched *s)
 	s->last = ds_arena_alloc(a, nb, sizeof *s->last);
 	s->bmark = ds_arena_alloc(a, nb, sizeof *s->bmark);
 	s->bcnt = ds_arena_alloc(a, nb, sizeof *s->bcnt);
+	s->ekey = ds_arena_alloc(a, nb, sizeof *s->ekey);
+	s->kep = ds_arena_alloc(a, nb, sizeof *s->kep);
 	s->res_at = ds_arena_alloc(a, nb, sizeof *s->res_at);
 	s->mru_prev = ds_arena_alloc(a, nb, sizeof *s->mru_prev);
 	s->mru_next = ds_arena_alloc(a, nb, sizeof *s->mru_next);
@@ -866,6 +890,7 @@ static void ls_init(lsched *s)
 	const int32_t n = g->n, nb = g->nbuf;
 	/* stamps start above the zeroed marks */
 	s->cstamp = s->sstamp = s->qstamp = s->fstamp = s->bstamp = 1;
+	s->kepoch = 1; /* above the zeroed kep[] */
 	s->mru_head = -1;
 	for (int32_t b = 0; b < nb; b++)
 		s->rem[b] = g->user_off[b + 1] - g->user_off[b];

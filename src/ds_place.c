@@ -24,7 +24,9 @@
  *
  * Cost: O(N + E) to prepare, then O(R) per placement and O(R W) per
  * spill decision (twice that with AGED), R the number of resident
- * buffers in that memory and W the most buffers one window overlaps. */
+ * buffers in that memory and W the most buffers one window overlaps;
+ * each buffer's next use and score are found once per decision
+ * (window_terms), the O(R W) part only adds them up. */
 #include "ds_stage.h"
 
 #include <string.h>
@@ -54,6 +56,11 @@ typedef struct placer {
 	int64_t cap_order, cap_spill;
 	int32_t *open_spill; /* per buffer: spill index awaiting SPILL_IN */
 	int32_t now;	     /* position in the input order */
+	/* per resident buffer of the memory pick_window works on, by index
+	 * in res[]: what window_cost reads (window_terms) */
+	double *wval;	  /* COST: traffic over distance; else distance */
+	int32_t *wsince;  /* positions since its last use */
+	uint8_t *wprot;	  /* protected (marked now) */
 } placer;
 
 static int emit(placer *s, int32_t v)
@@ -146,6 +153,26 @@ static int spill_out(placer *s, int m, int32_t b)
 	return emit(s, s->g->n + 2 * k);
 }
 
+/* What window_cost reads of each resident buffer of m, computed once per
+ * pick_window rather than once per window overlapping it (a buffer's next
+ * use does not change while now stays; next_use only moves its pointer
+ * past uses before now, which any later call would do too). */
+static void window_terms(placer *s, int m)
+{
+	const ds_graph *g = s->g;
+	const slot *r = s->res[m];
+	for (int32_t i = 0; i < s->nres[m]; i++) {
+		int32_t b = r[i].buf;
+		int32_t nu = next_use(s, b);
+		double dist = (double)nu - s->now + 1;
+		s->wprot[i] = s->mark[b] == s->now;
+		s->wsince[i] = s->now - prev_use(s, b);
+		s->wval[i] = s->o->victim != DS_VICTIM_COST
+				     ? dist
+				     : (double)ds_spill_traffic(g, b) / dist;
+	}
+}
+
 /* Score of spilling the buffers overlapping [x, x+size): lower is better;
  * -1 when a protected buffer is in the way.  *bytes gets the bytes
  * they hold, the tie-break; *age the fewest positions since one of them
@@ -166,20 +193,16 @@ static double window_cost(placer *s, int m, int64_t x, int64_t size,
 		a++;
 	*from = a;
 	for (int32_t i = a; i < s->nres[m] && r[i].lo < x + size; i++) {
-		int32_t b = r[i].buf;
-		if (s->mark[b] == s->now)
+		if (s->wprot[i])
 			return -1;
-		int32_t nu = next_use(s, b);
-		double dist = (double)nu - s->now + 1;
-		*bytes += g->buf_size[b];
-		int32_t since = s->now - prev_use(s, b);
-		if (since < *age)
-			*age = since;
+		*bytes += g->buf_size[r[i].buf];
+		if (s->wsince[i] < *age)
+			*age = s->wsince[i];
 		if (s->o->victim != DS_VICTIM_COST) {
-			if (dist < nearest)
-				nearest = dist;
+			if (s->wval[i] < nearest)
+				nearest = s->wval[i];
 		} else {
-			cost += (double)ds_spill_traffic(g, b) / dist;
+			cost += s->wval[i];
 		}
 	}
 	if (s->o->victim != DS_VICTIM_COST)
@@ -218,6 +241,7 @@ static int64_t pick_window(placer *s, int m, int64_t size)
 	int64_t best_bytes = 0, x = -1;
 	int32_t best_age = 0;
 	const int32_t nw = 2 * s->nres[m] + 1;
+	window_terms(s, m);
 	for (int pass = 0; pass < 2; pass++) {
 		const double lim = best * (1 + s->o->tie_pct / 100.0);
 		int32_t from = 0;
@@ -392,6 +416,9 @@ static bool place_alloc(placer *s, ds_arena *a)
 	s->use_off = ds_arena_alloc(a, nb + 1, sizeof *s->use_off);
 	s->use_ptr = ds_arena_alloc(a, nb, sizeof *s->use_ptr);
 	s->mark = ds_arena_alloc(a, nb, sizeof *s->mark);
+	s->wval = ds_arena_alloc(a, nb, sizeof *s->wval);
+	s->wsince = ds_arena_alloc(a, nb, sizeof *s->wsince);
+	s->wprot = ds_arena_alloc(a, nb, 1);
 	s->open_spill = ds_arena_alloc(a, nb, sizeof *s->open_spill);
 	s->use_pos = ds_arena_alloc(a, (size_t)g->use_off[g->n] + nb,
 				    sizeof *s->use_pos);

@@ -815,17 +815,42 @@ static int walk_run(const ds_graph *g, const uint8_t *pull, const int32_t *ht,
 	return DS_OK;
 }
 
+/* Lists longer than this are sorted by radix (ds_hkey_sort), the others
+ * by insertion: most lists hold a few entries, and one radix sort of all
+ * entries keyed by (list, rank), as before, took about 170 perf samples
+ * of a default run on the six bundled graphs where this takes about 20.
+ * Not tuned: any bound keeps the cost O(E). */
+#define SORT_LIST_INSERT 32
+
+/* Is node a before node b in a list sorted by rank (then node)? */
+static bool sort_list_before(const int32_t *rank, int32_t a, int32_t b)
+{
+	uint32_t ra = (uint32_t)rank[a], rb = (uint32_t)rank[b];
+	return ra != rb ? ra < rb : a < b;
+}
+
 void ds_rank_sort_lists(const ds_heap *h, const int32_t *off, int32_t *adj,
 			int32_t n, const int32_t *rank, ds_hkey *k)
 {
-	int64_t ne = off[n];
-	for (int32_t x = 0; x < n; x++)
-		for (int32_t i = off[x]; i < off[x + 1]; i++)
-			k[i] = (ds_hkey){(uint64_t)x << 32 | (uint32_t)rank[adj[i]],
-				      adj[i]};
-	ds_hkey_sort(h, k, (size_t)ne);
-	for (int64_t i = 0; i < ne; i++)
-		adj[i] = k[i].x;
+	for (int32_t x = 0; x < n; x++) {
+		int32_t *a = adj + off[x], len = off[x + 1] - off[x];
+		if (len > SORT_LIST_INSERT) {
+			for (int32_t i = 0; i < len; i++)
+				k[i] = (ds_hkey){(uint32_t)rank[a[i]], a[i]};
+			ds_hkey_sort(h, k, (size_t)len);
+			for (int32_t i = 0; i < len; i++)
+				a[i] = k[i].x;
+			continue;
+		}
+		for (int32_t i = 1; i < len; i++) {
+			int32_t y = a[i], j = i;
+			while (j > 0 && sort_list_before(rank, y, a[j - 1])) {
+				a[j] = a[j - 1];
+				j--;
+			}
+			a[j] = y;
+		}
+	}
 }
 
 /* The structural rank's working state: the hashes, depths and heights,
