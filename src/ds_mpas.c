@@ -226,8 +226,10 @@ static void views_nodes(const ds_graph *g, views *w)
 	}
 }
 
-/* The two views of g, every array from a. */
-static int views_build(const ds_graph *g, ds_arena *a, views *w, ds_err *e)
+/* The two views of g, every array from a; rank: g's structural rank,
+ * or NULL to compute it. */
+static int views_build(const ds_graph *g, const int32_t *rank, ds_arena *a,
+		       views *w, ds_err *e)
 {
 	const int32_t n = g->n;
 	const int64_t ne = g->pred_off[n];
@@ -247,7 +249,11 @@ static int views_build(const ds_graph *g, ds_arena *a, views *w, ds_err *e)
 	w->cpred_bw = ds_arena_alloc(a, (size_t)ne + 1, sizeof *w->cpred_bw);
 	if (a->failed)
 		return ds_fail(e, DS_ENOMEM, "out of memory");
-	int rc = ds_structural_rank(g, w->rank, e);
+	int rc = DS_OK;
+	if (rank)
+		memcpy(w->rank, rank, (size_t)n * sizeof *w->rank);
+	else
+		rc = ds_structural_rank(g, w->rank, e);
 	if (rc)
 		return rc;
 	/* lists in rank order: the closures' visiting order is then
@@ -397,8 +403,8 @@ typedef struct mpas {
 	uint8_t *blive;
 } mpas;
 
-static int mpas_init(mpas *M, const ds_graph *g, int64_t moves, alts *A,
-		     ds_err *e)
+static int mpas_init(mpas *M, const ds_graph *g, const int32_t *rank,
+		     int64_t moves, alts *A, ds_err *e)
 {
 	const int32_t n = g->n;
 	ds_arena *a = &M->ar;
@@ -416,7 +422,7 @@ static int mpas_init(mpas *M, const ds_graph *g, int64_t moves, alts *A,
 		M->P.ord[i] = ds_arena_alloc(a, (size_t)n, sizeof *M->P.ord[i]);
 	if (a->failed)
 		return ds_fail(e, DS_ENOMEM, "out of memory");
-	int rc = views_build(g, a, &M->w, e);
+	int rc = views_build(g, rank, a, &M->w, e);
 	if (rc == DS_OK && !(M->R = mpas_gr_new(a, n, g->pred_off[n], e)))
 		rc = DS_ENOMEM;
 	if (rc == DS_OK && mpas_ls_applies(g) &&
@@ -520,11 +526,11 @@ static void mpas_polish(mpas *M, int32_t *order)
 }
 
 /* MPAS on one graph, in one piece, with a budget of moves (M->moves). */
-static int mpas_one(const ds_graph *g, int64_t moves, int32_t *order,
-		    alts *A, ds_err *e)
+static int mpas_one(const ds_graph *g, const int32_t *rank, int64_t moves,
+		    int32_t *order, alts *A, ds_err *e)
 {
 	mpas M;
-	int rc = mpas_init(&M, g, moves, A, e);
+	int rc = mpas_init(&M, g, rank, moves, A, e);
 	/* the free-first order, ties broken by the rank: cheap, a safe
 	 * fallback, and the program order where the rank recovers it */
 	if (rc == DS_OK)
@@ -647,7 +653,27 @@ typedef struct split {
 	int32_t ncomp;
 	int32_t *comp, *noff, *nodes, *edges;
 	int64_t *eoff;
+	int32_t *grank; /* the whole graph's structural rank */
+	int32_t *byrank; /* its inverse */
+	int32_t *srank; /* scratch: a component's share of it */
+	ds_hkey *hk;	/* scratch for that */
 } split;
+
+/* The whole graph's rank restricted to component c (its nodes renumbered
+ * 0..k-1 in increasing Id, as subgraph() does) into S->srank: every
+ * operator's order then follows the labelling the later stages break
+ * their ties by, not its own, which may differ from it by a symmetry of
+ * the operator that the Ids would pick. */
+static void split_rank(const split *S, int32_t c)
+{
+	const int32_t k = S->noff[c + 1] - S->noff[c];
+	const int32_t *nodes = S->nodes + S->noff[c];
+	for (int32_t i = 0; i < k; i++)
+		S->hk[i] = (ds_hkey){(uint64_t)S->grank[nodes[i]], i};
+	qsort(S->hk, (size_t)k, sizeof *S->hk, ds_hkey_cmp);
+	for (int32_t j = 0; j < k; j++)
+		S->srank[S->hk[j].x] = j;
+}
 
 static void split_fill(const ds_graph *g, split *S)
 {
@@ -690,9 +716,11 @@ static int split_one(const ds_graph *g, const split *S, int32_t c,
 	A->k = 0;
 	int rc = subgraph(g, nodes, k, S->edges + S->eoff[c],
 			  S->eoff[c + 1] - S->eoff[c], local, &sg, e);
-	if (rc == DS_OK)
-		rc = mpas_one(sg, moves * k / n + 1, sub, A->nalt ? A : NULL,
-			      e);
+	if (rc == DS_OK) {
+		split_rank(S, c);
+		rc = mpas_one(sg, S->srank, moves * k / n + 1, sub,
+			      A->nalt ? A : NULL, e);
+	}
 	for (int32_t i = 0; i < k && rc == DS_OK; i++)
 		order[len + i] = nodes[sub[i]];
 	for (int j = 0; j < A->nalt && rc == DS_OK; j++) {
@@ -702,12 +730,13 @@ static int split_one(const ds_graph *g, const split *S, int32_t c,
 	}
 	if (A->k > *nk)
 		*nk = A->k;
-	/* the larger components first, alike ones by their shape: not by
-	 * the Ids (local is free again: scratch) */
+	/* the larger components first, alike ones by their shape, then by
+	 * the whole graph's rank: not by the Ids (local is free again:
+	 * scratch) */
 	if (rc == DS_OK)
 		*key = (ds_hkey){((uint64_t)(INT32_MAX - k) << 32) |
 					 (ds_order_shape(sg, sub, local) >> 32),
-				 c};
+				 S->grank[nodes[sub[0]]]};
 	ds_graph_free(sg);
 	return rc;
 }
@@ -719,7 +748,8 @@ static void split_sort(const split *S, const ds_hkey *key, int32_t *ord,
 {
 	int32_t len = 0;
 	for (int32_t i = 0; i < S->ncomp; i++) {
-		int32_t c = key[i].x, k = S->noff[c + 1] - S->noff[c];
+		int32_t c = S->comp[S->byrank[key[i].x]];
+		int32_t k = S->noff[c + 1] - S->noff[c];
 		memcpy(tmp + len, ord + S->noff[c], (size_t)k * sizeof *tmp);
 		len += k;
 	}
@@ -729,13 +759,17 @@ static void split_sort(const split *S, const ds_hkey *key, int32_t *ord,
 /* Operators that share nothing are scheduled one after the other, each
  * on its own: every buffer of one is freed before the next starts, so
  * the peak is the largest of theirs, whatever the numbering.  Each gets
- * a share of the effort by its size.  The larger run first, those of one
- * size in the order of their shapes (ds_order_shape of their orders), so
- * that a renumbered or recombined graph gets the same order (generated
- * graphs of 3,000 nodes, seeds 1 and 2, final makespans against the
- * order of their least Ids: attention 59,554 -> 58,951 and 59,522 ->
- * 59,066, conv 75,986 -> 74,601 and 84,375 -> 84,588, random 52,615 ->
- * 52,436, matmul unchanged; MPAS's peaks and DLR's traffic unchanged). */
+ * a share of the effort by its size, and the whole graph's rank
+ * restricted to it (split_rank).  The larger run first, those of one
+ * size in the order of their shapes (ds_order_shape of their orders),
+ * then of that rank, so that a renumbered or recombined graph gets the
+ * same order.  Measured on the generated graphs of 3,000 nodes, seeds 1
+ * and 2 (final makespans): in the order of their least Ids, attention
+ * 59,554 and 59,522, conv 75,986 and 84,375, matmul 101,340 and 73,540,
+ * random 53,924 and 52,615; by size and shape 58,951, 59,066, 74,601,
+ * 84,588, 101,340, 73,540, 53,924, 52,436; with the whole graph's rank
+ * too 58,909, 59,522, 74,674, 84,588, 99,798 (at 16,384 bytes against
+ * 17,152), 73,540, 53,924, 52,436.  MPAS's peaks unchanged throughout. */
 int ds_mpas_alts(const ds_graph *g, const ds_mpas_opts *o, int32_t *order,
 		 int32_t *alt, int nalt, int *got, ds_err *e)
 {
@@ -758,7 +792,7 @@ int ds_mpas_alts(const ds_graph *g, const ds_mpas_opts *o, int32_t *order,
 	if (S.ncomp <= 1) {
 		ds_arena_free(&ar);
 		A.ord = alt;
-		int rc = mpas_one(g, moves, order, nalt ? &A : NULL, e);
+		int rc = mpas_one(g, NULL, moves, order, nalt ? &A : NULL, e);
 		if (rc == DS_OK && got)
 			*got = alts_distinct(g, order, alt, A.k);
 		return rc;
@@ -770,11 +804,19 @@ int ds_mpas_alts(const ds_graph *g, const ds_mpas_opts *o, int32_t *order,
 	int32_t *local = ds_arena_alloc(&ar, (size_t)n + 1, sizeof *local);
 	int32_t *sub = ds_arena_alloc(&ar, (size_t)n + 1, sizeof *sub);
 	ds_hkey *key = ds_arena_alloc(&ar, (size_t)S.ncomp, sizeof *key);
+	S.grank = ds_arena_alloc(&ar, (size_t)n + 1, sizeof *S.grank);
+	S.byrank = ds_arena_alloc(&ar, (size_t)n + 1, sizeof *S.byrank);
+	S.srank = ds_arena_alloc(&ar, (size_t)n + 1, sizeof *S.srank);
+	S.hk = ds_arena_alloc(&ar, (size_t)n + 1, sizeof *S.hk);
 	if (nalt)
 		A.ord = ds_arena_alloc(&ar, (size_t)nalt * n, sizeof *A.ord);
 	int rc = ar.failed ? ds_fail(e, DS_ENOMEM, "out of memory") : DS_OK;
 	if (rc == DS_OK)
 		split_fill(g, &S);
+	if (rc == DS_OK)
+		rc = ds_structural_rank(g, S.grank, e);
+	for (int32_t x = 0; x < n && rc == DS_OK; x++)
+		S.byrank[S.grank[x]] = x;
 	/* the moves are shared by size, so that the work stays what it is
 	 * for one graph of n nodes; alternative i runs each component's
 	 * alternative i (its best order when it has fewer) */

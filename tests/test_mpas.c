@@ -315,6 +315,7 @@ static void several_operators(void **state)
 				 (long long)fb.peak_vstay);
 		check_renumbered("union", u, fu.peak_vstay, 7, 2);
 		check_union_order(a, b, ou);
+		check_canonical_seed("union", u, 1);
 		free(oa);
 		free(ob);
 		free(ou);
