@@ -160,10 +160,25 @@ static int32_t sg_lanes(const sgrun *s)
 	return most;
 }
 
+/* Accumulator c reads buffer b (counted once: stamp[b] == c once seen):
+ * with in NULL counted in nrd[b] (how many accumulators read b); else
+ * written to in[*k] when two or more read it.  A reads function's step
+ * (sg_reads, rl_reads); *k: how many so far. */
+static void sg_take(int32_t b, int32_t c, int32_t *stamp, int32_t *nrd,
+		    int32_t *in, int32_t *k)
+{
+	if (stamp[b] == c)
+		return;
+	stamp[b] = c;
+	if (!in)
+		nrd[b]++, (*k)++;
+	else if (nrd[b] >= 2)
+		in[(*k)++] = b;
+}
+
 /* The buffers accumulator c reads through the operations that feed its
- * steps (no step themselves), each once (stamp[b] == c once seen): with
- * in NULL counted in nrd[b] (how many accumulators read b); else those
- * read by two or more written to in[].  Returns how many. */
+ * steps (no step themselves), each once, as sg_take does.  Returns how
+ * many. */
 static int32_t sg_reads(const sgrun *s, int32_t c, int32_t *stamp,
 			int32_t *nrd, int32_t *in)
 {
@@ -177,25 +192,28 @@ static int32_t sg_reads(const sgrun *s, int32_t c, int32_t *stamp,
 			if (g->kind[x] != DS_OP || s->chain[x] >= 0)
 				continue;
 			for (int32_t r = g->use_off[x]; r < g->use_off[x + 1];
-			     r++) {
-				int32_t b = g->use[r];
-				if (stamp[b] == c)
-					continue;
-				stamp[b] = c;
-				if (!in)
-					nrd[b]++, k++;
-				else if (nrd[b] >= 2)
-					in[k++] = b;
-			}
+			     r++)
+				sg_take(g->use[r], c, stamp, nrd, in, &k);
 		}
 	return k;
 }
 
+/* What an accumulator reads, one way or another (sg_reads, rl_reads). */
+typedef int32_t (*sg_reads_fn)(const sgrun *s, int32_t c, int32_t *stamp,
+			       int32_t *nrd, int32_t *in);
+
+static int sg_cmp_buf(const void *pa, const void *pb)
+{
+	int32_t a = *(const int32_t *)pa, b = *(const int32_t *)pb;
+	return (a > b) - (a < b);
+}
+
 /* The shared inputs of each accumulator c (by position in cbuf):
- * in[off[c]..off[c + 1]), the buffers it reads (sg_reads) that another
- * accumulator reads too.  False when the arena failed. */
-static bool sg_inputs(const sgrun *s, ds_arena *a, int32_t **offp,
-		      int32_t **inp)
+ * in[off[c]..off[c + 1]), the buffers it reads (reads) that another
+ * accumulator reads too, each list sorted (by BufId: only compared for
+ * equality) when sorted is set.  False when the arena failed. */
+static bool sg_shared(const sgrun *s, ds_arena *a, sg_reads_fn reads,
+		      bool sorted, int32_t **offp, int32_t **inp)
 {
 	const int32_t nb = s->g->nbuf;
 	int32_t *stamp = ds_arena_alloc(a, (size_t)nb + 1, sizeof *stamp);
@@ -207,15 +225,19 @@ static bool sg_inputs(const sgrun *s, ds_arena *a, int32_t **offp,
 	for (int32_t b = 0; b < nb; b++)
 		stamp[b] = -1, nrd[b] = 0;
 	for (int32_t c = 0; c < s->nch; c++)
-		tot += sg_reads(s, c, stamp, nrd, NULL);
+		tot += reads(s, c, stamp, nrd, NULL);
 	int32_t *in = ds_arena_alloc(a, (size_t)tot + 1, sizeof *in);
 	if (a->failed)
 		return false;
 	for (int32_t b = 0; b < nb; b++)
 		stamp[b] = -1;
 	off[0] = 0;
-	for (int32_t c = 0; c < s->nch; c++)
-		off[c + 1] = off[c] + sg_reads(s, c, stamp, nrd, in + off[c]);
+	for (int32_t c = 0; c < s->nch; c++) {
+		off[c + 1] = off[c] + reads(s, c, stamp, nrd, in + off[c]);
+		if (sorted)
+			qsort(in + off[c], (size_t)(off[c + 1] - off[c]),
+			      sizeof *in, sg_cmp_buf);
+	}
 	*offp = off;
 	*inp = in;
 	return true;
@@ -306,7 +328,7 @@ static bool sg_delay(sgrun *s, ds_arena *a)
 	const ds_graph *g = s->g;
 	const int32_t nch = s->nch, nb = g->nbuf;
 	int32_t *off, *in;
-	if (!sg_inputs(s, a, &off, &in))
+	if (!sg_shared(s, a, sg_reads, false, &off, &in))
 		return false;
 	sgdelay d = {.off = off, .in = in, .end = nch - s->lanes};
 	d.cat = ds_arena_alloc(a, (size_t)nch + 1, sizeof *d.cat);
@@ -479,12 +501,6 @@ static int32_t rl_need(const sgrun *s, int32_t c)
 	return need;
 }
 
-static int rl_cmp_i32(const void *pa, const void *pb)
-{
-	int32_t a = *(const int32_t *)pa, b = *(const int32_t *)pb;
-	return (a > b) - (a < b);
-}
-
 /* Do accumulators c and d read the same shared inputs (lists sorted)? */
 static bool rl_same_inputs(const int32_t *off, const int32_t *in, int32_t c,
 			   int32_t d)
@@ -495,9 +511,7 @@ static bool rl_same_inputs(const int32_t *off, const int32_t *in, int32_t c,
 }
 
 /* The buffers accumulator c's steps use that were made before its first
- * step, each once (stamp[b] == c once seen): with in NULL counted in
- * nrd[b]; else those used so by two accumulators or more written to
- * in[].  Returns how many. */
+ * step, each once, as sg_take does.  Returns how many. */
 static int32_t rl_reads(const sgrun *s, int32_t c, int32_t *stamp,
 			int32_t *nrd, int32_t *in)
 {
@@ -509,48 +523,10 @@ static int32_t rl_reads(const sgrun *s, int32_t c, int32_t *stamp,
 		     r++) {
 			int32_t b = g->use[r], nb;
 			const int32_t *w = sg_users(s, b, &nb);
-			if (stamp[b] == c || s->pos[w[0]] >= s->pos[u[0]])
-				continue;
-			stamp[b] = c;
-			if (!in)
-				nrd[b]++, k++;
-			else if (nrd[b] >= 2)
-				in[k++] = b;
+			if (s->pos[w[0]] < s->pos[u[0]])
+				sg_take(b, c, stamp, nrd, in, &k);
 		}
 	return k;
-}
-
-/* Each accumulator's shared inputs (rl_reads), sorted (by BufId: only
- * compared for equality): in[off[c]..off[c + 1]).  False when the arena
- * failed. */
-static bool rl_inputs(const sgrun *s, ds_arena *a, int32_t **offp,
-		      int32_t **inp)
-{
-	const int32_t nb = s->g->nbuf;
-	int32_t *stamp = ds_arena_alloc(a, (size_t)nb + 1, sizeof *stamp);
-	int32_t *nrd = ds_arena_alloc(a, (size_t)nb + 1, sizeof *nrd);
-	int32_t *off = ds_arena_alloc(a, (size_t)s->nch + 1, sizeof *off);
-	if (a->failed)
-		return false;
-	int64_t tot = 0;
-	for (int32_t b = 0; b < nb; b++)
-		stamp[b] = -1, nrd[b] = 0;
-	for (int32_t c = 0; c < s->nch; c++)
-		tot += rl_reads(s, c, stamp, nrd, NULL);
-	int32_t *in = ds_arena_alloc(a, (size_t)tot + 1, sizeof *in);
-	if (a->failed)
-		return false;
-	for (int32_t b = 0; b < nb; b++)
-		stamp[b] = -1;
-	off[0] = 0;
-	for (int32_t c = 0; c < s->nch; c++) {
-		off[c + 1] = off[c] + rl_reads(s, c, stamp, nrd, in + off[c]);
-		qsort(in + off[c], (size_t)(off[c + 1] - off[c]), sizeof *in,
-		      rl_cmp_i32);
-	}
-	*offp = off;
-	*inp = in;
-	return true;
 }
 
 /* Positions of accumulator c's first and last steps. */
@@ -697,7 +673,7 @@ int ds_dlr_relay(const ds_graph *g, const int32_t *order, int32_t *out,
 	dlr_sort_lists(pos, &u, nb);
 	if (!sg_find(&s) || s.nch < 2)
 		goto out;
-	if (!rl_inputs(&s, &a, &off, &in))
+	if (!sg_shared(&s, &a, rl_reads, true, &off, &in))
 		goto oom;
 	m = ds_arena_alloc(&a, (size_t)s.nch, sizeof *m);
 	if (a.failed)
