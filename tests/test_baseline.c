@@ -61,12 +61,8 @@ static void check_bundled(const char *name, const char *path, ds_graph *g,
 		 * keeps one live buffer per L0 memory */
 		if (s == DS_SCHED_FREE_FIRST || s == DS_SCHED_LPMF ||
 		    s == DS_SCHED_VPUX) {
-			int32_t *order = malloc((size_t)g->n * sizeof *order);
-			int32_t len = 0;
-			for (int32_t i = 0; i < a.len; i++)
-				if (a.order[i] < g->n)
-					order[len++] = a.order[i];
-			ds_plan op = {len, order, NULL, 0, NULL};
+			int32_t *order = test_graph_order(g, &a, 1);
+			ds_plan op = {g->n, order, NULL, 0, NULL};
 			ds_replay_opts q1 = {.q1 = true};
 			if (ds_replay(g, &op, &q1, &f, &e))
 				fail_msg("%s, %s: one-live rule: %s", path,

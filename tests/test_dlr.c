@@ -51,6 +51,32 @@ static void run_dlr(const ds_graph *g, ds_plan *p, ds_figures *f)
 	free(ord);
 }
 
+/* The graph's nodes in the order of g's DLR plan from free-first (its
+ * spill nodes left out), in an array with room for copies such orders
+ * (free it). */
+static int32_t *dlr_graph_order(const ds_graph *g, int copies)
+{
+	ds_plan p;
+	ds_figures f;
+	run_dlr(g, &p, &f);
+	int32_t *ord = test_graph_order(g, &p, copies);
+	ds_plan_free(g->heap, &p);
+	return ord;
+}
+
+/* The figures of order placed with aged victims at tolerance 10 (the
+ * pipeline's backbone candidates' placement). */
+static void aged_replay(const ds_graph *g, const int32_t *order,
+			ds_figures *f)
+{
+	ds_place_opts po = {DS_BEST_FIT, DS_VICTIM_AGED, 10};
+	ds_plan q;
+	ds_err e;
+	if (ds_place(g, order, &po, &q, &e) || ds_replay(g, &q, NULL, f, &e))
+		fail_msg("%s", e.msg);
+	ds_plan_free(g->heap, &q);
+}
+
 /* ds_dlr on a copy of g with node Ids and BufIds renumbered (seed), from
  * ord renamed: its figures into *f. */
 static void run_dlr_renumbered(const ds_graph *g, const int32_t *ord,
@@ -528,17 +554,8 @@ static void relay_groups(void **state)
 {
 	(void)state;
 	ds_graph *g = load_bundled("Conv_Case0.json");
-	ds_plan p;
-	ds_figures f;
 	ds_err e;
-	run_dlr(g, &p, &f);
-	int32_t *ord = malloc(3 * (size_t)g->n * sizeof *ord);
-	assert_non_null(ord);
-	int32_t len = 0;
-	for (int32_t i = 0; i < p.len; i++)
-		if (p.order[i] < g->n)
-			ord[len++] = p.order[i];
-	assert_int_equal(len, g->n);
+	int32_t *ord = dlr_graph_order(g, 3);
 	int32_t *rl = ord + g->n, *again = ord + 2 * g->n;
 	bool changed = false;
 	assert_int_equal(ds_dlr_relay(g, ord, rl, &changed, &e), DS_OK);
@@ -546,15 +563,9 @@ static void relay_groups(void **state)
 	assert_int_equal(ds_order_check(g, rl, "relay", &e), DS_OK);
 	assert_int_equal(ds_dlr_relay(g, ord, again, &changed, &e), DS_OK);
 	assert_memory_equal(rl, again, (size_t)g->n * sizeof *rl);
-	ds_place_opts po = {DS_BEST_FIT, DS_VICTIM_AGED, 10};
-	ds_plan q;
 	ds_figures before, after;
-	if (ds_place(g, ord, &po, &q, &e) || ds_replay(g, &q, NULL, &before, &e))
-		fail_msg("%s", e.msg);
-	ds_plan_free(g->heap, &q);
-	if (ds_place(g, rl, &po, &q, &e) || ds_replay(g, &q, NULL, &after, &e))
-		fail_msg("%s", e.msg);
-	ds_plan_free(g->heap, &q);
+	aged_replay(g, ord, &before);
+	aged_replay(g, rl, &after);
 	print_message("aged placement: %lld at %lld, relayed %lld at %lld\n",
 		      (long long)before.makespan, (long long)before.extra_ddr,
 		      (long long)after.makespan, (long long)after.extra_ddr);
@@ -563,20 +574,12 @@ static void relay_groups(void **state)
 	assert_int_equal(after.makespan, 478746);
 	assert_int_equal(after.extra_ddr, 49156);
 	free(ord);
-	ds_plan_free(g->heap, &p);
 	ds_graph_free(g);
 	g = load_bundled("Matmul_Case0.json");
-	run_dlr(g, &p, &f);
-	ord = malloc((size_t)g->n * 2 * sizeof *ord);
-	assert_non_null(ord);
-	len = 0;
-	for (int32_t i = 0; i < p.len; i++)
-		if (p.order[i] < g->n)
-			ord[len++] = p.order[i];
+	ord = dlr_graph_order(g, 2);
 	assert_int_equal(ds_dlr_relay(g, ord, ord + g->n, &changed, &e), DS_OK);
 	assert_false(changed);
 	free(ord);
-	ds_plan_free(g->heap, &p);
 	ds_graph_free(g);
 }
 
@@ -598,17 +601,8 @@ static void stagger_accumulators(void **state)
 {
 	(void)state;
 	ds_graph *g = load_bundled("Matmul_Case0.json");
-	ds_plan p;
-	ds_figures f;
 	ds_err e;
-	run_dlr(g, &p, &f);
-	int32_t *ord = malloc(3 * (size_t)g->n * sizeof *ord);
-	assert_non_null(ord);
-	int32_t len = 0;
-	for (int32_t i = 0; i < p.len; i++)
-		if (p.order[i] < g->n)
-			ord[len++] = p.order[i];
-	assert_int_equal(len, g->n);
+	int32_t *ord = dlr_graph_order(g, 3);
 	int32_t *st = ord + g->n, *again = ord + 2 * g->n;
 	bool changed = false;
 	assert_int_equal(lane_lag(g, ord, false), 1);
@@ -621,15 +615,9 @@ static void stagger_accumulators(void **state)
 	assert_int_equal(most_l0c(g, st), 2);
 	assert_int_equal(ds_dlr_stagger(g, ord, 1, again, &changed, &e), DS_OK);
 	assert_memory_equal(st, again, (size_t)g->n * sizeof *st);
-	ds_place_opts po = {DS_BEST_FIT, DS_VICTIM_AGED, 10};
-	ds_plan q;
 	ds_figures before, after;
-	if (ds_place(g, ord, &po, &q, &e) || ds_replay(g, &q, NULL, &before, &e))
-		fail_msg("%s", e.msg);
-	ds_plan_free(g->heap, &q);
-	if (ds_place(g, st, &po, &q, &e) || ds_replay(g, &q, NULL, &after, &e))
-		fail_msg("%s", e.msg);
-	ds_plan_free(g->heap, &q);
+	aged_replay(g, ord, &before);
+	aged_replay(g, st, &after);
 	print_message("aged placement: %lld at %lld, staggered %lld at %lld\n",
 		      (long long)before.makespan, (long long)before.extra_ddr,
 		      (long long)after.makespan, (long long)after.extra_ddr);
@@ -646,21 +634,13 @@ static void stagger_accumulators(void **state)
 	assert_false(changed);
 	assert_memory_equal(st, again, (size_t)g->n * sizeof *st);
 	free(ord);
-	ds_plan_free(g->heap, &p);
 	ds_graph_free(g);
 	g = load_bundled("FlashAttention_Case0.json");
-	run_dlr(g, &p, &f);
-	ord = malloc((size_t)g->n * 2 * sizeof *ord);
-	assert_non_null(ord);
-	len = 0;
-	for (int32_t i = 0; i < p.len; i++)
-		if (p.order[i] < g->n)
-			ord[len++] = p.order[i];
+	ord = dlr_graph_order(g, 2);
 	assert_int_equal(ds_dlr_stagger(g, ord, 1, ord + g->n, &changed, &e),
 			 DS_OK);
 	assert_false(changed);
 	free(ord);
-	ds_plan_free(g->heap, &p);
 	ds_graph_free(g);
 }
 

@@ -384,12 +384,7 @@ static ds_plan relayed_backbone(const ds_graph *g, const ds_plan *d)
 {
 	ds_plan bb;
 	memset(&bb, 0, sizeof bb);
-	int32_t *ord = malloc(2 * (size_t)g->n * sizeof *ord);
-	assert_non_null(ord);
-	int32_t len = 0;
-	for (int32_t i = 0; i < d->len; i++)
-		if (d->order[i] < g->n)
-			ord[len++] = d->order[i];
+	int32_t *ord = test_graph_order(g, d, 2);
 	bool changed;
 	ds_err e;
 	assert_int_equal(ds_dlr_relay(g, ord, ord + g->n, &changed, &e), DS_OK);

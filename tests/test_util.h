@@ -233,6 +233,21 @@ static inline ds_graph *test_renumbered(const ds_graph *g,
 	return out;
 }
 
+/* The graph's nodes in the order of plan p (its spill nodes left out),
+ * in an array with room for copies such orders (free it). */
+static inline int32_t *test_graph_order(const ds_graph *g, const ds_plan *p,
+					int copies)
+{
+	int32_t *ord = malloc((size_t)copies * (size_t)g->n * sizeof *ord);
+	assert_non_null(ord);
+	int32_t len = 0;
+	for (int32_t i = 0; i < p->len; i++)
+		if (p->order[i] < g->n)
+			ord[len++] = p->order[i];
+	assert_int_equal(len, g->n);
+	return ord;
+}
+
 /* The disjoint union of a and b, as one graph holding both operators:
  * a's nodes keep their Ids, b's follow them, b's BufIds are moved past
  * a's largest. */
