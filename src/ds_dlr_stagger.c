@@ -423,6 +423,24 @@ static void sg_keys(const sgrun *s, const sgstep *st, int32_t *key)
 	}
 }
 
+/* The order rebuilt from the steps' new places st (sorted here) as the
+ * stagger and the relay do: keys from them, then dlr_po_follow (its
+ * pull) over s's order; into out, *changed set, when it differs from
+ * that order (tmp: n entries of scratch). */
+static int sg_rebuild(const sgrun *s, sgstep *st, int32_t *key, int32_t *tmp,
+		      int32_t *out, bool *changed, ds_err *e)
+{
+	const int32_t n = s->g->n;
+	qsort(st, (size_t)s->nsteps, sizeof *st, sg_cmp);
+	sg_keys(s, st, key);
+	int rc = dlr_po_follow(s->g, s->order, s->pos, key, true, tmp, e);
+	if (rc == DS_OK && memcmp(tmp, s->order, (size_t)n * sizeof *tmp)) {
+		memcpy(out, tmp, (size_t)n * sizeof *out);
+		*changed = true;
+	}
+	return rc;
+}
+
 int ds_dlr_stagger(const ds_graph *g, const int32_t *order, int32_t div,
 		   int32_t *out, bool *changed, ds_err *e)
 {
@@ -464,13 +482,7 @@ int ds_dlr_stagger(const ds_graph *g, const int32_t *order, int32_t div,
 		goto out;
 	}
 	sg_time(&s, lane_t, st);
-	qsort(st, (size_t)s.nsteps, sizeof *st, sg_cmp);
-	sg_keys(&s, st, key);
-	rc = dlr_po_follow(g, order, pos, key, true, tmp, e);
-	if (rc == DS_OK && memcmp(tmp, order, (size_t)n * sizeof *tmp)) {
-		memcpy(out, tmp, (size_t)n * sizeof *out);
-		*changed = true;
-	}
+	rc = sg_rebuild(&s, st, key, tmp, out, changed, e);
 out:
 	ds_arena_free(&a);
 	return rc;
@@ -684,13 +696,7 @@ int ds_dlr_relay(const ds_graph *g, const int32_t *order, int32_t *out,
 	if (a.failed)
 		goto oom;
 	rl_steps(&s, tmp, st);
-	qsort(st, (size_t)s.nsteps, sizeof *st, sg_cmp);
-	sg_keys(&s, st, key);
-	rc = dlr_po_follow(g, order, pos, key, true, tmp, e);
-	if (rc == DS_OK && memcmp(tmp, order, (size_t)n * sizeof *tmp)) {
-		memcpy(out, tmp, (size_t)n * sizeof *out);
-		*changed = true;
-	}
+	rc = sg_rebuild(&s, st, key, tmp, out, changed, e);
 	goto out;
 oom:
 	rc = ds_fail(e, DS_ENOMEM, "out of memory");
