@@ -671,6 +671,21 @@ static int cpe_from(const ds_graph *g, const ds_run_opts *o,
 	return rc;
 }
 
+/* Plan q (figures fq) replaces *out (figures *f) when it is shorter, or
+ * as long with less traffic; the other one is freed. */
+static void keep_shorter(const ds_graph *g, ds_plan *out, ds_figures *f,
+			 ds_plan *q, const ds_figures *fq)
+{
+	if (fq->makespan < f->makespan ||
+	    (fq->makespan == f->makespan && fq->extra_ddr < f->extra_ddr)) {
+		ds_plan_free(g->heap, out);
+		*out = *q;
+		*f = *fq;
+	} else {
+		ds_plan_free(g->heap, q);
+	}
+}
+
 /* With more effort (--effort N > 1), CPE and retime also from the
  * backbone that bb's plan replaced: the replay before CPE is a rough
  * guide (at --effort 2, Matmul_Case1's tail order replays shorter than
@@ -691,15 +706,10 @@ static int cpe_runner_up(const ds_graph *g, const ds_run_opts *o,
 	int rc = cpe_from(g, o, &bb->prev, dlr, &q, &fq, e);
 	if (rc == DS_OK)
 		rc = retime(g, &quiet, &q, dlr_ddr, &fq, e);
-	if (rc == DS_OK && (fq.makespan < f->makespan ||
-			    (fq.makespan == f->makespan &&
-			     fq.extra_ddr < f->extra_ddr))) {
-		ds_plan_free(g->heap, out);
-		*out = q;
-		*f = fq;
-	} else {
+	if (rc == DS_OK)
+		keep_shorter(g, out, f, &q, &fq);
+	else
 		ds_plan_free(g->heap, &q);
-	}
 	return rc;
 }
 
@@ -759,15 +769,8 @@ static int default_floor(const ds_graph *g, const ds_run_opts *o,
 	ds_figures fq;
 	memset(&q, 0, sizeof q); /* run_dan frees what it made on failure */
 	int rc = run_dan(g, &one, &q, &fq, e);
-	if (rc == DS_OK && (fq.makespan < fig->makespan ||
-			    (fq.makespan == fig->makespan &&
-			     fq.extra_ddr < fig->extra_ddr))) {
-		ds_plan_free(g->heap, out);
-		*out = q;
-		*fig = fq;
-	} else if (rc == DS_OK) {
-		ds_plan_free(g->heap, &q);
-	}
+	if (rc == DS_OK)
+		keep_shorter(g, out, fig, &q, &fq);
 	return rc;
 }
 
