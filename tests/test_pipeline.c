@@ -409,7 +409,7 @@ static void out_of_memory(void **state)
 	ds_run_opts o;
 	ds_run_opts_default(&o);
 	sweep_run(g, &o, "matmul and attention");
-	/* some 15,500 failures (8,242 before more effort also made the
+	/* some 16,400 failures (8,242 before more effort also made the
 	 * default's plan, default_floor), about a minute in a Release
 	 * build: not in the sanitizer pass */
 	o.cpe.effort = 2;
