@@ -43,17 +43,16 @@
  * when it gains at least a cycle per RT_BYTES_PER_CYCLE bytes added; a
  * (node, move) is tried once until a shorter plan is found (which clears
  * the marks); the objective only falls and the work budget bounds the
- * rest, so the search ends.  After it, a rotation phase
+ * rest, so the search ends.  Before it and after it, a rotation phase
  * (rt_rotate_phase): for each reload the busiest pipe waits for, a
- * resident idle from before it until after it goes out right after its
- * last use and lends it its addresses (the slot used longest ago, not the
+ * resident idle from before it until after it goes out after its last
+ * use and lends it its addresses (the slot used longest ago, not the
  * one just used), each checked alone by a replay, all of them in one
  * candidate, kept when it gains a cycle per RT_ROT_BYTES_PER_CYCLE bytes;
- * when it is taken, the local search again from there (Conv_Case0 at
- * --traffic-budget 25: 436,519 -> 419,659 cycles at 53,568 bytes; the
- * rotations before the local search gave 419,659 too, but 437,374
- * against 436,519 at --effort 2, and a different plan at the default
- * budget).  Last, a readiness phase (rt_ready_phase): the
+ * when the second is taken, the local search again from there
+ * (Conv_Case0: 416,511 -> 413,994 cycles at the default budget, at
+ * --traffic-budget 25 413,139 -> 393,721 at 56,448 bytes; see
+ * rotations).  Last, a readiness phase (rt_ready_phase): the
  * reloads that follow each other on their pipe put in the order their
  * data are first needed, and every occupancy, in the order they start,
  * placed at the window whose previous occupants finished first in the
@@ -889,6 +888,24 @@ static void rt_free(rt *r)
 	ds_arena_free(&r->a);
 }
 
+/* The rotation phase (ds_retime_phase.c) on a budget of its own, the
+ * budget of the phase after it left as it was; *took: it shortened the
+ * plan.  Run before the local search too, whose evictions otherwise take
+ * the traffic a rotation needs (Conv_Case0, default budget: the one
+ * eviction the cap allowed gave 416,511, a rotation in its place
+ * 413,994; at --traffic-budget 25 and 100, 393,721 and 386,119 against
+ * 392,866 and 385,264 with rotations after the local search only; the
+ * other five graphs' plans the same either way). */
+static int rotations(rt *r, bool *took)
+{
+	int64_t before = r->cf.makespan, saved = r->budget, w0 = r->work;
+	r->budget = r->work + r->rot_budget;
+	int rc = rt_rotate_phase(r);
+	r->budget = saved + (r->work - w0);
+	*took = r->cf.makespan < before;
+	return rc;
+}
+
 int ds_retime(const ds_graph *g, const ds_plan *in, const ds_retime_opts *o,
 	      ds_plan *out, ds_err *e)
 {
@@ -915,19 +932,20 @@ int ds_retime(const ds_graph *g, const ds_plan *in, const ds_retime_opts *o,
 	}
 	/* a round costs about four passes over the plan before its first
 	 * candidate: none when the budget cannot pay for one (1M nodes) */
+	const int64_t first = r.budget;
+	bool took = true;
 	if (rc == DS_OK)
 		rc = rt_stream_phase(&r);
-	bool took = true;
+	if (rc == DS_OK)
+		rc = rotations(&r, &took);
+	took = true;
 	while (rc == DS_OK && took &&
 	       r.work + 5 * (int64_t)r.total < r.budget)
 		rc = round_once(&r, usrc, &took);
-	/* then rotations, on a budget of their own, and when they are taken
-	 * the local search again from there, on one as large as the first */
-	int64_t before = r.cf.makespan, first = r.budget;
-	r.budget = r.work + r.rot_budget;
+	/* rotations again, and when they are taken the local search again
+	 * from there, on a budget as large as the first */
 	if (rc == DS_OK)
-		rc = rt_rotate_phase(&r);
-	took = r.cf.makespan < before;
+		rc = rotations(&r, &took);
 	r.budget = r.work + first;
 	while (rc == DS_OK && took &&
 	       r.work + 5 * (int64_t)r.total < r.budget)
