@@ -300,7 +300,8 @@ int rt_stream_phase(rt *r)
  * A reload x waits for addresses that a buffer just used still holds
  * (its store, then x's load, between two uses on the busiest pipe),
  * while another resident z sits idle from before x's load until after x
- * ends: z goes out right after its last use, x takes z's addresses, z
+ * ends: z goes out after its last use (behind the stores that could
+ * start before that use ended: rot_out_line), x takes z's addresses, z
  * comes back at them right after x ends.  Uses chained through a few
  * slots then rotate their reloads through the slot used longest ago
  * instead of the one just used (Conv_Case0's chains of CONVs over four

@@ -702,12 +702,7 @@ static void dlr_within(ds_graph *g, const char *what, uint64_t seed,
 static void pilot_on_generated_matmul(void **state)
 {
 	(void)state;
-	ds_caps caps;
-	ds_caps_default(&caps);
-	ds_graph *g = NULL;
-	ds_err e;
-	if (ds_generate(ds_heap_std(), DS_GEN_MATMUL, 5000, 1, &caps, &g, &e))
-		fail_msg("ds_generate: %s", e.msg);
+	ds_graph *g = must_generate(DS_GEN_MATMUL, 5000, 1);
 	dlr_within(g, "generated matmul", 7, PILOT_GEN_BOUND);
 	ds_graph_free(g);
 }

@@ -493,13 +493,8 @@ static void unusual_edges(void **state)
 static void options(void **state)
 {
 	(void)state;
-	ds_caps caps;
-	ds_caps_default(&caps);
-	ds_graph *g = NULL;
+	ds_graph *g = must_generate(DS_GEN_ATTENTION, 400, 3);
 	ds_err e;
-	assert_int_equal(ds_generate(ds_heap_std(), DS_GEN_ATTENTION, 400, 3,
-				     &caps, &g, &e),
-			 DS_OK);
 	int32_t *o = malloc((size_t)g->n * sizeof *o);
 	assert_non_null(o);
 	assert_int_equal(ds_mpas(g, NULL, o, &e), DS_OK);
@@ -582,12 +577,8 @@ static void generated_graphs(void **state)
 static void large_random_graph(void **state)
 {
 	(void)state;
-	ds_caps caps;
-	ds_caps_default(&caps);
-	ds_graph *g = NULL;
+	ds_graph *g = must_generate(DS_GEN_RANDOM, 10000, 1);
 	ds_err e;
-	if (ds_generate(ds_heap_std(), DS_GEN_RANDOM, 10000, 1, &caps, &g, &e))
-		fail_msg("generate: %s", e.msg);
 	int32_t *ff = malloc((size_t)g->n * sizeof *ff);
 	assert_non_null(ff);
 	assert_int_equal(ds_order_free_first(g, ff, &e), DS_OK);

@@ -146,13 +146,8 @@ static void random_order(const ds_graph *g, uint64_t *seed, int swaps,
 static void random_orders_passes(void **state)
 {
 	(void)state;
-	ds_caps caps;
-	ds_caps_default(&caps);
-	ds_graph *g;
+	ds_graph *g = must_generate(DS_GEN_ATTENTION, 300, 3);
 	ds_err e;
-	assert_int_equal(ds_generate(ds_heap_std(), DS_GEN_ATTENTION, 300, 3,
-				     &caps, &g, &e),
-			 DS_OK);
 	int32_t *order = malloc((size_t)g->n * sizeof *order);
 	assert_non_null(order);
 	uint64_t seed = 7;
@@ -413,13 +408,7 @@ static void tail_order_flash(void **state)
 static void tail_order_generated(void **state)
 {
 	(void)state;
-	ds_caps caps;
-	ds_caps_default(&caps);
-	ds_graph *g = NULL;
-	ds_err e;
-	assert_int_equal(ds_generate(ds_heap_std(), DS_GEN_RANDOM, 5000, 4,
-				     &caps, &g, &e),
-			 DS_OK);
+	ds_graph *g = must_generate(DS_GEN_RANDOM, 5000, 4);
 	int32_t *out = malloc((size_t)g->n * sizeof *out);
 	assert_non_null(out);
 	bool changed;

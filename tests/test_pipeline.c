@@ -291,13 +291,7 @@ static void run_effort(const ds_graph *g, int64_t effort, ds_figures *f)
 static void more_effort_runner_up(void **state)
 {
 	(void)state;
-	ds_caps caps;
-	ds_caps_default(&caps);
-	ds_graph *g = NULL;
-	ds_err e;
-	assert_int_equal(ds_generate(ds_heap_std(), DS_GEN_MATMUL, 800, 2,
-				     &caps, &g, &e),
-			 DS_OK);
+	ds_graph *g = must_generate(DS_GEN_MATMUL, 800, 2);
 	ds_figures one, two;
 	run_effort(g, 1, &one);
 	run_effort(g, 2, &two);
@@ -316,13 +310,7 @@ static void more_effort_runner_up(void **state)
 static void more_effort_never_longer(void **state)
 {
 	(void)state;
-	ds_caps caps;
-	ds_caps_default(&caps);
-	ds_graph *g = NULL;
-	ds_err e;
-	assert_int_equal(ds_generate(ds_heap_std(), DS_GEN_MATMUL, 2000, 4,
-				     &caps, &g, &e),
-			 DS_OK);
+	ds_graph *g = must_generate(DS_GEN_MATMUL, 2000, 4);
 	ds_figures one, two;
 	run_effort(g, 1, &one);
 	run_effort(g, 2, &two);
@@ -402,19 +390,9 @@ static void sweep_run(ds_graph *g, const ds_run_opts *o, const char *what)
 static void out_of_memory(void **state)
 {
 	(void)state;
-	ds_caps caps;
-	ds_caps_default(&caps);
-	ds_graph *a = NULL, *b = NULL, *c = NULL;
-	ds_err e;
-	assert_int_equal(ds_generate(ds_heap_std(), DS_GEN_MATMUL, 60, 5,
-				     &caps, &a, &e),
-			 DS_OK);
-	assert_int_equal(ds_generate(ds_heap_std(), DS_GEN_ATTENTION, 60, 5,
-				     &caps, &b, &e),
-			 DS_OK);
-	assert_int_equal(ds_generate(ds_heap_std(), DS_GEN_CONV, 50, 2, &caps,
-				     &c, &e),
-			 DS_OK);
+	ds_graph *a = must_generate(DS_GEN_MATMUL, 60, 5);
+	ds_graph *b = must_generate(DS_GEN_ATTENTION, 60, 5);
+	ds_graph *c = must_generate(DS_GEN_CONV, 50, 2);
 	ds_graph *g = test_union(a, b);
 	ds_run_opts o;
 	ds_run_opts_default(&o);

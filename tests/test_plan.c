@@ -315,13 +315,8 @@ static void same_figures(const ds_figures *a, const ds_figures *b)
 static void sort_spills_relabelled(void **state)
 {
 	(void)state;
-	ds_caps caps;
-	ds_caps_default(&caps);
-	ds_graph *g;
+	ds_graph *g = must_generate(DS_GEN_CONV, 600, 4);
 	ds_err e;
-	assert_int_equal(ds_generate(ds_heap_std(), DS_GEN_CONV, 600, 4, &caps,
-				     &g, &e),
-			 DS_OK);
 	int32_t *order = malloc((size_t)g->n * sizeof *order);
 	assert_non_null(order);
 	assert_int_equal(ds_order_id(g, order, &e), DS_OK);

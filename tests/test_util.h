@@ -74,6 +74,20 @@ static inline ds_graph *must_load(const char *json)
 	return g;
 }
 
+/* A generated graph (`dansched gen --kind K --nodes N --seed S`, default
+ * capacities) the test needs; any failure fails the test. */
+static inline ds_graph *must_generate(int kind, int64_t nodes, uint64_t seed)
+{
+	ds_caps caps;
+	ds_caps_default(&caps);
+	ds_graph *g = NULL;
+	ds_err e;
+	if (ds_generate(ds_heap_std(), kind, nodes, seed, &caps, &g, &e))
+		fail_msg("ds_generate: %s", e.msg);
+	assert_non_null(g);
+	return g;
+}
+
 /* A fresh temporary folder; the caller removes it with rm_tree. */
 static inline char *make_tmpdir(void)
 {
