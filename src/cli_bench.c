@@ -292,8 +292,8 @@ static int64_t best_baseline(const job *row, int m, int *who)
 static void bench_table(const job *jobs, int np, int m)
 {
 	static const char *const titles[NMETRICS] = {
-		"peak_vstay (bytes; dan: its MPAS order, the baselines: their "
-		"plan)",
+		("peak_vstay (bytes; dan: its MPAS order, the baselines: "
+		 "their plan)"),
 		"plan_peak_vstay (bytes; every scheduler's final plan)",
 		"extra_ddr (bytes)", "spills", "makespan (cycles)"};
 	printf("%s%s\n\n%-22s", m ? "\n" : "", titles[m], "case");
