@@ -938,7 +938,7 @@ int ds_retime(const ds_graph *g, const ds_plan *in, const ds_retime_opts *o,
 		rc = rt_stream_phase(&r);
 	if (rc == DS_OK)
 		rc = rotations(&r, &took);
-	took = true;
+	took = true; /* the local search runs whether they were taken or not */
 	while (rc == DS_OK && took &&
 	       r.work + 5 * (int64_t)r.total < r.budget)
 		rc = round_once(&r, usrc, &took);
