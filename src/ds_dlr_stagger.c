@@ -441,32 +441,48 @@ static int sg_rebuild(const sgrun *s, sgstep *st, int32_t *key, int32_t *tmp,
 	return rc;
 }
 
+/* What the stagger and the relay both start with: s's scratch from a
+ * (positions, users, chains, accumulators; key and tmp for sg_rebuild),
+ * each buffer's users sorted by position in s->order, and the
+ * accumulators found (sg_find, into *found).  False when out of memory. */
+static bool sg_begin(sgrun *s, ds_arena *a, int32_t **key, int32_t **tmp,
+		     bool *found)
+{
+	const ds_graph *g = s->g;
+	const int32_t n = g->n, nb = g->nbuf;
+	int32_t *pos = ds_arena_alloc(a, (size_t)n, sizeof *pos);
+	s->usr = ds_arena_alloc(a, (size_t)g->user_off[nb] + 1, sizeof *s->usr);
+	s->chain = ds_arena_alloc(a, (size_t)n, sizeof *s->chain);
+	s->cbuf = ds_arena_alloc(a, (size_t)nb + 1, sizeof *s->cbuf);
+	*key = ds_arena_alloc(a, (size_t)n, sizeof **key);
+	*tmp = ds_arena_alloc(a, (size_t)n, sizeof **tmp);
+	if (a->failed)
+		return false;
+	for (int32_t i = 0; i < n; i++)
+		pos[s->order[i]] = i;
+	s->pos = pos;
+	memcpy(s->usr, g->user, (size_t)g->user_off[nb] * sizeof *s->usr);
+	csr u = {g->user_off, s->usr};
+	dlr_sort_lists(pos, &u, nb);
+	*found = sg_find(s);
+	return true;
+}
+
 int ds_dlr_stagger(const ds_graph *g, const int32_t *order, int32_t div,
 		   int32_t *out, bool *changed, ds_err *e)
 {
-	const int32_t n = g->n, nb = g->nbuf;
 	*changed = false;
 	ds_arena a;
 	ds_arena_init(&a, g->heap);
 	sgrun s = {.g = g, .order = order};
-	int32_t *pos = ds_arena_alloc(&a, (size_t)n, sizeof *pos);
-	s.usr = ds_arena_alloc(&a, (size_t)g->user_off[nb] + 1, sizeof *s.usr);
-	s.chain = ds_arena_alloc(&a, (size_t)n, sizeof *s.chain);
-	s.cbuf = ds_arena_alloc(&a, (size_t)nb + 1, sizeof *s.cbuf);
-	int32_t *key = ds_arena_alloc(&a, (size_t)n, sizeof *key);
-	int32_t *tmp = ds_arena_alloc(&a, (size_t)n, sizeof *tmp);
+	int32_t *key, *tmp;
+	bool found;
 	int rc = DS_OK;
-	if (a.failed) {
+	if (!sg_begin(&s, &a, &key, &tmp, &found)) {
 		rc = ds_fail(e, DS_ENOMEM, "out of memory");
 		goto out;
 	}
-	for (int32_t i = 0; i < n; i++)
-		pos[order[i]] = i;
-	s.pos = pos;
-	memcpy(s.usr, g->user, (size_t)g->user_off[nb] * sizeof *s.usr);
-	csr u = {g->user_off, s.usr};
-	dlr_sort_lists(pos, &u, nb);
-	if (!sg_find(&s) || (s.lanes = sg_lanes(&s)) < 2)
+	if (!found || (s.lanes = sg_lanes(&s)) < 2)
 		goto out;
 	if (!sg_delay(&s, &a)) {
 		rc = ds_fail(e, DS_ENOMEM, "out of memory");
@@ -659,31 +675,21 @@ static void rl_steps(const sgrun *s, const int32_t *gend, sgstep *st)
 int ds_dlr_relay(const ds_graph *g, const int32_t *order, int32_t *out,
 		 bool *changed, ds_err *e)
 {
-	const int32_t n = g->n, nb = g->nbuf;
 	*changed = false;
 	ds_arena a;
 	ds_arena_init(&a, g->heap);
 	sgrun s = {.g = g, .order = order};
-	int32_t *pos = ds_arena_alloc(&a, (size_t)n, sizeof *pos);
-	s.usr = ds_arena_alloc(&a, (size_t)g->user_off[nb] + 1, sizeof *s.usr);
-	s.chain = ds_arena_alloc(&a, (size_t)n, sizeof *s.chain);
-	s.cbuf = ds_arena_alloc(&a, (size_t)nb + 1, sizeof *s.cbuf);
-	int32_t *key = ds_arena_alloc(&a, (size_t)n, sizeof *key);
-	int32_t *tmp = ds_arena_alloc(&a, (size_t)n, sizeof *tmp);
-	int32_t *need = ds_arena_alloc(&a, (size_t)nb + 1, sizeof *need);
-	int32_t *off, *in;
+	int32_t *key, *tmp, *need, *off, *in;
 	rlmember *m;
 	sgstep *st;
+	bool found;
 	int rc = DS_OK;
+	if (!sg_begin(&s, &a, &key, &tmp, &found))
+		goto oom;
+	need = ds_arena_alloc(&a, (size_t)g->nbuf + 1, sizeof *need);
 	if (a.failed)
 		goto oom;
-	for (int32_t i = 0; i < n; i++)
-		pos[order[i]] = i;
-	s.pos = pos;
-	memcpy(s.usr, g->user, (size_t)g->user_off[nb] * sizeof *s.usr);
-	csr u = {g->user_off, s.usr};
-	dlr_sort_lists(pos, &u, nb);
-	if (!sg_find(&s) || s.nch < 2)
+	if (!found || s.nch < 2)
 		goto out;
 	if (!sg_shared(&s, &a, rl_reads, true, &off, &in))
 		goto oom;
