@@ -164,6 +164,20 @@ static dansched_graph *graph_new(const ds_heap *h)
 	return g;
 }
 
+/* The end of every call that makes a graph: g (from graph_new on heap
+ * h) goes to *out when rc is DS_OK and is freed otherwise; rc and e are
+ * reported through err. */
+static int graph_done(dansched_graph *g, const ds_heap *h, int rc,
+		      const ds_err *e, dansched_graph **out,
+		      dansched_error *err)
+{
+	if (rc)
+		ds_free(h, g);
+	else
+		*out = g;
+	return out_err(rc, e, err);
+}
+
 int dansched_builder_finish(dansched_builder *b, const dansched_caps *caps,
 			    dansched_graph **out, dansched_error *err)
 {
@@ -177,12 +191,7 @@ int dansched_builder_finish(dansched_builder *b, const dansched_caps *caps,
 	ds_err e;
 	int rc = ds_builder_finish(b->b, &c, &g->g, &e);
 	ds_builder_rehome(b->b, &b->heap);
-	if (rc) {
-		ds_free(&b->heap, g);
-		return out_err(rc, &e, err);
-	}
-	*out = g;
-	return out_err(DS_OK, &e, err);
+	return graph_done(g, &b->heap, rc, &e, out, err);
 }
 
 void dansched_builder_destroy(dansched_builder *b)
@@ -206,12 +215,7 @@ int dansched_graph_load(const dansched_allocator *alloc, const char *path,
 	ds_caps c = caps_of(caps);
 	ds_err e;
 	int rc = ds_load_graph(&g->heap, path, &c, &g->g, &e);
-	if (rc) {
-		ds_free(&h, g);
-		return out_err(rc, &e, err);
-	}
-	*out = g;
-	return out_err(DS_OK, &e, err);
+	return graph_done(g, &h, rc, &e, out, err);
 }
 
 int dansched_graph_save(const dansched_graph *g, const char *path,
@@ -248,12 +252,7 @@ int dansched_generate(const dansched_allocator *alloc, const char *kind,
 		return no_memory(err);
 	ds_caps c = caps_of(caps);
 	int rc = ds_generate(&g->heap, k, nodes, seed, &c, &g->g, &e);
-	if (rc) {
-		ds_free(&h, g);
-		return out_err(rc, &e, err);
-	}
-	*out = g;
-	return out_err(DS_OK, &e, err);
+	return graph_done(g, &h, rc, &e, out, err);
 }
 
 void dansched_graph_destroy(dansched_graph *g)
@@ -656,12 +655,7 @@ int dansched_graph_parse(const dansched_allocator *alloc, const char *source,
 	ds_caps c = caps_of(caps);
 	int rc = ds_load_json_text(&g->heap, source, text ? text : "", len, &c,
 				   &g->g, &e);
-	if (rc) {
-		ds_free(&h, g);
-		return out_err(rc, &e, err);
-	}
-	*out = g;
-	return out_err(DS_OK, &e, err);
+	return graph_done(g, &h, rc, &e, out, err);
 }
 
 int64_t dansched_graph_buffer_id(const dansched_graph *g, int32_t index)
