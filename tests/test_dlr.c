@@ -77,6 +77,20 @@ static void aged_replay(const ds_graph *g, const int32_t *order,
 	ds_plan_free(g->heap, &q);
 }
 
+/* Orders from and to (to made from from, as what says) each through
+ * aged_replay, both figures printed. */
+static void aged_compare(const ds_graph *g, const int32_t *from,
+			 const int32_t *to, const char *what,
+			 ds_figures *before, ds_figures *after)
+{
+	aged_replay(g, from, before);
+	aged_replay(g, to, after);
+	print_message("aged placement: %lld at %lld, %s %lld at %lld\n",
+		      (long long)before->makespan, (long long)before->extra_ddr,
+		      what, (long long)after->makespan,
+		      (long long)after->extra_ddr);
+}
+
 /* ds_dlr on a copy of g with node Ids and BufIds renumbered (seed), from
  * ord renamed: its figures into *f. */
 static void run_dlr_renumbered(const ds_graph *g, const int32_t *ord,
@@ -564,11 +578,7 @@ static void relay_groups(void **state)
 	assert_int_equal(ds_dlr_relay(g, ord, again, &changed, &e), DS_OK);
 	assert_memory_equal(rl, again, (size_t)g->n * sizeof *rl);
 	ds_figures before, after;
-	aged_replay(g, ord, &before);
-	aged_replay(g, rl, &after);
-	print_message("aged placement: %lld at %lld, relayed %lld at %lld\n",
-		      (long long)before.makespan, (long long)before.extra_ddr,
-		      (long long)after.makespan, (long long)after.extra_ddr);
+	aged_compare(g, ord, rl, "relayed", &before, &after);
 	assert_int_equal(before.makespan, 493233);
 	assert_int_equal(before.extra_ddr, 51460);
 	assert_int_equal(after.makespan, 478746);
@@ -616,11 +626,7 @@ static void stagger_accumulators(void **state)
 	assert_int_equal(ds_dlr_stagger(g, ord, 1, again, &changed, &e), DS_OK);
 	assert_memory_equal(st, again, (size_t)g->n * sizeof *st);
 	ds_figures before, after;
-	aged_replay(g, ord, &before);
-	aged_replay(g, st, &after);
-	print_message("aged placement: %lld at %lld, staggered %lld at %lld\n",
-		      (long long)before.makespan, (long long)before.extra_ddr,
-		      (long long)after.makespan, (long long)after.extra_ddr);
+	aged_compare(g, ord, st, "staggered", &before, &after);
 	assert_int_equal(before.makespan, 121946);
 	assert_int_equal(before.extra_ddr, 11776);
 	assert_int_equal(after.makespan, 117911);

@@ -283,6 +283,17 @@ static void run_effort(const ds_graph *g, int64_t effort, ds_figures *f)
 	ds_plan_free(g->heap, &p);
 }
 
+/* dan's final figures at effort 1 (*one) and 2 (*two) on the generated
+ * matmul graph of about nodes nodes (seed). */
+static void run_generated_efforts(int64_t nodes, uint64_t seed,
+				  ds_figures *one, ds_figures *two)
+{
+	ds_graph *g = must_generate(DS_GEN_MATMUL, nodes, seed);
+	run_effort(g, 1, one);
+	run_effort(g, 2, two);
+	ds_graph_free(g);
+}
+
 /* With more effort CPE and retime also run from the backbone the chosen
  * one replaced (ds_pipeline.c, cpe_runner_up): on this generated graph
  * (`dansched gen --kind matmul --nodes 800 --seed 2`) the backbone whose
@@ -291,14 +302,11 @@ static void run_effort(const ds_graph *g, int64_t effort, ds_figures *f)
 static void more_effort_runner_up(void **state)
 {
 	(void)state;
-	ds_graph *g = must_generate(DS_GEN_MATMUL, 800, 2);
 	ds_figures one, two;
-	run_effort(g, 1, &one);
-	run_effort(g, 2, &two);
+	run_generated_efforts(800, 2, &one, &two);
 	assert_int_equal(one.makespan, 26148);
 	assert_int_equal(two.makespan, 26013);
 	assert_true(two.extra_ddr <= one.extra_ddr);
-	ds_graph_free(g);
 }
 
 /* More effort never keeps a longer plan (ds_pipeline.c, default_floor):
@@ -310,14 +318,11 @@ static void more_effort_runner_up(void **state)
 static void more_effort_never_longer(void **state)
 {
 	(void)state;
-	ds_graph *g = must_generate(DS_GEN_MATMUL, 2000, 4);
 	ds_figures one, two;
-	run_effort(g, 1, &one);
-	run_effort(g, 2, &two);
+	run_generated_efforts(2000, 4, &one, &two);
 	assert_int_equal(one.makespan, 48621);
 	assert_int_equal(two.makespan, 48621);
 	assert_int_equal(two.extra_ddr, one.extra_ddr);
-	ds_graph_free(g);
 }
 
 /* A renumbered copy gets the original's figures: retime's walk along
