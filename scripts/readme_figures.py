@@ -34,7 +34,7 @@ BLOCKS = {
              "mpas", "--quiet"],
     "bench": ["./build/dansched", "bench", "--quiet"],
     "scale": ["./build/dansched", "bench", "--scale", "--nodes",
-              os.environ.get("SCALE_NODES", "1000000")],
+              os.environ.get("SCALE_NODES", "1000000"), "--repeat", "3"],
 }
 CHECKED = ["schedule", "mpas", "bench"]  # scale is all run times
 QUICK_NODES = 10000  # as test_quick() in tests/test_util.h

@@ -17,16 +17,20 @@
  * beside the project's (../shared from its root). */
 #define DS_PUBLISHED DS_DATA_DIR "/../../shared/published.csv"
 
+/* bench --scale --repeat: at most this many runs of each size. */
+#define CLI_REPEAT_MAX 100
+
 /* Options shared by the commands; positional arguments collected in order. */
 typedef struct args {
 	const char *pos[256];
 	int npos;
 	const char *out;
 	const char *stage, *scheduler, *kind, *published;
-	int64_t effort, nodes, seed;
+	int64_t effort, nodes, seed, repeat;
 	double traffic_budget, peak_budget;
 	bool q1, json, csv, help, trace, memmap, verbose, quiet, scale;
 	bool any_spill_order;
+	uint64_t given; /* the long options given, one bit each (main.c) */
 	dansched_caps caps;
 } args;
 
@@ -56,6 +60,8 @@ int cli_bundled_graphs(char ***out, int *count);
  * cli_bundled_graphs' exit status. */
 int cli_graph_paths(args *a, char ***bundled, const char ***paths,
 		    int *np);
+/* Was the long option `name` (without its dashes) given? */
+bool cli_given(const args *a, const char *name);
 /* Parses a command's options with getopt_long (see main.c); 0 to go on,
  * -1 when --help was answered, or the exit status of a usage error. */
 int cli_command_args(int argc, char **argv, const char *usage,

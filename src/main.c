@@ -187,16 +187,17 @@ int cli_usage_error(const char *usage, const char *fmt, const char *arg)
 }
 
 
-/* A non-negative number for option opt, or -1 (with a message). */
+/* A number from min (0 or more) to max for option opt, or -1 (with a
+ * message). */
 static double number_arg(const char *usage, const char *opt, const char *val,
-			 double max)
+			 double min, double max)
 {
 	char *end;
 	double d = strtod(val, &end);
-	if (end == val || *end || !(d >= 0) || d > max) {
-		fprintf(stderr, "dansched: %s needs a number from 0 to %g, got "
-				"'%s'\n\n%s",
-			opt, max, val, usage);
+	if (end == val || *end || !(d >= min) || d > max) {
+		fprintf(stderr, "dansched: %s needs a number from %g to %g, "
+				"got '%s'\n\n%s",
+			opt, min, max, val, usage);
 		return -1;
 	}
 	return d;
@@ -208,7 +209,7 @@ enum {
 	OPT_STAGE = 256, OPT_SCHEDULER, OPT_CAP, OPT_EFFORT, OPT_TRAFFIC,
 	OPT_PEAK, OPT_NODES, OPT_KIND, OPT_SEED, OPT_PUBLISHED, OPT_Q1,
 	OPT_JSON, OPT_CSV, OPT_TRACE, OPT_MEMMAP, OPT_QUIET, OPT_SCALE,
-	OPT_ANY_SPILL_ORDER
+	OPT_ANY_SPILL_ORDER, OPT_REPEAT
 };
 
 static const struct option all_options[] = {
@@ -232,6 +233,7 @@ static const struct option all_options[] = {
 	{"quiet", no_argument, NULL, OPT_QUIET},
 	{"scale", no_argument, NULL, OPT_SCALE},
 	{"any-spill-order", no_argument, NULL, OPT_ANY_SPILL_ORDER},
+	{"repeat", required_argument, NULL, OPT_REPEAT},
 };
 #define NOPTIONS (int)(sizeof all_options / sizeof *all_options)
 
@@ -243,6 +245,7 @@ static void args_default(args *a)
 	a->scheduler = "dan";
 	a->kind = "matmul";
 	a->seed = 1;
+	a->repeat = 1;
 	a->traffic_budget = 5;
 	a->peak_budget = 5;
 	a->published = DS_PUBLISHED;
@@ -277,12 +280,13 @@ static int set_option(int c, const char *opt, const char *val,
 	double d = 0;
 	dansched_error e;
 	if (c == OPT_EFFORT || c == OPT_TRAFFIC || c == OPT_PEAK ||
-	    c == OPT_NODES || c == OPT_SEED) {
-		d = number_arg(usage, opt, val,
+	    c == OPT_NODES || c == OPT_SEED || c == OPT_REPEAT) {
+		d = number_arg(usage, opt, val, c == OPT_REPEAT ? 1 : 0,
 			       c == OPT_EFFORT	? DANSCHED_EFFORT_MAX
 			       : c == OPT_TRAFFIC || c == OPT_PEAK
 				       ? DANSCHED_BUDGET_MAX
-				       : 9e15);
+			       : c == OPT_REPEAT ? CLI_REPEAT_MAX
+						 : 9e15);
 		if (d < 0)
 			return 2;
 	}
@@ -311,6 +315,7 @@ static int set_option(int c, const char *opt, const char *val,
 	case OPT_QUIET: a->quiet = true; break;
 	case OPT_SCALE: a->scale = true; break;
 	case OPT_ANY_SPILL_ORDER: a->any_spill_order = true; break;
+	case OPT_REPEAT: a->repeat = (int64_t)d; break;
 	}
 	return 0;
 }
@@ -323,6 +328,15 @@ static const char *refused_option(char **argv, char *buf, size_t size)
 		return buf;
 	}
 	return argv[optind - 1];
+}
+
+bool cli_given(const args *a, const char *name)
+{
+	for (int i = 0; i < NOPTIONS; i++)
+		if (all_options[i].val >= 256 &&
+		    !strcmp(all_options[i].name, name))
+			return a->given >> (all_options[i].val - 256) & 1;
+	return false;
 }
 
 /* Parses a command's arguments (argv[0] is the command's name) with
@@ -355,6 +369,8 @@ int cli_command_args(int argc, char **argv, const char *usage,
 		else
 			snprintf(name, sizeof name, "--%s", opts[li].name);
 		rc = set_option(c, name, optarg, usage, a);
+		if (c >= 256)
+			a->given |= (uint64_t)1 << (c - 256);
 	}
 	if (rc)
 		return rc;

@@ -566,6 +566,23 @@ assert sizes == sorted(sizes) and 1800 <= sizes[-1] <= 2200 and sizes[0] < 200, 
 assert rows[-1][1] == sched[0][1] and rows[-1][6] == sched[0][5], (rows[-1], sched[0])
 PY
 }
+# bench and bench --scale refuse each other's options: none does nothing
+for bad in "bench --kind conv" "bench --nodes 100" "bench --repeat 2" \
+	"bench --scale $G" "bench --scale --json" "bench --scale --csv" \
+	"bench --scale --quiet" "bench --scale --repeat 0"; do
+	expect 2 "$B" $bad && { grep -q -- "--scale\|--repeat" "$T/err" || fail "$bad: $(cat "$T/err")"; }
+done
+# --repeat R: every size run R times, the same plans (the same makespans)
+expect 0 "$B" bench --scale --nodes 1000 --kind conv && {
+	cp "$T/out" "$T/scale1.txt"
+	expect 0 "$B" bench --scale --nodes 1000 --kind conv --repeat 2 &&
+		python3 - "$T/scale1.txt" "$T/out" <<'PY' || fail "bench --scale --repeat: $(cat "$T/out")"
+import sys
+one, two = ([l.split() for l in open(p).read().splitlines()[1:]] for p in sys.argv[1:])
+assert len(one) == len(two) == 5, (one, two)
+assert [(r[1], r[6]) for r in one] == [(r[1], r[6]) for r in two], (one, two)
+PY
+}
 
 # ---- gen: --nodes, --kind, --seed each change the graph
 gen_nodes() {
