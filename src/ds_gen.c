@@ -418,6 +418,192 @@ static void gen_matmul(gen *g)
 
 /* ---- the attention-like kind ---- */
 
+/* What the query blocks of one head share: the buffer sizes (L1 tiles, UB
+ * blocks, the softmax's rows and running scalars, the L0 tiles) and the
+ * tiles: K and V loaded once per head, on first use, Q per query block. */
+typedef struct head {
+	int64_t D; /* tiles over the head dimension */
+	int64_t l1, ub, row, sc, l0a, l0b, l0c;
+	int32_t *kt; /* K tiles, nkv x D; -1 not loaded yet */
+	int32_t *vt; /* V tiles, nkv; -1 not loaded yet */
+	int32_t *qt; /* the current query block's D tiles */
+} head;
+
+/* A query block's running figures over the key/value blocks: the max m,
+ * the sum l and the output o (-1 before the first block), and corr =
+ * exp(old max - new max) of the current block (-1 on the first). */
+typedef struct online {
+	int32_t m, l, o, corr;
+} online;
+
+/* The sizes of one head's buffers and room for its tiles; false after a
+ * failure. */
+static bool head_init(gen *g, head *hd, int64_t nkv, int64_t D)
+{
+	hd->D = D;
+	hd->l1 = fit(g, DS_L1, rnd(g, 4) ? 256 : 128, 1);
+	hd->ub = fit(g, DS_UB, rnd(g, 4) ? 128 : 64, 3);
+	hd->row = fit(g, DS_UB, 16, 3);
+	hd->sc = fit(g, DS_UB, 2, 3);
+	hd->l0a = fit(g, DS_L0A, 128, 1);
+	hd->l0b = fit(g, DS_L0B, 128, 1);
+	hd->l0c = fit(g, DS_L0C, 256, 1);
+	hd->kt = ds_alloc(g->h, (size_t)(nkv * (D + 1) + D), sizeof *hd->kt);
+	if (!hd->kt) {
+		g->rc = ds_fail(g->e, DS_ENOMEM, "gen: out of memory");
+		return false;
+	}
+	hd->vt = hd->kt + nkv * D;
+	hd->qt = hd->vt + nkv;
+	for (int64_t i = 0; i < nkv * (D + 1); i++)
+		hd->kt[i] = -1;
+	return true;
+}
+
+/* The L1 tile *t, loaded from DDR unless it already is. */
+static void head_load(gen *g, const head *hd, int32_t *t)
+{
+	if (*t < 0) {
+		*t = newbuf(g, DS_L1, hd->l1);
+		op0(g, "COPY_IN", "MTE2", cyc_copy_in(hd->l1), *t);
+	}
+}
+
+/* One MATMUL into the accumulator acc, its operands moved from the L1
+ * tiles a1 (to L0A) and b1 (to L0B). */
+static void head_matmul(gen *g, const head *hd, int32_t acc, int32_t a1,
+			int32_t b1)
+{
+	int32_t a = newbuf(g, DS_L0A, hd->l0a);
+	int32_t b = newbuf(g, DS_L0B, hd->l0b);
+	op1(g, "MOVE", "MTE1", 15 + hd->l0a / 8, a, a1);
+	op1(g, "MOVE", "MTE1", 38 + hd->l0b / 8, b, b1);
+	op2(g, "MATMUL", "CUBE", hd->l0a, acc, b, a);
+}
+
+/* The accumulator c copied to a new UB block; returns the block. */
+static int32_t head_to_ub(gen *g, const head *hd, int32_t c)
+{
+	int32_t u = newbuf(g, DS_UB, hd->ub);
+	op1(g, "COPY", "FIXP", 41, u, c);
+	return u;
+}
+
+/* S = Q K^T for key/value block j, a chain of D MATMULs into L0C; returns
+ * S in UB. */
+static int32_t head_scores(gen *g, const head *hd, int64_t j)
+{
+	int32_t s0 = newbuf(g, DS_L0C, hd->l0c);
+	for (int64_t d = 0; d < hd->D; d++) {
+		int32_t *k = &hd->kt[j * hd->D + d];
+		head_load(g, hd, k);
+		head_matmul(g, hd, s0, hd->qt[d], *k);
+	}
+	return head_to_ub(g, hd, s0);
+}
+
+/* The running sum with block j's row sum rs: rs itself on the first
+ * block, else l * corr + rs with corr = exp(m - mn), kept for O.  The
+ * running max becomes mn. */
+static void head_sum(gen *g, const head *hd, online *st, int32_t mn,
+		     int32_t rs, int64_t j)
+{
+	int64_t sc = hd->sc;
+	int32_t ln = newbuf(g, DS_UB, sc);
+	st->corr = -1;
+	if (j == 0) {
+		op1(g, "COMPACT", "VECTOR", 113, ln, rs);
+	} else {
+		int32_t dm = newbuf(g, DS_UB, sc);
+		op2(g, "SUB", "VECTOR", cyc_elementwise(sc), dm, st->m, mn);
+		st->corr = newbuf(g, DS_UB, sc);
+		op1(g, "EXP", "VECTOR", 31, st->corr, dm);
+		int32_t lc = newbuf(g, DS_UB, sc);
+		op2(g, "MUL", "VECTOR", cyc_elementwise(sc), lc, st->l,
+		    st->corr);
+		op2(g, "ADD", "VECTOR", cyc_elementwise(sc), ln, lc, rs);
+	}
+	st->m = mn;
+	st->l = ln;
+}
+
+/* The online softmax of block j's scores s: the running max with the
+ * block's row max, P = exp(S - max) and its row sum into the running sum.
+ * Returns P in UB. */
+static int32_t head_softmax(gen *g, const head *hd, online *st, int32_t s,
+			    int64_t j)
+{
+	int64_t ub = hd->ub;
+	int32_t rm = newbuf(g, DS_UB, hd->row);
+	op1(g, "ROWMAX", "VECTOR", 300 + ub / 12, rm, s);
+	int32_t mn = newbuf(g, DS_UB, hd->sc);
+	if (j == 0)
+		op1(g, "COMPACT", "VECTOR", 113, mn, rm);
+	else
+		op2(g, "MAX", "VECTOR", cyc_elementwise(hd->sc), mn, st->m,
+		    rm);
+	int32_t p = newbuf(g, DS_UB, ub);
+	op2(g, "SUB", "VECTOR", 100 + ub * 2 / 5, p, s, mn);
+	int32_t ex = newbuf(g, DS_UB, ub);
+	op1(g, "EXP", "VECTOR", 200 + ub / 7, ex, p);
+	int32_t rs = newbuf(g, DS_UB, hd->row);
+	op1(g, "ROWSUM", "VECTOR", 330 + ub / 12, rs, ex);
+	head_sum(g, hd, st, mn, rs, j);
+	return ex;
+}
+
+/* O += P V for key/value block j: P (in UB) to L1 (COPY on MTE3), the
+ * MATMUL with V's tile, and after the first block the old O rescaled by
+ * corr and added. */
+static void head_accumulate(gen *g, const head *hd, online *st, int32_t p,
+			    int64_t j)
+{
+	int64_t ub = hd->ub;
+	int32_t pl = newbuf(g, DS_L1, hd->l1);
+	op1(g, "COPY", "MTE3", cyc_ub_to_l1(ub), pl, p);
+	int32_t *v = &hd->vt[j];
+	head_load(g, hd, v);
+	int32_t o0 = newbuf(g, DS_L0C, hd->l0c);
+	head_matmul(g, hd, o0, pl, *v);
+	int32_t pv = head_to_ub(g, hd, o0);
+	int32_t on = pv;
+	if (j > 0) {
+		int32_t oc = newbuf(g, DS_UB, ub);
+		op2(g, "MUL", "VECTOR", cyc_elementwise(ub), oc, st->o,
+		    st->corr);
+		on = newbuf(g, DS_UB, ub);
+		op2(g, "ADD", "VECTOR", cyc_elementwise(ub), on, oc, pv);
+	}
+	st->o = on;
+}
+
+/* The output O / l of a query block, stored to DDR. */
+static void head_store(gen *g, const head *hd, const online *st)
+{
+	int32_t r = newbuf(g, DS_UB, hd->sc);
+	op1(g, "REC", "VECTOR", 37, r, st->l);
+	int32_t out = newbuf(g, DS_UB, hd->ub);
+	op2(g, "MUL", "VECTOR", cyc_elementwise(hd->ub), out, st->o, r);
+	op1(g, "COPY_OUT", "MTE3", cyc_copy_out(hd->ub), -1, out);
+}
+
+/* One query block: its Q tiles loaded, then for each key/value block S =
+ * Q K^T, the online softmax and O += P V, then O stored. */
+static void head_query(gen *g, head *hd, int64_t nkv)
+{
+	for (int64_t d = 0; d < hd->D; d++) {
+		hd->qt[d] = newbuf(g, DS_L1, hd->l1);
+		op0(g, "COPY_IN", "MTE2", cyc_copy_in(hd->l1), hd->qt[d]);
+	}
+	online st = {-1, -1, -1, -1};
+	for (int64_t j = 0; j < nkv && !g->rc; j++) {
+		int32_t s = head_scores(g, hd, j);
+		int32_t p = head_softmax(g, hd, &st, s, j);
+		head_accumulate(g, hd, &st, p, j);
+	}
+	head_store(g, hd, &st);
+}
+
 /* One head of flash attention: for each query block, over the key/value
  * blocks, S = Q K^T (a chain of D MATMULs into L0C), COPY to UB, the
  * online-softmax vector chain (row max, subtract, exp, row sum, the
@@ -426,110 +612,12 @@ static void gen_matmul(gen *g)
  * tiles are loaded once per head and shared by all query blocks. */
 static void attention_head(gen *g, int64_t nq, int64_t nkv, int64_t D)
 {
-	const int64_t l1 = fit(g, DS_L1, rnd(g, 4) ? 256 : 128, 1);
-	const int64_t ub = fit(g, DS_UB, rnd(g, 4) ? 128 : 64, 3);
-	const int64_t row = fit(g, DS_UB, 16, 3), sc = fit(g, DS_UB, 2, 3);
-	const int64_t l0a = fit(g, DS_L0A, 128, 1);
-	const int64_t l0b = fit(g, DS_L0B, 128, 1);
-	const int64_t l0c = fit(g, DS_L0C, 256, 1);
-	int32_t *kt = ds_alloc(g->h, (size_t)(nkv * (D + 1) + D), sizeof *kt);
-	if (!kt) {
-		g->rc = ds_fail(g->e, DS_ENOMEM, "gen: out of memory");
+	head hd;
+	if (!head_init(g, &hd, nkv, D))
 		return;
-	}
-	int32_t *vt = kt + nkv * D, *qt = vt + nkv;
-	for (int64_t i = 0; i < nkv * (D + 1); i++)
-		kt[i] = -1;
-	for (int64_t i = 0; i < nq && !g->rc; i++) {
-		for (int64_t d = 0; d < D; d++) {
-			qt[d] = newbuf(g, DS_L1, l1);
-			op0(g, "COPY_IN", "MTE2", cyc_copy_in(l1), qt[d]);
-		}
-		int32_t m = -1, l = -1, o = -1;
-		for (int64_t j = 0; j < nkv && !g->rc; j++) {
-			/* S = Q K^T */
-			int32_t s0 = newbuf(g, DS_L0C, l0c);
-			for (int64_t d = 0; d < D; d++) {
-				int32_t *k = &kt[j * D + d];
-				if (*k < 0) {
-					*k = newbuf(g, DS_L1, l1);
-					op0(g, "COPY_IN", "MTE2",
-					    cyc_copy_in(l1), *k);
-				}
-				int32_t a = newbuf(g, DS_L0A, l0a);
-				int32_t b = newbuf(g, DS_L0B, l0b);
-				op1(g, "MOVE", "MTE1", 15 + l0a / 8, a, qt[d]);
-				op1(g, "MOVE", "MTE1", 38 + l0b / 8, b, *k);
-				op2(g, "MATMUL", "CUBE", l0a, s0, b, a);
-			}
-			int32_t s = newbuf(g, DS_UB, ub);
-			op1(g, "COPY", "FIXP", 41, s, s0);
-			/* online softmax */
-			int32_t rm = newbuf(g, DS_UB, row);
-			op1(g, "ROWMAX", "VECTOR", 300 + ub / 12, rm, s);
-			int32_t mn = newbuf(g, DS_UB, sc);
-			if (j == 0)
-				op1(g, "COMPACT", "VECTOR", 113, mn, rm);
-			else
-				op2(g, "MAX", "VECTOR", cyc_elementwise(sc), mn,
-				    m, rm);
-			int32_t p = newbuf(g, DS_UB, ub);
-			op2(g, "SUB", "VECTOR", 100 + ub * 2 / 5, p, s, mn);
-			int32_t ex = newbuf(g, DS_UB, ub);
-			op1(g, "EXP", "VECTOR", 200 + ub / 7, ex, p);
-			int32_t rs = newbuf(g, DS_UB, row);
-			op1(g, "ROWSUM", "VECTOR", 330 + ub / 12, rs, ex);
-			int32_t ln = newbuf(g, DS_UB, sc), corr = -1;
-			if (j == 0) {
-				op1(g, "COMPACT", "VECTOR", 113, ln, rs);
-			} else {
-				int32_t dm = newbuf(g, DS_UB, sc);
-				op2(g, "SUB", "VECTOR", cyc_elementwise(sc), dm,
-				    m, mn);
-				corr = newbuf(g, DS_UB, sc);
-				op1(g, "EXP", "VECTOR", 31, corr, dm);
-				int32_t lc = newbuf(g, DS_UB, sc);
-				op2(g, "MUL", "VECTOR", cyc_elementwise(sc), lc,
-				    l, corr);
-				op2(g, "ADD", "VECTOR", cyc_elementwise(sc), ln,
-				    lc, rs);
-			}
-			/* O += P V */
-			int32_t pl = newbuf(g, DS_L1, l1);
-			op1(g, "COPY", "MTE3", cyc_ub_to_l1(ub), pl, ex);
-			int32_t *v = &vt[j];
-			if (*v < 0) {
-				*v = newbuf(g, DS_L1, l1);
-				op0(g, "COPY_IN", "MTE2", cyc_copy_in(l1), *v);
-			}
-			int32_t o0 = newbuf(g, DS_L0C, l0c);
-			int32_t a = newbuf(g, DS_L0A, l0a);
-			int32_t b = newbuf(g, DS_L0B, l0b);
-			op1(g, "MOVE", "MTE1", 15 + l0a / 8, a, pl);
-			op1(g, "MOVE", "MTE1", 38 + l0b / 8, b, *v);
-			op2(g, "MATMUL", "CUBE", l0a, o0, b, a);
-			int32_t pv = newbuf(g, DS_UB, ub);
-			op1(g, "COPY", "FIXP", 41, pv, o0);
-			int32_t on = pv;
-			if (j > 0) {
-				int32_t oc = newbuf(g, DS_UB, ub);
-				op2(g, "MUL", "VECTOR", cyc_elementwise(ub), oc,
-				    o, corr);
-				on = newbuf(g, DS_UB, ub);
-				op2(g, "ADD", "VECTOR", cyc_elementwise(ub), on,
-				    oc, pv);
-			}
-			m = mn;
-			l = ln;
-			o = on;
-		}
-		int32_t r = newbuf(g, DS_UB, sc);
-		op1(g, "REC", "VECTOR", 37, r, l);
-		int32_t out = newbuf(g, DS_UB, ub);
-		op2(g, "MUL", "VECTOR", cyc_elementwise(ub), out, o, r);
-		op1(g, "COPY_OUT", "MTE3", cyc_copy_out(ub), -1, out);
-	}
-	ds_free(g->h, kt);
+	for (int64_t i = 0; i < nq && !g->rc; i++)
+		head_query(g, &hd, nkv);
+	ds_free(g->h, hd.kt);
 }
 
 static void gen_attention(gen *g)
