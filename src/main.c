@@ -725,6 +725,115 @@ static int write_views(const job *j, const char *dir, bool trace, bool mm,
 	return rc;
 }
 
+/* The pipeline's options from the command's; 0, or the exit status of an
+ * unknown scheduler or stage. */
+static int schedule_options(const args *a, dansched_options *o)
+{
+	dansched_options_default(o);
+	o->scheduler = dansched_scheduler_from_name(a->scheduler);
+	if (o->scheduler < 0)
+		return cli_usage_error(usage_schedule, "unknown scheduler '%s'",
+				       a->scheduler);
+	o->stage = dansched_stage_from_name(a->stage);
+	if (o->stage < 1)
+		return cli_usage_error(usage_schedule, "unknown stage '%s'",
+				       a->stage);
+	o->effort = a->effort;
+	o->traffic_budget_pct = a->traffic_budget;
+	o->peak_budget_pct = a->peak_budget;
+	if (a->verbose)
+		o->progress = progress_verbose;
+	return 0;
+}
+
+/* Loads, plans and bounds every graph into jobs, with a progress line on
+ * a terminal; 0, or the exit status of the first failure (reported). */
+static int schedule_run(const args *a, const dansched_options *o,
+			const char **paths, int np, job *jobs)
+{
+	bool tty = !a->quiet && !a->verbose && isatty(fileno(stderr));
+	dansched_error e;
+	int rc = 0;
+	for (int i = 0; i < np && rc == 0; i++) {
+		if (tty)
+			fprintf(stderr, "\r\033[Kplanning %d/%d: %s", i + 1, np,
+				paths[i]);
+		if (cli_run_job(paths[i], a, o, &jobs[i], &e) ||
+		    get_bounds(jobs[i].g, jobs[i].plan, &jobs[i].lb, &e))
+			rc = cli_report(&e);
+		else if (a->verbose)
+			progress_bound(&jobs[i]);
+	}
+	if (tty)
+		fprintf(stderr, "\r\033[K");
+	return rc;
+}
+
+/* Two graphs with one case name would overwrite each other's files; 0, or
+ * 2 with a message naming the first two. */
+static int schedule_names_differ(const job *jobs, int np)
+{
+	for (int i = 0; i < np; i++)
+		for (int k = 0; k < i; k++)
+			if (strcmp(jobs[i].case_name, jobs[k].case_name) == 0) {
+				fprintf(stderr, "dansched: %s and %s have the "
+						"same case name '%s': their "
+						"results would collide\n",
+					jobs[k].path, jobs[i].path,
+					jobs[i].case_name);
+				return 2;
+			}
+	return 0;
+}
+
+/* Writes every plan and its pictures into the -o folder (created when
+ * missing); 0, or the exit status of the first failure (reported). */
+static int schedule_write(const args *a, const job *jobs, int np)
+{
+	dansched_error e;
+	int rc = cli_make_dir(a->out);
+	for (int i = 0; i < np && rc == 0; i++)
+		if (dansched_plan_write(jobs[i].g, jobs[i].plan, a->out,
+					jobs[i].case_name, &e) ||
+		    write_views(&jobs[i], a->out, a->trace, a->memmap, &e))
+			rc = cli_report(&e);
+	return rc;
+}
+
+/* One graph's row of the figures table. */
+static void schedule_row(const job *j)
+{
+	int64_t lb = lower_bound(&j->fig);
+	printf("%-22s %9lld %10lld %10lld %7lld %10lld %10lld %6.3f "
+	       "%10lld %10lld%c %8.3f %8.3f\n",
+	       j->case_name, (long long)j->fig.nodes,
+	       (long long)j->fig.peak_vstay, (long long)j->fig.extra_ddr,
+	       (long long)j->fig.spills, (long long)j->fig.makespan,
+	       (long long)lb, lb ? (double)j->fig.makespan / (double)lb : 0.0,
+	       (long long)j->lb.phase, (long long)j->lb.any,
+	       j->lb.exact ? ' ' : '~', ratio_any(&j->fig, &j->lb),
+	       j->seconds);
+}
+
+/* Every graph's figures: a table, or with --json one object per graph. */
+static void schedule_print(const job *jobs, int np, bool json)
+{
+	if (!json)
+		printf("%-22s %9s %10s %10s %7s %10s %10s %6s %10s %10s %9s "
+		       "%8s\n",
+		       "case", "nodes", "peak_vstay", "extra_ddr", "spills",
+		       "makespan", "lower_bnd", "ratio", "lb_phase", "lb_any",
+		       "ratio_any", "seconds");
+	for (int i = 0; i < np; i++)
+		if (json)
+			cli_print_json(figures_json(jobs[i].case_name,
+						    &jobs[i].fig, &jobs[i].lb));
+		else
+			schedule_row(&jobs[i]);
+}
+
+/* schedule: loads, plans and checks every graph, then writes the plans
+ * (none unless all of them planned) and prints their figures. */
 static int cmd_schedule(int argc, char **argv)
 {
 	args a;
@@ -738,22 +847,8 @@ static int cmd_schedule(int argc, char **argv)
 		return cli_usage_error(usage_schedule, "schedule needs -o DIR%s",
 				   "");
 	dansched_options o;
-	dansched_options_default(&o);
-	o.scheduler = dansched_scheduler_from_name(a.scheduler);
-	if (o.scheduler < 0)
-		return cli_usage_error(usage_schedule, "unknown scheduler '%s'",
-				   a.scheduler);
-	o.stage = dansched_stage_from_name(a.stage);
-	if (o.stage < 1)
-		return cli_usage_error(usage_schedule, "unknown stage '%s'",
-				   a.stage);
-	o.effort = a.effort;
-	o.traffic_budget_pct = a.traffic_budget;
-	o.peak_budget_pct = a.peak_budget;
-	if (a.verbose)
-		o.progress = progress_verbose;
-	bool tty = !a.quiet && !a.verbose && isatty(fileno(stderr));
-
+	if ((rc = schedule_options(&a, &o)))
+		return rc;
 	char **bundled = NULL;
 	const char **paths;
 	int np;
@@ -764,63 +859,14 @@ static int cmd_schedule(int argc, char **argv)
 		cli_free_list(bundled, np);
 		return 2;
 	}
-	dansched_error e;
 	/* load, plan and check everything before writing anything */
-	for (int i = 0; i < np && rc == 0; i++) {
-		if (tty)
-			fprintf(stderr, "\r\033[Kplanning %d/%d: %s", i + 1, np,
-				paths[i]);
-		if (cli_run_job(paths[i], &a, &o, &jobs[i], &e) ||
-		    get_bounds(jobs[i].g, jobs[i].plan, &jobs[i].lb, &e))
-			rc = cli_report(&e);
-		else if (a.verbose)
-			progress_bound(&jobs[i]);
-	}
-	if (tty)
-		fprintf(stderr, "\r\033[K");
-	/* two graphs with one case name would overwrite each other's files */
-	for (int i = 0; i < np && rc == 0; i++)
-		for (int k = 0; k < i && rc == 0; k++)
-			if (strcmp(jobs[i].case_name, jobs[k].case_name) == 0) {
-				fprintf(stderr, "dansched: %s and %s have the "
-						"same case name '%s': their "
-						"results would collide\n",
-					jobs[k].path, jobs[i].path,
-					jobs[i].case_name);
-				rc = 2;
-			}
+	rc = schedule_run(&a, &o, paths, np, jobs);
 	if (rc == 0)
-		rc = cli_make_dir(a.out);
-	for (int i = 0; i < np && rc == 0; i++)
-		if (dansched_plan_write(jobs[i].g, jobs[i].plan, a.out,
-				  jobs[i].case_name, &e) ||
-		    write_views(&jobs[i], a.out, a.trace, a.memmap, &e))
-			rc = cli_report(&e);
-	if (rc == 0 && !a.json)
-		printf("%-22s %9s %10s %10s %7s %10s %10s %6s %10s %10s %9s "
-		       "%8s\n",
-		       "case", "nodes", "peak_vstay", "extra_ddr", "spills",
-		       "makespan", "lower_bnd", "ratio", "lb_phase", "lb_any",
-		       "ratio_any", "seconds");
-	for (int i = 0; i < np && rc == 0; i++) {
-		job *j = &jobs[i];
-		if (a.json) {
-			cli_print_json(figures_json(j->case_name, &j->fig,
-						&j->lb));
-			continue;
-		}
-		int64_t lb = lower_bound(&j->fig);
-		printf("%-22s %9lld %10lld %10lld %7lld %10lld %10lld %6.3f "
-		       "%10lld %10lld%c %8.3f %8.3f\n",
-		       j->case_name, (long long)j->fig.nodes,
-		       (long long)j->fig.peak_vstay,
-		       (long long)j->fig.extra_ddr, (long long)j->fig.spills,
-		       (long long)j->fig.makespan, (long long)lb,
-		       lb ? (double)j->fig.makespan / (double)lb : 0.0,
-		       (long long)j->lb.phase, (long long)j->lb.any,
-		       j->lb.exact ? ' ' : '~', ratio_any(&j->fig, &j->lb),
-		       j->seconds);
-	}
+		rc = schedule_names_differ(jobs, np);
+	if (rc == 0)
+		rc = schedule_write(&a, jobs, np);
+	if (rc == 0)
+		schedule_print(jobs, np, a.json);
 	cli_free_jobs(jobs, np);
 	cli_free_list(bundled, bundled ? np : 0);
 	return rc;
