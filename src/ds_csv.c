@@ -170,25 +170,137 @@ static void skip_line_end(csv *c, char first)
 	c->line++;
 }
 
-/* Reads the next row into c->cell[0..c->ncell); *got is false at the end
- * of the text.  Blank lines are skipped. */
-static int csv_row(csv *c, bool *got, ds_err *e)
+/* Steps over blank lines (nothing but spaces and tabs) up to the line
+ * where the next row starts; false at the end of the text. */
+static bool csv_skip_blank_lines(csv *c)
 {
-	*got = false;
-	c->ncell = 0;
 	for (;;) {
 		char *q = c->p;
 		while (q < c->end && blank(*q))
 			q++;
 		if (q == c->end) {
 			c->p = q;
-			return DS_OK;
+			return false;
 		}
 		if (*q != '\n' && *q != '\r')
-			break;
+			return true;
 		c->p = q;
 		skip_line_end(c, *q);
 	}
+}
+
+/* Unquotes the quoted cell at *pp (on its opening quote) in place: the
+ * text only gets shorter.  *stop gets where the cell's text ends, *pp the
+ * character after the closing quote. */
+static int csv_unquote(csv *c, char **pp, char **stop, long long col,
+		       ds_err *e)
+{
+	long open_line = c->line;
+	char *p = *pp, *w = p++;
+	for (;;) {
+		if (p == c->end)
+			return ds_fail(e, DS_EINPUT,
+				       "%s:%ld: the quote opening cell %lld "
+				       "is never closed",
+				       c->path, open_line, col);
+		if (*p == '"' && p + 1 < c->end && p[1] == '"') {
+			*w++ = '"';
+			p += 2;
+			continue;
+		}
+		if (*p == '"') {
+			p++;
+			break;
+		}
+		if (*p == '\n' ||
+		    (*p == '\r' && (p + 1 == c->end || p[1] != '\n')))
+			c->line++;
+		*w++ = *p++;
+	}
+	*pp = p;
+	*stop = w;
+	return DS_OK;
+}
+
+/* A quoted cell at *pp: unquoted, then only blanks up to the comma or
+ * line end.  *stop gets where the cell's text ends, *pp the character
+ * that ends the cell. */
+static int csv_quoted(csv *c, char **pp, char **stop, long long col,
+		      ds_err *e)
+{
+	int rc = csv_unquote(c, pp, stop, col, e);
+	if (rc)
+		return rc;
+	char *p = *pp;
+	while (p < c->end && blank(*p))
+		p++;
+	if (p < c->end && *p != ',' && *p != '\n' && *p != '\r')
+		return ds_fail(e, DS_EINPUT,
+			       "%s:%ld: text after the closing quote of cell "
+			       "%lld",
+			       c->path, c->line, col);
+	*pp = p;
+	return DS_OK;
+}
+
+/* An unquoted cell at *pp: up to the comma or line end, the blanks at its
+ * end not part of it.  *stop gets where the cell's text ends, *pp the
+ * character that ends the cell. */
+static int csv_unquoted(csv *c, char **pp, char **stop, long long col,
+			ds_err *e)
+{
+	char *cell = *pp, *p = *pp;
+	while (p < c->end && *p != ',' && *p != '\n' && *p != '\r') {
+		if (*p == '"')
+			return ds_fail(e, DS_EINPUT,
+				       "%s:%ld: quote inside unquoted cell "
+				       "%lld (quote the whole cell and double "
+				       "the quote)",
+				       c->path, c->line, col);
+		p++;
+	}
+	char *s = p;
+	while (s > cell && blank(s[-1]))
+		s--;
+	*stop = s;
+	*pp = p;
+	return DS_OK;
+}
+
+/* Reads the cell at c->p into c->cell[c->ncell++] (the caller made room)
+ * and leaves c->p on the character that ends it: *term, 0 at the end of
+ * the text. */
+static int csv_cell(csv *c, char *term, ds_err *e)
+{
+	long long col = c->ncell + 1; /* for messages */
+	char *p = c->p;
+	while (p < c->end && blank(*p))
+		p++;
+	char *cell = p, *stop = NULL; /* stop: where the cell's text ends */
+	int rc;
+	if (p < c->end && *p == '"')
+		rc = csv_quoted(c, &p, &stop, col, e);
+	else
+		rc = csv_unquoted(c, &p, &stop, col, e);
+	if (rc)
+		return rc;
+	/* The text ends in the NUL ds_read_file adds, so stop is writable
+	 * even at the end of the text. */
+	*term = p < c->end ? *p : 0;
+	*stop = 0;
+	c->cell[c->ncell++] = cell;
+	c->p = p;
+	return DS_OK;
+}
+
+/* Reads the next row into c->cell[0..c->ncell); *got is false at the end
+ * of the text.  Blank lines are skipped. */
+static int csv_row(csv *c, bool *got, ds_err *e)
+{
+	*got = false;
+	c->ncell = 0;
+	if (!csv_skip_blank_lines(c))
+		return DS_OK;
 	c->row_line = c->line;
 	*got = true;
 	for (;;) {
@@ -196,67 +308,9 @@ static int csv_row(csv *c, bool *got, ds_err *e)
 				    c->ncell + 1, sizeof *c->cell, e);
 		if (rc)
 			return ds_fail(e, rc, "%s: out of memory", c->path);
-		long long col = c->ncell + 1; /* for messages */
-		char *p = c->p;
-		while (p < c->end && blank(*p))
-			p++;
-		char *cell = p, *stop; /* stop: where the cell's text ends */
-		if (p < c->end && *p == '"') {
-			/* unquote in place: the text only gets shorter */
-			long open_line = c->line;
-			char *w = p++;
-			for (;;) {
-				if (p == c->end)
-					return ds_fail(e, DS_EINPUT,
-						       "%s:%ld: the quote "
-						       "opening cell %lld is "
-						       "never closed",
-						       c->path, open_line, col);
-				if (*p == '"' && p + 1 < c->end && p[1] == '"') {
-					*w++ = '"';
-					p += 2;
-					continue;
-				}
-				if (*p == '"') {
-					p++;
-					break;
-				}
-				if (*p == '\n' ||
-				    (*p == '\r' &&
-				     (p + 1 == c->end || p[1] != '\n')))
-					c->line++;
-				*w++ = *p++;
-			}
-			while (p < c->end && blank(*p))
-				p++;
-			if (p < c->end && *p != ',' && *p != '\n' && *p != '\r')
-				return ds_fail(e, DS_EINPUT,
-					       "%s:%ld: text after the closing "
-					       "quote of cell %lld",
-					       c->path, c->line, col);
-			stop = w;
-		} else {
-			while (p < c->end && *p != ',' && *p != '\n' &&
-			       *p != '\r') {
-				if (*p == '"')
-					return ds_fail(e, DS_EINPUT,
-						       "%s:%ld: quote inside "
-						       "unquoted cell %lld "
-						       "(quote the whole cell "
-						       "and double the quote)",
-						       c->path, c->line, col);
-				p++;
-			}
-			stop = p;
-			while (stop > cell && blank(stop[-1]))
-				stop--;
-		}
-		/* The text ends in the NUL ds_read_file adds, so stop is
-		 * writable even at the end of the text. */
-		char term = p < c->end ? *p : 0;
-		*stop = 0;
-		c->cell[c->ncell++] = cell;
-		c->p = p;
+		char term;
+		if ((rc = csv_cell(c, &term, e)))
+			return rc;
 		if (term == ',') {
 			c->p++;
 			continue;
