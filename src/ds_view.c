@@ -618,11 +618,12 @@ static void svg_panel(ds_text *t, const view *v, int m, double top,
 	ds_text_printf(t, "</g>\n");
 }
 
-static int memmap_text(const view *v, ds_text *t)
+/* The plot height of each memory's panel (0: the plan uses none of its
+ * buffers, no panel) into ph; returns the height of the picture. */
+static double memmap_heights(const view *v, double *ph)
 {
 	const ds_graph *g = v->g;
 	int64_t maxcap = 1;
-	double ph[DS_NMEM] = {0};
 	double height = HEAD_H;
 	for (int m = 0; m < DS_NMEM; m++)
 		if (v->nmem_bufs[m] && g->caps.cap[m] > maxcap)
@@ -635,11 +636,12 @@ static int memmap_text(const view *v, ds_text *t)
 		ph[m] = PLOT_MIN + (double)(PLOT_VAR * r) / 100.0;
 		height += PANEL_TOP + ph[m] + PANEL_BOT;
 	}
-	int64_t span = v->f.makespan > 0 ? v->f.makespan : 1;
-	double pw = SVG_W - MARGIN_L - MARGIN_R;
-	double sx = pw / (double)span;
-	int64_t tstep = nice_step((span + 9) / 10);
+	return height;
+}
 
+/* The svg element and the picture's title and description. */
+static void memmap_open(ds_text *t, const view *v, double height)
+{
 	ds_text_printf(t, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
 		       "<svg xmlns=\"http://www.w3.org/2000/svg\" "
 		       "width=\"%d\" height=\"%.0f\" viewBox=\"0 0 %d %.0f\" "
@@ -653,6 +655,12 @@ static int memmap_text(const view *v, ds_text *t)
 		       "cycles of the replay. Each rectangle is one occupancy "
 		       "of a buffer, from the start of its ALLOC or SPILL_IN "
 		       "to the finish of its FREE or SPILL_OUT.</desc>\n");
+}
+
+/* The style sheet, the hatching of re-loaded occupancies and the white
+ * background. */
+static void memmap_style(ds_text *t)
+{
 	ds_text_printf(t,
 		       "<style>\n"
 		       ".frame{fill:#f7f7f7;stroke:#888;stroke-width:0.6}\n"
@@ -675,6 +683,11 @@ static int memmap_text(const view *v, ds_text *t)
 		       "stroke=\"#c8553d\" stroke-width=\"2.5\"/>"
 		       "</pattern></defs>\n"
 		       "<rect width=\"100%%\" height=\"100%%\" fill=\"#fff\"/>\n");
+}
+
+/* The headline: the case and the plan's figures. */
+static void memmap_headline(ds_text *t, const view *v)
+{
 	ds_text_printf(t, "<text class=\"head\" x=\"%d\" y=\"20\">", MARGIN_L);
 	xml_str(t, v->name);
 	ds_text_printf(t, ": memory map, makespan %lld cycles, "
@@ -682,7 +695,11 @@ static int memmap_text(const view *v, ds_text *t)
 		       "</text>\n",
 		       (long long)v->f.makespan, (long long)v->f.peak_vstay,
 		       (long long)v->f.spills, (long long)v->f.extra_ddr);
-	/* legend */
+}
+
+/* The legend: the three kinds of rectangle and the axes. */
+static void memmap_legend(ds_text *t)
+{
 	ds_text_printf(t,
 		       "<g class=\"legend\">"
 		       "<rect x=\"%d\" y=\"31\" width=\"18\" height=\"10\" "
@@ -701,6 +718,16 @@ static int memmap_text(const view *v, ds_text *t)
 		       "</text></g>\n",
 		       MARGIN_L, MARGIN_L + 24, MARGIN_L + 260, MARGIN_L + 284,
 		       MARGIN_L + 440, MARGIN_L + 464, SVG_W - MARGIN_R);
+}
+
+/* The panels, one under the other below the head, with plot heights ph;
+ * time runs over the plan's makespan, with about ten labelled cycles. */
+static void memmap_panels(ds_text *t, const view *v, const double *ph)
+{
+	int64_t span = v->f.makespan > 0 ? v->f.makespan : 1;
+	double pw = SVG_W - MARGIN_L - MARGIN_R;
+	double sx = pw / (double)span;
+	int64_t tstep = nice_step((span + 9) / 10);
 	double y = HEAD_H;
 	for (int m = 0; m < DS_NMEM; m++) {
 		if (!v->nmem_bufs[m])
@@ -708,6 +735,19 @@ static int memmap_text(const view *v, ds_text *t)
 		svg_panel(t, v, m, y + PANEL_TOP, ph[m], sx, tstep);
 		y += PANEL_TOP + ph[m] + PANEL_BOT;
 	}
+}
+
+/* The memory map as SVG text: the head (title, style, headline, legend),
+ * then a panel per memory the plan uses. */
+static int memmap_text(const view *v, ds_text *t)
+{
+	double ph[DS_NMEM] = {0};
+	double height = memmap_heights(v, ph);
+	memmap_open(t, v, height);
+	memmap_style(t);
+	memmap_headline(t, v);
+	memmap_legend(t);
+	memmap_panels(t, v, ph);
 	ds_text_printf(t, "</svg>\n");
 	return DS_OK;
 }
