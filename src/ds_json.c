@@ -320,19 +320,12 @@ static bool json_space(char c)
 	return c == ' ' || c == '\t' || c == '\n' || c == '\r';
 }
 
-int ds_load_json_text(const ds_heap *h, const char *source, const char *text,
-		      size_t len, const ds_caps *caps, ds_graph **out,
-		      ds_err *e)
+/* Refuses a text cJSON must not be given: bad UTF-8, a NUL byte, or
+ * nothing but white space from start on. */
+static int load_check_text(const char *source, const char *text, size_t len,
+			   size_t start, ds_err *e)
 {
-	*out = NULL;
-	if (!source)
-		source = "graph"; /* the builder's name for a nameless text */
 	long line, col;
-
-	/* a UTF-8 byte order mark is not JSON, but editors write one */
-	size_t start = 0;
-	if (len >= 3 && memcmp(text, "\xEF\xBB\xBF", 3) == 0)
-		start = 3;
 	size_t bad = ds_utf8_check(text, len);
 	if (bad < len) {
 		text_position(text, bad, &line, &col);
@@ -352,49 +345,70 @@ int ds_load_json_text(const ds_heap *h, const char *source, const char *text,
 		first++;
 	if (first == len)
 		return ds_fail(e, DS_EINPUT, "%s: the file is empty", source);
+	return DS_OK;
+}
 
+/* The message for a text cJSON could not parse from start on.  cJSON
+ * gives only a position, at (the last byte when the text ends early);
+ * show what stands there. */
+static int load_syntax_error(const char *source, const char *text,
+			     size_t len, size_t start, size_t at, ds_err *e)
+{
+	long line, col;
+	size_t last = len;
+	while (last > start && json_space(text[last - 1]))
+		last--;
+	if (at >= last) {
+		text_position(text, last, &line, &col);
+		return ds_fail(e, DS_EINPUT,
+			       "%s:%ld:%ld: JSON syntax error: the text ends "
+			       "before the value is complete",
+			       source, line, col);
+	}
+	text_position(text, at, &line, &col);
+	size_t n = 0;
+	while (at + n < len && n < 24 && text[at + n] != '\n' &&
+	       text[at + n] != '\r')
+		n++;
+	while (n > 0 && at + n < len &&
+	       ((unsigned char)text[at + n] & 0xC0) == 0x80)
+		n--; /* do not cut a character in two */
+	return ds_fail(e, DS_EINPUT, "%s:%ld:%ld: JSON syntax error at '%.*s'",
+		       source, line, col, (int)n, text + at);
+}
+
+/* Parses the JSON value that starts at start into *root, which must be
+ * followed by nothing but white space. */
+static int load_parse(const char *source, const char *text, size_t len,
+		      size_t start, cJSON **root, ds_err *e)
+{
 	/* Trailing text is checked below rather than by cJSON, whose check
 	 * wants a NUL inside the given length. */
 	const char *end = NULL;
-	cJSON *root = cJSON_ParseWithLengthOpts(text + start, len - start, &end,
-						false);
+	*root = cJSON_ParseWithLengthOpts(text + start, len - start, &end,
+					  false);
 	size_t at = end ? (size_t)(end - text) : start;
-	if (!root) {
-		/* cJSON gives only a position (the last byte when the text
-		 * ends early); show what stands there */
-		size_t last = len;
-		while (last > start && json_space(text[last - 1]))
-			last--;
-		if (at >= last) {
-			text_position(text, last, &line, &col);
-			return ds_fail(e, DS_EINPUT,
-				       "%s:%ld:%ld: JSON syntax error: the text "
-				       "ends before the value is complete",
-				       source, line, col);
-		}
-		text_position(text, at, &line, &col);
-		size_t n = 0;
-		while (at + n < len && n < 24 && text[at + n] != '\n' &&
-		       text[at + n] != '\r')
-			n++;
-		while (n > 0 && at + n < len &&
-		       ((unsigned char)text[at + n] & 0xC0) == 0x80)
-			n--; /* do not cut a character in two */
-		return ds_fail(e, DS_EINPUT,
-			       "%s:%ld:%ld: JSON syntax error at '%.*s'",
-			       source, line, col, (int)n, text + at);
-	}
+	if (!*root)
+		return load_syntax_error(source, text, len, start, at, e);
 	while (at < len && json_space(text[at]))
 		at++;
 	if (at < len) {
-		cJSON_Delete(root);
+		cJSON_Delete(*root);
+		*root = NULL;
+		long line, col;
 		text_position(text, at, &line, &col);
 		return ds_fail(e, DS_EINPUT,
 			       "%s:%ld:%ld: unexpected text after the JSON "
 			       "value",
 			       source, line, col);
 	}
+	return DS_OK;
+}
 
+/* The graph of the parsed document root, which is deleted. */
+static int load_build(const ds_heap *h, const char *source, cJSON *root,
+		      const ds_caps *caps, ds_graph **out, ds_err *e)
+{
 	ds_builder *b = ds_builder_new(h, source);
 	if (!b) {
 		cJSON_Delete(root);
@@ -409,6 +423,26 @@ int ds_load_json_text(const ds_heap *h, const char *source, const char *text,
 		rc = ds_builder_finish(b, caps, out, e);
 	ds_builder_free(b);
 	return rc;
+}
+
+int ds_load_json_text(const ds_heap *h, const char *source, const char *text,
+		      size_t len, const ds_caps *caps, ds_graph **out,
+		      ds_err *e)
+{
+	*out = NULL;
+	if (!source)
+		source = "graph"; /* the builder's name for a nameless text */
+	/* a UTF-8 byte order mark is not JSON, but editors write one */
+	size_t start = 0;
+	if (len >= 3 && memcmp(text, "\xEF\xBB\xBF", 3) == 0)
+		start = 3;
+	cJSON *root = NULL;
+	int rc = load_check_text(source, text, len, start, e);
+	if (rc == DS_OK)
+		rc = load_parse(source, text, len, start, &root, e);
+	if (rc)
+		return rc;
+	return load_build(h, source, root, caps, out, e);
 }
 
 int ds_load_json(const ds_heap *h, const char *path, const ds_caps *caps,
