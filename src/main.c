@@ -127,11 +127,14 @@ static const char usage_schedule[] =
 	"                        plan's where keeping it held CPE back\n"
 	"                        (default 5)\n"
 	"  --trace, --memmap     also write DIR/<case>_trace.json and\n"
-	"                        DIR/<case>_memmap.svg\n"
+	"                        DIR/<case>_memmap.svg (not with --stage mpas:\n"
+	"                        an order has no memory map)\n"
 	"  --json                one JSON object per graph instead of a table\n"
 	"  -v                    print each stage's time and figures\n"
 	"  --quiet               no progress line\n"
 	"\n"
+	"--stage, --effort and the budgets are the dan pipeline's, the\n"
+	"budgets its CPE stage's: refused with another scheduler or stage.\n"
 	"Nothing is written unless every graph loads and plans.\n";
 
 
@@ -281,7 +284,8 @@ static int set_option(int c, const char *opt, const char *val,
 	dansched_error e;
 	if (c == OPT_EFFORT || c == OPT_TRAFFIC || c == OPT_PEAK ||
 	    c == OPT_NODES || c == OPT_SEED || c == OPT_REPEAT) {
-		d = number_arg(usage, opt, val, c == OPT_REPEAT ? 1 : 0,
+		d = number_arg(usage, opt, val,
+			       c == OPT_REPEAT || c == OPT_EFFORT ? 1 : 0,
 			       c == OPT_EFFORT	? DANSCHED_EFFORT_MAX
 			       : c == OPT_TRAFFIC || c == OPT_PEAK
 				       ? DANSCHED_BUDGET_MAX
@@ -727,6 +731,35 @@ static int write_views(const job *j, const char *dir, bool trace, bool mm,
 
 /* The pipeline's options from the command's; 0, or the exit status of an
  * unknown scheduler or stage. */
+/* The options o's run would not use, refused (no option does nothing):
+ * the stage, the effort and the budgets are the dan pipeline's, the
+ * budgets its CPE stage's, and the memory map needs a memory plan.  0 or
+ * a usage error's status. */
+static int schedule_unused(const args *a, const dansched_options *o)
+{
+	static const char *const dan_only[] = {"stage", "effort",
+					       "traffic-budget", "peak-budget"};
+	static const char *const cpe_only[] = {"traffic-budget",
+					       "peak-budget"};
+	for (size_t i = 0; o->scheduler != DANSCHED_DAN && i < 4; i++)
+		if (cli_given(a, dan_only[i]))
+			return cli_usage_error(usage_schedule,
+					   "--%s is for --scheduler dan",
+					   dan_only[i]);
+	int cpe = dansched_stage_from_name("cpe");
+	for (size_t i = 0; o->stage != cpe && i < 2; i++)
+		if (cli_given(a, cpe_only[i]))
+			return cli_usage_error(usage_schedule,
+					   "--%s is for --stage cpe",
+					   cpe_only[i]);
+	if (a->memmap && o->scheduler == DANSCHED_DAN &&
+	    o->stage == dansched_stage_from_name("mpas"))
+		return cli_usage_error(usage_schedule, "--memmap needs a "
+				       "memory plan: not with --stage %s",
+				       "mpas");
+	return 0;
+}
+
 static int schedule_options(const args *a, dansched_options *o)
 {
 	dansched_options_default(o);
@@ -743,7 +776,7 @@ static int schedule_options(const args *a, dansched_options *o)
 	o->peak_budget_pct = a->peak_budget;
 	if (a->verbose)
 		o->progress = progress_verbose;
-	return 0;
+	return schedule_unused(a, o);
 }
 
 /* Loads, plans and bounds every graph into jobs, with a progress line on

@@ -387,7 +387,7 @@ done
 [ "$(cut -d' ' -f4 "$T/eff2.txt")" -le "$(cut -d' ' -f4 "$T/eff1.txt")" ] || fail "--effort 2 longer: $(cat "$T/eff2.txt") against $(cat "$T/eff1.txt")"
 for bad in "--effort 1001" "--effort -1" "--traffic-budget 2e6" "--peak-budget inf"; do
 	expect 2 "$B" schedule "$G" -o "$T/effbad" $bad && {
-		grep -q -- "${bad%% *} needs a number from 0 to" "$T/err" || fail "$bad: $(cat "$T/err")"
+		grep -q -- "${bad%% *} needs a number from [01] to" "$T/err" || fail "$bad: $(cat "$T/err")"
 		[ ! -e "$T/effbad" ] || fail "$bad: output written"
 	}
 done
@@ -566,6 +566,19 @@ assert sizes == sorted(sizes) and 1800 <= sizes[-1] <= 2200 and sizes[0] < 200, 
 assert rows[-1][1] == sched[0][1] and rows[-1][6] == sched[0][5], (rows[-1], sched[0])
 PY
 }
+# schedule refuses what its run would not use: the dan pipeline's options
+# with a baseline, CPE's budgets before CPE, a memory map of an order
+for bad in "--scheduler lpmf --effort 2" "--scheduler vpux --stage dlr" \
+	"--scheduler original --traffic-budget 5" "--scheduler cp-list --peak-budget 5" \
+	"--stage mpas --traffic-budget 10" "--stage dlr --peak-budget 1" \
+	"--stage mpas --memmap" "--effort 0"; do
+	expect 2 "$B" schedule "$G" -o "$T/refused" $bad &&
+		{ grep -q -- "is for --\|needs a memory plan\|from 1 to" "$T/err" || fail "schedule $bad: $(cat "$T/err")"; }
+	[ ! -e "$T/refused" ] || fail "schedule $bad wrote $T/refused"
+done
+expect 0 "$B" schedule "$G" -o "$T/kept" --stage dlr --memmap --effort 2 --quiet &&
+	{ [ -s "$T/kept/$(basename "$G" .json)_memmap.svg" ] || fail "--stage dlr --memmap wrote no map"; }
+
 # bench and bench --scale refuse each other's options: none does nothing
 for bad in "bench --kind conv" "bench --nodes 100" "bench --repeat 2" \
 	"bench --scale $G" "bench --scale --json" "bench --scale --csv" \
