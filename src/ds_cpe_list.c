@@ -418,75 +418,112 @@ static void cl_peek_pop(ds_heapq *q, int32_t m, bool *peek)
 	*peek = false;
 }
 
-/* Tries to issue the best candidate of idle pipe p at time t.  Candidates
- * that are refused wait for a later decision: they stay in the heap, read
- * there (cl_peek), unless an entry must leave it, when those read so far
- * are popped and pushed back as refused. */
-static int cl_issue_on_pipe(cpe *c, int32_t p, int64_t t, bool *done)
+/* Pipe p's candidates that got ready by time t go from the waiting heap
+ * (by time) to the ready heap (by rank). */
+static void cl_promote(cpe *c, int32_t p, int64_t t)
 {
 	ds_heapq *w = &c->waiting[p], *r = &c->ready[p];
-	int rc;
 	while (w->n > 0 && w->key[0] <= t) {
 		int32_t v = ds_heapq_pop(w);
 		ds_heapq_push(r, c->rank[v], v);
 	}
-	int32_t nrej = 0, v = -1, k = 0, g = cl_frontier_op(c), drop = -1;
-	bool ok = false, tried_g = false, peek = true;
-	cl_peek pk = {.at = {0}, .n = r->n > 0};
-	while (nrej < CPE_MAX_TRIES) {
-		int32_t u;
-		if (peek) {
-			int32_t i = cl_peek_next(r, &pk);
-			if (i < 0)
-				break;
-			u = r->node[i];
-		} else if (r->n > 0) {
-			u = ds_heapq_pop(r);
-		} else {
-			break;
-		}
-		if (c->state[u] == S_ISSUED) {
-			if (peek) /* it leaves: the refused before it too */
-				cl_peek_pop(r, nrej + 1, &peek);
-			continue; /* issued as the frontier operation */
-		}
-		if (c->kind[u] == K_SOUT && c->elide && cm_can_elide(c, u)) {
-			/* memory freed up since it got ready: drop it */
-			drop = u;
-			if (peek)
-				cl_peek_pop(r, nrej + 1, &peek);
-			break;
-		}
-		tried_g |= u == g;
-		if ((rc = cl_try_candidate(c, u, t, &k, &ok)))
+}
+
+/* What one decision on a pipe found: g, the frontier operation, and
+ * whether it was tried; v, the candidate to issue, its parked ALLOCs in
+ * c->tmp[0..k); or drop, a SPILL_OUT to drop (-1: none). */
+typedef struct cl_pick {
+	int32_t g, v, k, drop;
+	bool tried_g;
+} cl_pick;
+
+/* The next candidate of ready heap r, read in place while peeking, else
+ * popped; -1 when there is none. */
+static int32_t cl_next_ready(ds_heapq *r, cl_peek *rd, bool peek)
+{
+	if (peek) {
+		int32_t i = cl_peek_next(r, rd);
+		return i < 0 ? -1 : r->node[i];
+	}
+	return r->n > 0 ? ds_heapq_pop(r) : -1;
+}
+
+/* Candidate u at time t: issued already (nothing to do), a SPILL_OUT to
+ * drop (pk->drop), one that can be issued (pk->v, its parked ALLOCs in
+ * c->tmp[0..pk->k)), or else *refused. */
+static int cl_judge(cpe *c, int32_t u, int64_t t, cl_pick *pk, bool *refused)
+{
+	*refused = false;
+	if (c->state[u] == S_ISSUED)
+		return DS_OK; /* issued as the frontier operation */
+	if (c->kind[u] == K_SOUT && c->elide && cm_can_elide(c, u)) {
+		/* memory freed up since it got ready: drop it */
+		pk->drop = u;
+		return DS_OK;
+	}
+	pk->tried_g |= u == pk->g;
+	int32_t k;
+	bool ok; /* both set by cl_try_candidate */
+	int rc = cl_try_candidate(c, u, t, &k, &ok);
+	if (rc)
+		return rc;
+	pk->k = k;
+	if (ok)
+		pk->v = u;
+	*refused = !ok;
+	return DS_OK;
+}
+
+/* The candidates of ready heap r, best first, until one can be dropped
+ * or issued at time t, or CPE_MAX_TRIES were refused.  Candidates that
+ * are refused wait for a later decision: they stay in the heap, read
+ * there (cl_peek), unless an entry must leave it, when those read so far
+ * are popped and pushed back as refused. */
+static int cl_scan_ready(cpe *c, ds_heapq *r, int64_t t, cl_pick *pk)
+{
+	int32_t nrej = 0, u;
+	bool peek = true, refused;
+	cl_peek rd = {.at = {0}, .n = r->n > 0};
+	while (nrej < CPE_MAX_TRIES && (u = cl_next_ready(r, &rd, peek)) >= 0) {
+		int rc = cl_judge(c, u, t, pk, &refused);
+		if (rc)
 			return rc;
-		if (ok) {
-			v = u;
-			if (peek)
-				cl_peek_pop(r, nrej + 1, &peek);
-			break;
+		if (refused) {
+			c->stack[nrej++] = u;
+			continue;
 		}
-		c->stack[nrej++] = u;
+		if (peek) /* it leaves: the refused before it too */
+			cl_peek_pop(r, nrej + 1, &peek);
+		if (pk->v >= 0 || pk->drop >= 0)
+			break;
 	}
 	for (int32_t i = 0; i < nrej && !peek; i++)
 		ds_heapq_push(r, c->rank[c->stack[i]], c->stack[i]);
-	if (drop >= 0) {
-		c->elided[(drop - c->n) / 2] = 1;
-		cl_issue(c, drop, c->avail[drop]);
-		*done = true;
-		return cl_drain_frees(c);
-	}
-	if (v < 0 && !tried_g && g >= 0 && c->pipe[g] == p &&
-	    c->state[g] == S_QUEUED && c->avail[g] <= t) {
-		/* it stays in a heap: skipped there once issued */
-		if ((rc = cl_try_candidate(c, g, t, &k, &ok)))
-			return rc;
-		if (ok)
-			v = g;
-	}
-	*done = v >= 0;
-	if (v < 0)
+	return DS_OK;
+}
+
+/* No candidate read can go: the frontier operation, when it is pipe p's,
+ * ready by time t and was not read, is tried too. */
+static int cl_try_frontier(cpe *c, int32_t p, int64_t t, cl_pick *pk)
+{
+	int32_t g = pk->g;
+	if (pk->tried_g || g < 0 || c->pipe[g] != p ||
+	    c->state[g] != S_QUEUED || c->avail[g] > t)
 		return DS_OK;
+	/* it stays in a heap: skipped there once issued */
+	int32_t k;
+	bool ok;
+	int rc = cl_try_candidate(c, g, t, &k, &ok);
+	pk->k = k;
+	if (rc == DS_OK && ok)
+		pk->v = g;
+	return rc;
+}
+
+/* Issues candidate v on pipe p at time t, after its parked ALLOCs
+ * (c->tmp[0..k)); then the FREEs that got ready. */
+static int cl_issue_picked(cpe *c, int32_t p, int64_t t, int32_t v, int32_t k)
+{
 	for (int32_t i = 0; i < k; i++) {
 		int32_t a = c->tmp[i];
 		/* online, an ALLOC waits for its window to be vacated */
@@ -498,6 +535,37 @@ static int cl_issue_on_pipe(cpe *c, int32_t p, int64_t t, bool *done)
 	cl_issue(c, v, t);
 	c->pfree[p] = c->fin[v];
 	return cl_drain_frees(c);
+}
+
+/* Drops SPILL_OUT v (it costs nothing, its buffer stays where it is);
+ * then the FREEs that got ready. */
+static int cl_drop(cpe *c, int32_t v)
+{
+	c->elided[(v - c->n) / 2] = 1;
+	cl_issue(c, v, c->avail[v]);
+	return cl_drain_frees(c);
+}
+
+/* Tries to issue the best candidate of idle pipe p at time t (*done when
+ * something was issued): the ready candidates in rank order, else the
+ * frontier operation. */
+static int cl_issue_on_pipe(cpe *c, int32_t p, int64_t t, bool *done)
+{
+	int rc;
+	cl_promote(c, p, t);
+	cl_pick pk = {.g = cl_frontier_op(c), .v = -1, .k = 0, .drop = -1};
+	if ((rc = cl_scan_ready(c, &c->ready[p], t, &pk)))
+		return rc;
+	if (pk.drop >= 0) {
+		*done = true;
+		return cl_drop(c, pk.drop);
+	}
+	if (pk.v < 0 && (rc = cl_try_frontier(c, p, t, &pk)))
+		return rc;
+	*done = pk.v >= 0;
+	if (pk.v < 0)
+		return DS_OK;
+	return cl_issue_picked(c, p, t, pk.v, pk.k);
 }
 
 /* The working state of a forward simulation, back to its start. */
@@ -684,11 +752,8 @@ void cl_simulate_back(cpe *c)
 		for (int32_t p = 0; p < c->npipes; p++) {
 			if (c->pfree[p] > t)
 				continue;
-			ds_heapq *w = &c->waiting[p], *r = &c->ready[p];
-			while (w->n > 0 && w->key[0] <= t) {
-				int32_t v = ds_heapq_pop(w);
-				ds_heapq_push(r, c->rank[v], v);
-			}
+			ds_heapq *r = &c->ready[p];
+			cl_promote(c, p, t);
 			if (r->n == 0)
 				continue;
 			int32_t v = ds_heapq_pop(r);
