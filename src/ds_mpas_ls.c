@@ -88,45 +88,48 @@ static int bl0(const ls *s, int32_t b)
 	return ds_mem_stays(m) ? -1 : m - DS_L0A;
 }
 
-/* Everything derived from seq; false when the one-live rule is broken. */
-static bool ls_eval_all(ls *s)
+/* Buffer b's first and last positions (-1: no operation). */
+static void ls_span(ls *s, int32_t b)
+{
+	int32_t f = -1, l = -1;
+	for (int32_t k = s->boff[b]; k < s->boff[b + 1]; k++) {
+		int32_t p = s->pos[s->bops[k]];
+		if (f < 0 || p < f)
+			f = p;
+		if (p > l)
+			l = p;
+	}
+	s->first[b] = f;
+	s->last[b] = l;
+}
+
+/* Buffer b, live from first[b] to last[b], into the difference arrays of
+ * val, gap, gl0 and al0 (ls_sum adds them up). */
+static void ls_add_buffer(ls *s, int32_t b)
+{
+	const int32_t np = s->nops, f = s->first[b], l = s->last[b];
+	if (f < 0)
+		return;
+	int64_t z = bsize(s, b);
+	int m = bl0(s, b);
+	s->val[f] += z;
+	if (l + 1 < np)
+		s->val[l + 1] -= z;
+	s->gap[f + 1] += z;
+	s->gap[l + 1] -= z;
+	if (m >= 0) {
+		s->gl0[(f + 1) * NL0 + m]++;
+		s->gl0[(l + 1) * NL0 + m]--;
+		s->al0[f * NL0 + m]++;
+		s->al0[(l + 1) * NL0 + m]--;
+	}
+}
+
+/* The difference arrays summed; false when the one-live rule is broken. */
+static bool ls_sum(ls *s)
 {
 	const int32_t np = s->nops;
 	bool ok = true;
-	for (int32_t i = 0; i < np; i++)
-		s->pos[s->seq[i]] = i;
-	memset(s->val, 0, (size_t)np * sizeof *s->val);
-	memset(s->gap, 0, (size_t)(np + 1) * sizeof *s->gap);
-	memset(s->gl0, 0, (size_t)(np + 1) * NL0 * sizeof *s->gl0);
-	memset(s->al0, 0, (size_t)(np + 1) * NL0 * sizeof *s->al0);
-	/* difference arrays, summed below */
-	for (int32_t b = 0; b < s->nbuf; b++) {
-		int32_t f = -1, l = -1;
-		for (int32_t k = s->boff[b]; k < s->boff[b + 1]; k++) {
-			int32_t p = s->pos[s->bops[k]];
-			if (f < 0 || p < f)
-				f = p;
-			if (p > l)
-				l = p;
-		}
-		s->first[b] = f;
-		s->last[b] = l;
-		if (f < 0)
-			continue;
-		int64_t z = bsize(s, b);
-		int m = bl0(s, b);
-		s->val[f] += z;
-		if (l + 1 < np)
-			s->val[l + 1] -= z;
-		s->gap[f + 1] += z;
-		s->gap[l + 1] -= z;
-		if (m >= 0) {
-			s->gl0[(f + 1) * NL0 + m]++;
-			s->gl0[(l + 1) * NL0 + m]--;
-			s->al0[f * NL0 + m]++;
-			s->al0[(l + 1) * NL0 + m]--;
-		}
-	}
 	for (int32_t i = 1; i < np; i++)
 		s->val[i] += s->val[i - 1];
 	for (int m = 0; m < NL0; m++)
@@ -140,6 +143,14 @@ static bool ls_eval_all(ls *s)
 			ok = ok && s->al0[i * NL0 + m] <= 1;
 		}
 	}
+	return ok;
+}
+
+/* The prefix and suffix maxima of val and how many positions reach
+ * them; the peak and its count. */
+static void ls_maxima(ls *s)
+{
+	const int32_t np = s->nops;
 	for (int32_t i = 0; i < np; i++) {
 		int64_t x = s->val[i];
 		if (i == 0 || x > s->pmax[i - 1]) {
@@ -162,28 +173,41 @@ static bool ls_eval_all(ls *s)
 	}
 	s->peak = np ? s->pmax[np - 1] : 0;
 	s->npeak = np ? s->pcnt[np - 1] : 0;
+}
+
+/* Everything derived from seq; false when the one-live rule is broken. */
+static bool ls_eval_all(ls *s)
+{
+	const int32_t np = s->nops;
+	for (int32_t i = 0; i < np; i++)
+		s->pos[s->seq[i]] = i;
+	memset(s->val, 0, (size_t)np * sizeof *s->val);
+	memset(s->gap, 0, (size_t)(np + 1) * sizeof *s->gap);
+	memset(s->gl0, 0, (size_t)(np + 1) * NL0 * sizeof *s->gl0);
+	memset(s->al0, 0, (size_t)(np + 1) * NL0 * sizeof *s->al0);
+	/* difference arrays, summed below */
+	for (int32_t b = 0; b < s->nbuf; b++) {
+		ls_span(s, b);
+		ls_add_buffer(s, b);
+	}
+	bool ok = ls_sum(s);
+	ls_maxima(s);
 	return ok;
 }
 
-/* Peak and number of positions reaching it if positions lo..hi held
- * ord[0..hi-lo] instead; false when the one-live rule would break. */
-static bool ls_try(ls *s, int32_t lo, int32_t hi, const int32_t *ord,
-		   int64_t *peak, int32_t *npeak)
+/* Counts, for each buffer of the operations ord[0..hi-lo] (to sit at
+ * positions lo..hi), how many of them use it (wcnt), whether it is live
+ * before lo (blive) and after hi (bafter); bst marks the buffers met. */
+static void ls_count_uses(ls *s, int32_t lo, int32_t hi, const int32_t *ord)
 {
 	/* the arrays in locals: the stores to the byte flags below could
 	 * otherwise alias s and force every field to be loaded again (a
-	 * fifth more instructions here, measured with callgrind) */
+	 * fifth more instructions in ls_try, measured with callgrind) */
 	const int32_t *ooff = s->ooff, *obuf = s->obuf;
 	const int32_t *first = s->first, *last = s->last;
-	const uint8_t *mem = s->g->buf_mem;
-	const int64_t *size = s->g->buf_size;
 	int32_t *bst = s->bst, *wcnt = s->wcnt;
 	uint8_t *blive = s->blive, *bafter = s->bafter;
 	int32_t st = ++s->st;
-	int64_t cur = s->gap[lo], wmax = -1;
-	int32_t wn = 0, l0c[NL0];
-	for (int m = 0; m < NL0; m++)
-		l0c[m] = s->gl0[lo * NL0 + m];
 	for (int32_t i = 0; i <= hi - lo; i++) {
 		int32_t w = ord[i];
 		for (int32_t k = ooff[w]; k < ooff[w + 1]; k++) {
@@ -197,6 +221,25 @@ static bool ls_try(ls *s, int32_t lo, int32_t hi, const int32_t *ord,
 			wcnt[b]++;
 		}
 	}
+}
+
+/* The most live bytes over positions lo..hi holding ord[0..hi-lo] and
+ * *n, how many positions reach it (after ls_count_uses); -1 when the
+ * one-live rule would break. */
+static int64_t ls_window_peak(ls *s, int32_t lo, int32_t hi,
+			      const int32_t *ord, int32_t *n)
+{
+	/* the arrays in locals, as in ls_count_uses */
+	const int32_t *ooff = s->ooff, *obuf = s->obuf;
+	const uint8_t *mem = s->g->buf_mem;
+	const int64_t *size = s->g->buf_size;
+	int32_t *wcnt = s->wcnt;
+	uint8_t *blive = s->blive;
+	const uint8_t *bafter = s->bafter;
+	int64_t cur = s->gap[lo], wmax = -1;
+	int32_t wn = 0, l0c[NL0];
+	for (int m = 0; m < NL0; m++)
+		l0c[m] = s->gl0[lo * NL0 + m];
 	for (int32_t i = 0; i <= hi - lo; i++) {
 		int32_t w = ord[i];
 		for (int32_t k = ooff[w]; k < ooff[w + 1]; k++) {
@@ -206,7 +249,7 @@ static bool ls_try(ls *s, int32_t lo, int32_t hi, const int32_t *ord,
 			blive[b] = 1;
 			bool stays = ds_mem_stays(mem[b]);
 			if (!stays && ++l0c[mem[b] - DS_L0A] > 1)
-				return false;
+				return -1;
 			cur += stays ? size[b] : 0;
 		}
 		if (cur > wmax) {
@@ -226,18 +269,48 @@ static bool ls_try(ls *s, int32_t lo, int32_t hi, const int32_t *ord,
 		}
 	}
 	DS_ASSERT(cur == s->gap[hi + 1]);
+	*n = wn;
+	return wmax;
+}
+
+/* The peak of the whole order when the window lo..hi peaks at wmax: the
+ * positions before lo and after hi join in. */
+static int64_t ls_whole_peak(const ls *s, int32_t lo, int32_t hi,
+			     int64_t wmax)
+{
 	int64_t pk = wmax;
 	if (lo > 0 && s->pmax[lo - 1] > pk)
 		pk = s->pmax[lo - 1];
 	if (hi + 1 < s->nops && s->smax[hi + 1] > pk)
 		pk = s->smax[hi + 1];
-	int32_t cnt = wmax == pk ? wn : 0;
+	return pk;
+}
+
+/* How many positions before lo and after hi reach pk. */
+static int32_t ls_outside_count(const ls *s, int32_t lo, int32_t hi,
+				int64_t pk)
+{
+	int32_t cnt = 0;
 	if (lo > 0 && s->pmax[lo - 1] == pk)
 		cnt += s->pcnt[lo - 1];
 	if (hi + 1 < s->nops && s->smax[hi + 1] == pk)
 		cnt += s->scnt[hi + 1];
+	return cnt;
+}
+
+/* Peak and number of positions reaching it if positions lo..hi held
+ * ord[0..hi-lo] instead; false when the one-live rule would break. */
+static bool ls_try(ls *s, int32_t lo, int32_t hi, const int32_t *ord,
+		   int64_t *peak, int32_t *npeak)
+{
+	int32_t wn;
+	ls_count_uses(s, lo, hi, ord);
+	int64_t wmax = ls_window_peak(s, lo, hi, ord, &wn);
+	if (wmax < 0)
+		return false;
+	int64_t pk = ls_whole_peak(s, lo, hi, wmax);
 	*peak = pk;
-	*npeak = cnt;
+	*npeak = (wmax == pk ? wn : 0) + ls_outside_count(s, lo, hi, pk);
 	return true;
 }
 
