@@ -117,6 +117,71 @@ void ds_heapq_free(ds_heapq *q)
 
 /* ---- Kahn with a key ---- */
 
+/* The ready heap q and, per L0 memory, the heap of gated ALLOCs, all of
+ * capacity n. */
+static int kahn_init(const ds_heap *h, int32_t n, ds_heapq *q,
+		     ds_heapq *held)
+{
+	int rc = ds_heapq_init(q, h, n);
+	for (int m = 0; m < DS_NMEM && rc == DS_OK; m++)
+		if (!ds_mem_stays(m))
+			rc = ds_heapq_init(&held[m], h, n);
+	return rc;
+}
+
+/* The best held ALLOC over all memories, taken out: when only gated
+ * ALLOCs are ready, one runs rather than deadlock. */
+static int32_t kahn_pop_held(ds_heapq *held)
+{
+	int mb = -1;
+	for (int m = 0; m < DS_NMEM; m++)
+		if (held[m].n > 0 &&
+		    (mb < 0 || held[m].key[0] < held[mb].key[0] ||
+		     (held[m].key[0] == held[mb].key[0] &&
+		      held[m].node[0] < held[mb].node[0])))
+			mb = m;
+	return ds_heapq_pop(&held[mb]);
+}
+
+/* The next node: the best ready one, the L0 ALLOCs met on the way held
+ * while another buffer of their memory is live (gate); else the best
+ * held one. */
+static int32_t kahn_next(const ds_graph *g, bool gate, ds_heapq *q,
+			 ds_heapq *held, const int32_t *live)
+{
+	while (q->n > 0) {
+		int64_t ck = q->key[0];
+		int32_t c = ds_heapq_pop(q);
+		int m = g->kind[c] == DS_ALLOC ? g->buf_mem[g->buf[c]] : DS_L1;
+		if (gate && !ds_mem_stays(m) && live[m] > 0) {
+			ds_heapq_push(&held[m], ck, c);
+			continue;
+		}
+		return c;
+	}
+	return kahn_pop_held(held);
+}
+
+/* Node v taken: an ALLOC or FREE of an L0 buffer changes how many
+ * buffers of its memory are live. */
+static void kahn_count_live(const ds_graph *g, int32_t v, ds_heapq *q,
+			    ds_heapq *held, int32_t *live)
+{
+	if (g->kind[v] == DS_OP)
+		return;
+	int m = g->buf_mem[g->buf[v]];
+	if (ds_mem_stays(m))
+		return;
+	live[m] += g->kind[v] == DS_ALLOC ? 1 : -1;
+	/* gating changes only here: the best held ALLOC of m competes
+	 * again */
+	if (live[m] == 0 && held[m].n > 0) {
+		int64_t ck = held[m].key[0];
+		int32_t c = ds_heapq_pop(&held[m]);
+		ds_heapq_push(q, ck, c);
+	}
+}
+
 /* A node's key is computed once, when it becomes ready (a stateful key,
  * such as a counter, keeps the value it had then, also while the node is
  * held back by the gate). */
@@ -128,10 +193,7 @@ int ds_order_kahn(const ds_graph *g, ds_key_fn key, void *ctx, bool gate,
 	int32_t *indeg = ds_alloc(h, (size_t)n, sizeof *indeg);
 	ds_heapq q, held[DS_NMEM]; /* gated L0 ALLOCs, per memory */
 	memset(held, 0, sizeof held);
-	int rc = ds_heapq_init(&q, h, n);
-	for (int m = 0; m < DS_NMEM && rc == DS_OK; m++)
-		if (!ds_mem_stays(m))
-			rc = ds_heapq_init(&held[m], h, n);
+	int rc = kahn_init(h, n, &q, held);
 	if (!indeg || rc) {
 		rc = ds_fail(e, DS_ENOMEM, "out of memory");
 		goto out;
@@ -143,44 +205,9 @@ int ds_order_kahn(const ds_graph *g, ds_key_fn key, void *ctx, bool gate,
 			ds_heapq_push(&q, key(g, ctx, v), v);
 	}
 	for (int32_t len = 0; len < n; len++) {
-		int32_t v = -1;
-		while (q.n > 0) {
-			int64_t ck = q.key[0];
-			int32_t c = ds_heapq_pop(&q);
-			int m = g->kind[c] == DS_ALLOC ? g->buf_mem[g->buf[c]]
-						       : DS_L1;
-			if (gate && !ds_mem_stays(m) && live[m] > 0) {
-				ds_heapq_push(&held[m], ck, c);
-				continue;
-			}
-			v = c;
-			break;
-		}
-		if (v < 0) {
-			/* only gated ALLOCs: run one rather than deadlock */
-			int mb = -1;
-			for (int m = 0; m < DS_NMEM; m++)
-				if (held[m].n > 0 &&
-				    (mb < 0 || held[m].key[0] < held[mb].key[0] ||
-				     (held[m].key[0] == held[mb].key[0] &&
-				      held[m].node[0] < held[mb].node[0])))
-					mb = m;
-			v = ds_heapq_pop(&held[mb]);
-		}
+		int32_t v = kahn_next(g, gate, &q, held, live);
 		order[len] = v;
-		if (g->kind[v] != DS_OP) {
-			int m = g->buf_mem[g->buf[v]];
-			if (!ds_mem_stays(m)) {
-				live[m] += g->kind[v] == DS_ALLOC ? 1 : -1;
-				/* gating changes only here: the best held
-				 * ALLOC of m competes again */
-				if (live[m] == 0 && held[m].n > 0) {
-					int64_t ck = held[m].key[0];
-					int32_t c = ds_heapq_pop(&held[m]);
-					ds_heapq_push(&q, ck, c);
-				}
-			}
-		}
+		kahn_count_live(g, v, &q, held, live);
 		for (int32_t k = g->succ_off[v]; k < g->succ_off[v + 1]; k++) {
 			int32_t w = g->succ[k];
 			if (--indeg[w] == 0)
