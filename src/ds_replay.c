@@ -193,6 +193,41 @@ static int check_spill_order(replay *r)
 	return DS_OK;
 }
 
+/* Each buffer b's spills, in schedule order of their SPILL_OUT, into
+ * list[off[b]..off[b + 1]) (off and fill zeroed, nbuf + 1 long). */
+static void spill_lists(const ds_graph *g, const ds_plan *p, int32_t *off,
+			int32_t *list, int32_t *fill)
+{
+	const int32_t n = g->n;
+	for (int32_t k = 0; k < p->nspill; k++)
+		off[p->spill[k].buf + 1]++;
+	for (int32_t b = 0; b < g->nbuf; b++)
+		off[b + 1] += off[b];
+	for (int32_t i = 0; i < p->len; i++) {
+		int32_t v = p->order[i];
+		if (v >= n && (v - n) % 2 == 0) {
+			int32_t b = p->spill[(v - n) / 2].buf;
+			list[off[b] + fill[b]++] = (v - n) / 2;
+		}
+	}
+}
+
+/* The first of the spills l[0..cnt) (in schedule order) whose SPILL_OUT
+ * stands after position at; cnt when none does.  A binary search. */
+static int32_t first_after(const int32_t *pos, int32_t n, const int32_t *l,
+			   int32_t cnt, int32_t at)
+{
+	int32_t a = 0, z = cnt;
+	while (a < z) {
+		int32_t mid = a + (z - a) / 2;
+		if (pos[n + 2 * l[mid]] < at)
+			a = mid + 1;
+		else
+			z = mid;
+	}
+	return a;
+}
+
 /* The spill edges of SPEC.md in a reduced form with the same effect: a
  * buffer's spill pairs chained in schedule order (pos), each user tied to
  * the nearest pair on each side.  With residency, also the order-only
@@ -211,18 +246,7 @@ int ds_spill_edges(const ds_graph *g, const ds_plan *p, const int32_t *pos,
 		rc = ds_fail(e, DS_ENOMEM, "out of memory");
 		goto out;
 	}
-	/* spills of each buffer, in schedule order of their SPILL_OUT */
-	for (int32_t k = 0; k < S; k++)
-		off[p->spill[k].buf + 1]++;
-	for (int32_t b = 0; b < nb; b++)
-		off[b + 1] += off[b];
-	for (int32_t i = 0; i < p->len; i++) {
-		int32_t v = p->order[i];
-		if (v >= n && (v - n) % 2 == 0) {
-			int32_t b = p->spill[(v - n) / 2].buf;
-			list[off[b] + fill[b]++] = (v - n) / 2;
-		}
-	}
+	spill_lists(g, p, off, list, fill);
 	for (int32_t b = 0; b < nb && rc == DS_OK; b++) {
 		int32_t lo = off[b], hi = off[b + 1];
 		int32_t al = g->buf_alloc[b], fr = g->buf_free[b];
@@ -242,15 +266,8 @@ int ds_spill_edges(const ds_graph *g, const ds_plan *p, const int32_t *pos,
 		for (int32_t k = g->user_off[b];
 		     k < g->user_off[b + 1] && rc == DS_OK; k++) {
 			int32_t u = g->user[k];
-			/* first pair whose SPILL_OUT stands after u */
-			int32_t a = lo, z = hi;
-			while (a < z) {
-				int32_t mid = a + (z - a) / 2;
-				if (pos[n + 2 * list[mid]] < pos[u])
-					a = mid + 1;
-				else
-					z = mid;
-			}
+			int32_t a = lo + first_after(pos, n, list + lo, hi - lo,
+						     pos[u]);
 			if (a < hi)
 				rc = edge(ud, u, n + 2 * list[a], true);
 			else if (residency)
@@ -560,12 +577,10 @@ static int walk_time(replay *r, const ds_replay_opts *o, ds_figures *f)
 	return DS_OK;
 }
 
-int ds_replay(const ds_graph *g, const ds_plan *p, const ds_replay_opts *o,
-	      ds_figures *out, ds_err *e)
+/* The plan's spill table against the graph: a count that fits the node
+ * numbers, the tables present, known buffers. */
+static int check_spill_table(const ds_graph *g, const ds_plan *p, ds_err *e)
 {
-	ds_figures f;
-	memset(&f, 0, sizeof f);
-	memset(out, 0, sizeof *out);
 	if (p->nspill < 0 || (int64_t)g->n + 2 * (int64_t)p->nspill > INT32_MAX)
 		return ds_fail(e, DS_EPLAN, "spills: too many (%d)",
 			       p->nspill);
@@ -578,55 +593,84 @@ int ds_replay(const ds_graph *g, const ds_plan *p, const ds_replay_opts *o,
 			return ds_fail(e, DS_EPLAN,
 				       "spill %d: unknown buffer index %d", k,
 				       p->spill[k].buf);
-	replay r;
-	memset(&r, 0, sizeof r);
-	r.g = g;
-	r.p = p;
-	r.h = g->heap;
-	r.e = e;
-	r.total = g->n + 2 * p->nspill;
-	ds_arena_init(&r.a, r.h);
-	int rc = DS_OK;
-	r.pos = ds_arena_alloc(&r.a, (size_t)r.total, sizeof *r.pos);
-	if (!r.pos) {
-		rc = ds_fail(e, DS_ENOMEM, "out of memory");
-		goto out;
-	}
-	if ((rc = check_permutation(&r)) ||
-	    (o && o->spill_order && (rc = check_spill_order(&r))) ||
-	    (rc = spill_edges(&r)))
-		goto out;
-	if (p->offset) {
-		int32_t nocc = g->nbuf + p->nspill;
-		ds_arena *a = &r.a;
-		r.occ_buf = ds_arena_alloc(a, (size_t)nocc, sizeof *r.occ_buf);
-		r.occ_end = ds_arena_alloc(a, (size_t)nocc, sizeof *r.occ_end);
-		r.occ_mark = ds_arena_alloc(a, (size_t)nocc, sizeof *r.occ_mark);
-		r.occ_lo = ds_arena_alloc(a, (size_t)nocc, sizeof *r.occ_lo);
-		r.cur_occ = ds_arena_alloc(a, (size_t)g->nbuf, sizeof *r.cur_occ);
-		for (int m = 0; m < DS_NMEM && !a->failed; m++)
-			ds_segmap_init(&r.seg[m], a, g->caps.cap[m]);
-		if (a->failed) {
-			rc = ds_fail(e, DS_ENOMEM, "out of memory");
-			goto out;
-		}
-	}
-	if ((rc = walk_memory(&r, o && o->q1, &f)) ||
-	    (rc = walk_time(&r, o, &f)))
-		goto out;
-	f.nodes = g->n;
-	f.spills = p->nspill;
-	f.has_memory = p->offset != NULL;
-	f.lb_critical_path = g->critical_path;
+	return DS_OK;
+}
+
+/* A replay of plan p on graph g, its scratch arena and the schedule
+ * positions (the arena is set up even when that fails). */
+static int replay_begin(replay *r, const ds_graph *g, const ds_plan *p,
+			ds_err *e)
+{
+	memset(r, 0, sizeof *r);
+	r->g = g;
+	r->p = p;
+	r->h = g->heap;
+	r->e = e;
+	r->total = g->n + 2 * p->nspill;
+	ds_arena_init(&r->a, r->h);
+	r->pos = ds_arena_alloc(&r->a, (size_t)r->total, sizeof *r->pos);
+	if (!r->pos)
+		return ds_fail(e, DS_ENOMEM, "out of memory");
+	return DS_OK;
+}
+
+/* With offsets: the occupancies (one per buffer and spill at most) and
+ * each memory's address map. */
+static int address_maps(replay *r)
+{
+	const ds_graph *g = r->g;
+	int32_t nocc = g->nbuf + r->p->nspill;
+	ds_arena *a = &r->a;
+	r->occ_buf = ds_arena_alloc(a, (size_t)nocc, sizeof *r->occ_buf);
+	r->occ_end = ds_arena_alloc(a, (size_t)nocc, sizeof *r->occ_end);
+	r->occ_mark = ds_arena_alloc(a, (size_t)nocc, sizeof *r->occ_mark);
+	r->occ_lo = ds_arena_alloc(a, (size_t)nocc, sizeof *r->occ_lo);
+	r->cur_occ = ds_arena_alloc(a, (size_t)g->nbuf, sizeof *r->cur_occ);
+	for (int m = 0; m < DS_NMEM && !a->failed; m++)
+		ds_segmap_init(&r->seg[m], a, g->caps.cap[m]);
+	if (a->failed)
+		return ds_fail(r->e, DS_ENOMEM, "out of memory");
+	return DS_OK;
+}
+
+/* The figures the walks do not measure: counts, the critical path, the
+ * spills' extra DDR traffic. */
+static int plan_figures(replay *r, ds_figures *f)
+{
+	const ds_graph *g = r->g;
+	const ds_plan *p = r->p;
+	f->nodes = g->n;
+	f->spills = p->nspill;
+	f->has_memory = p->offset != NULL;
+	f->lb_critical_path = g->critical_path;
 	for (int32_t k = 0; k < p->nspill; k++) {
 		int32_t b = p->spill[k].buf;
 		int64_t t = ds_spill_traffic(g, b);
-		if (!ds_add(f.extra_ddr, t, &f.extra_ddr)) {
-			rc = ds_fail(e, DS_EINPUT, "%s: extra_ddr overflows",
-				     g->source);
-			goto out;
-		}
+		if (!ds_add(f->extra_ddr, t, &f->extra_ddr))
+			return ds_fail(r->e, DS_EINPUT,
+				       "%s: extra_ddr overflows", g->source);
 	}
+	return DS_OK;
+}
+
+int ds_replay(const ds_graph *g, const ds_plan *p, const ds_replay_opts *o,
+	      ds_figures *out, ds_err *e)
+{
+	ds_figures f;
+	memset(&f, 0, sizeof f);
+	memset(out, 0, sizeof *out);
+	int rc = check_spill_table(g, p, e);
+	if (rc)
+		return rc;
+	replay r;
+	if ((rc = replay_begin(&r, g, p, e)) ||
+	    (rc = check_permutation(&r)) ||
+	    (o && o->spill_order && (rc = check_spill_order(&r))) ||
+	    (rc = spill_edges(&r)) ||
+	    (p->offset && (rc = address_maps(&r))) ||
+	    (rc = walk_memory(&r, o && o->q1, &f)) ||
+	    (rc = walk_time(&r, o, &f)) || (rc = plan_figures(&r, &f)))
+		goto out;
 	*out = f;
 out:
 	ds_arena_free(&r.a);
