@@ -594,6 +594,7 @@ import sys
 one, two = ([l.split() for l in open(p).read().splitlines()[1:]] for p in sys.argv[1:])
 assert len(one) == len(two) == 5, (one, two)
 assert [(r[1], r[6]) for r in one] == [(r[1], r[6]) for r in two], (one, two)
+assert [r[8] for r in one] == ["1"] * 5 and [r[8] for r in two] == ["2"] * 5, (one, two)
 PY
 }
 
