@@ -133,8 +133,8 @@ static const char usage_schedule[] =
 	"  -v                    print each stage's time and figures\n"
 	"  --quiet               no progress line\n"
 	"\n"
-	"--stage, --effort and the budgets are the dan pipeline's, the\n"
-	"budgets its CPE stage's: refused with another scheduler or stage.\n"
+	"--effort, the budgets and --stage mpas or dlr are the dan pipeline's,\n"
+	"the budgets its CPE stage's: refused with another scheduler or stage.\n"
 	"Nothing is written unless every graph loads and plans.\n";
 
 
@@ -732,21 +732,25 @@ static int write_views(const job *j, const char *dir, bool trace, bool mm,
 /* The pipeline's options from the command's; 0, or the exit status of an
  * unknown scheduler or stage. */
 /* The options o's run would not use, refused (no option does nothing):
- * the stage, the effort and the budgets are the dan pipeline's, the
- * budgets its CPE stage's, and the memory map needs a memory plan.  0 or
- * a usage error's status. */
+ * the effort, the budgets and an early stage are the dan pipeline's (a
+ * baseline's plan is its whole run: --stage cpe), the budgets its CPE
+ * stage's, and the memory map needs a memory plan.  0 or a usage
+ * error's status. */
 static int schedule_unused(const args *a, const dansched_options *o)
 {
-	static const char *const dan_only[] = {"stage", "effort",
-					       "traffic-budget", "peak-budget"};
+	static const char *const dan_only[] = {"effort", "traffic-budget",
+					       "peak-budget"};
 	static const char *const cpe_only[] = {"traffic-budget",
 					       "peak-budget"};
-	for (size_t i = 0; o->scheduler != DANSCHED_DAN && i < 4; i++)
+	int cpe = dansched_stage_from_name("cpe");
+	if (o->scheduler != DANSCHED_DAN && o->stage != cpe)
+		return cli_usage_error(usage_schedule, "--stage %s is for "
+				       "--scheduler dan", a->stage);
+	for (size_t i = 0; o->scheduler != DANSCHED_DAN && i < 3; i++)
 		if (cli_given(a, dan_only[i]))
 			return cli_usage_error(usage_schedule,
 					   "--%s is for --scheduler dan",
 					   dan_only[i]);
-	int cpe = dansched_stage_from_name("cpe");
 	for (size_t i = 0; o->stage != cpe && i < 2; i++)
 		if (cli_given(a, cpe_only[i]))
 			return cli_usage_error(usage_schedule,

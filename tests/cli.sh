@@ -571,11 +571,12 @@ PY
 for bad in "--scheduler lpmf --effort 2" "--scheduler vpux --stage dlr" \
 	"--scheduler original --traffic-budget 5" "--scheduler cp-list --peak-budget 5" \
 	"--stage mpas --traffic-budget 10" "--stage dlr --peak-budget 1" \
-	"--stage mpas --memmap" "--effort 0"; do
+	"--stage mpas --memmap" "--effort 0" "--scheduler lpmf --stage mpas"; do
 	expect 2 "$B" schedule "$G" -o "$T/refused" $bad &&
 		{ grep -q -- "is for --\|needs a memory plan\|from 1 to" "$T/err" || fail "schedule $bad: $(cat "$T/err")"; }
 	[ ! -e "$T/refused" ] || fail "schedule $bad wrote $T/refused"
 done
+expect 0 "$B" schedule "$G" -o "$T/base_cpe" --scheduler vpux --stage cpe --quiet
 expect 0 "$B" schedule "$G" -o "$T/kept" --stage dlr --memmap --effort 2 --quiet &&
 	{ [ -s "$T/kept/$(basename "$G" .json)_memmap.svg" ] || fail "--stage dlr --memmap wrote no map"; }
 
