@@ -229,6 +229,7 @@ static int bench_scale(const args *a)
 	printf("%-10s %10s %9s %9s %9s %12s %10s %8s %4s\n", "kind", "nodes",
 	       "gen_s", "plan_s", "rss_MiB", "us/node", "makespan",
 	       "x/double", "runs");
+	fflush(stdout); /* the header now, the rows as each size ends */
 	for (int i = 0; i < 5; i++) {
 		scale_run r = {0};
 		int rc = scale_best(a, sizes[i], &r);

@@ -212,8 +212,12 @@ enum {
 	OPT_STAGE = 256, OPT_SCHEDULER, OPT_CAP, OPT_EFFORT, OPT_TRAFFIC,
 	OPT_PEAK, OPT_NODES, OPT_KIND, OPT_SEED, OPT_PUBLISHED, OPT_Q1,
 	OPT_JSON, OPT_CSV, OPT_TRACE, OPT_MEMMAP, OPT_QUIET, OPT_SCALE,
-	OPT_ANY_SPILL_ORDER, OPT_REPEAT
+	OPT_ANY_SPILL_ORDER, OPT_REPEAT,
+	OPT_END /* after the last */
 };
+
+/* cli_given keeps one bit per long option in a uint64_t */
+_Static_assert(OPT_END - 256 <= 64, "too many long options for args.given");
 
 static const struct option all_options[] = {
 	{"help", no_argument, NULL, 'h'},
@@ -729,8 +733,6 @@ static int write_views(const job *j, const char *dir, bool trace, bool mm,
 	return rc;
 }
 
-/* The pipeline's options from the command's; 0, or the exit status of an
- * unknown scheduler or stage. */
 /* The options o's run would not use, refused (no option does nothing):
  * the effort, the budgets and an early stage are the dan pipeline's (a
  * baseline's plan is its whole run: --stage cpe), the budgets its CPE
@@ -764,6 +766,8 @@ static int schedule_unused(const args *a, const dansched_options *o)
 	return 0;
 }
 
+/* The pipeline's options from the command's; 0, or the exit status of an
+ * unknown scheduler or stage or of an option the run would not use. */
 static int schedule_options(const args *a, dansched_options *o)
 {
 	dansched_options_default(o);
