@@ -566,6 +566,7 @@ assert sizes == sorted(sizes) and 1800 <= sizes[-1] <= 2200 and sizes[0] < 200, 
 assert rows[-1][1] == sched[0][1] and rows[-1][6] == sched[0][5], (rows[-1], sched[0])
 PY
 }
+
 # schedule refuses what its run would not use: the dan pipeline's options
 # with a baseline, CPE's budgets before CPE, a memory map of an order
 for bad in "--scheduler lpmf --effort 2" "--scheduler vpux --stage dlr" \
