@@ -30,7 +30,7 @@ typedef struct args {
 	double traffic_budget, peak_budget;
 	bool q1, json, csv, help, trace, memmap, verbose, quiet, scale;
 	bool any_spill_order;
-	uint64_t given; /* the long options given, one bit each (main.c) */
+	uint64_t given; /* the long-only options given, a bit each (main.c) */
 	dansched_caps caps;
 } args;
 
@@ -60,7 +60,8 @@ int cli_bundled_graphs(char ***out, int *count);
  * cli_bundled_graphs' exit status. */
 int cli_graph_paths(args *a, char ***bundled, const char ***paths,
 		    int *np);
-/* Was the long option `name` (without its dashes) given? */
+/* Was the long option `name` (without its dashes) given?  Only the
+ * options that have no one-letter form (-h, -o, -v) are kept. */
 bool cli_given(const args *a, const char *name);
 /* Parses a command's options with getopt_long (see main.c); 0 to go on,
  * -1 when --help was answered, or the exit status of a usage error. */
