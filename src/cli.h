@@ -60,9 +60,10 @@ int cli_bundled_graphs(char ***out, int *count);
  * cli_bundled_graphs' exit status. */
 int cli_graph_paths(args *a, char ***bundled, const char ***paths,
 		    int *np);
-/* Was the long option `name` (without its dashes) given?  Only the
- * options that have no one-letter form (-h, -o, -v) are kept. */
-bool cli_given(const args *a, const char *name);
+/* The first in `names` (long options, space-separated, without their
+ * dashes) of those that were given, NULL when none was.  Only the options that have
+ * no one-letter form (-h, -o, -v) are kept. */
+const char *cli_given_of(const args *a, const char *names);
 /* Parses a command's options with getopt_long (see main.c); 0 to go on,
  * -1 when --help was answered, or the exit status of a usage error. */
 int cli_command_args(int argc, char **argv, const char *usage,

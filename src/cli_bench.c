@@ -410,24 +410,19 @@ static void bench_notes(const job *jobs, int np)
  * other's (no option that does nothing).  0 or a usage error's status. */
 static int bench_check_args(const args *a)
 {
-	static const char *const scale_only[] = {"kind", "nodes", "repeat"};
+	const char *opt;
 	if (!a->scale) {
-		for (size_t i = 0; i < sizeof scale_only / sizeof *scale_only;
-		     i++)
-			if (cli_given(a, scale_only[i]))
-				return cli_usage_error(usage_bench,
-						   "--%s goes with --scale",
-						   scale_only[i]);
+		if ((opt = cli_given_of(a, "kind nodes repeat")))
+			return cli_usage_error(usage_bench,
+					   "--%s goes with --scale", opt);
 		return 0;
 	}
 	if (a->npos > 0)
 		return cli_usage_error(usage_bench, "bench --scale makes its "
 				       "own graphs, got '%s'", a->pos[0]);
-	if (a->json || a->csv || a->quiet)
-		return cli_usage_error(usage_bench, "--%s is not for bench "
-				       "--scale", a->json ? "json"
-				       : a->csv   ? "csv"
-						  : "quiet");
+	if ((opt = cli_given_of(a, "json csv quiet")))
+		return cli_usage_error(usage_bench,
+				   "--%s is not for bench --scale", opt);
 	return 0;
 }
 

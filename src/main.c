@@ -216,7 +216,7 @@ enum {
 	OPT_END /* after the last */
 };
 
-/* cli_given keeps one bit per long option in a uint64_t */
+/* args.given keeps one bit per long-only option in a uint64_t */
 _Static_assert(OPT_END - 256 <= 64, "too many long options for args.given");
 
 static const struct option all_options[] = {
@@ -258,14 +258,15 @@ static void args_default(args *a)
 	a->published = DS_PUBLISHED;
 }
 
-/* Is the long option `name` one of the space-separated `names`? */
-static bool named(const char *names, const char *name)
+/* Where the long option `name` stands among the space-separated `names`,
+ * NULL when it is not one of them. */
+static const char *named(const char *names, const char *name)
 {
 	size_t n = strlen(name);
 	for (const char *s = names; (s = strstr(s, name)); s += n)
 		if ((s == names || s[-1] == ' ') && (s[n] == ' ' || !s[n]))
-			return true;
-	return false;
+			return s;
+	return NULL;
 }
 
 /* The option table of one command: --help and the long options it names,
@@ -338,13 +339,18 @@ static const char *refused_option(char **argv, char *buf, size_t size)
 	return argv[optind - 1];
 }
 
-bool cli_given(const args *a, const char *name)
+const char *cli_given_of(const args *a, const char *names)
 {
-	for (int i = 0; i < NOPTIONS; i++)
-		if (all_options[i].val >= 256 &&
-		    !strcmp(all_options[i].name, name))
-			return a->given >> (all_options[i].val - 256) & 1;
-	return false;
+	const char *first = NULL, *at = NULL;
+	for (int i = 0; i < NOPTIONS; i++) {
+		int c = all_options[i].val;
+		const char *s = c >= 256 && (a->given >> (c - 256) & 1)
+					? named(names, all_options[i].name)
+					: NULL;
+		if (s && (!at || s < at))
+			first = all_options[i].name, at = s;
+	}
+	return first;
 }
 
 /* Parses a command's arguments (argv[0] is the command's name) with
@@ -740,26 +746,20 @@ static int write_views(const job *j, const char *dir, bool trace, bool mm,
  * error's status. */
 static int schedule_unused(const args *a, const dansched_options *o)
 {
-	static const char *const dan_only[] = {"effort", "traffic-budget",
-					       "peak-budget"};
-	static const char *const cpe_only[] = {"traffic-budget",
-					       "peak-budget"};
-	int cpe = dansched_stage_from_name("cpe");
-	if (o->scheduler != DANSCHED_DAN && o->stage != cpe)
+	bool dan = o->scheduler == DANSCHED_DAN;
+	const char *opt;
+	if (!dan && o->stage != DANSCHED_CPE)
 		return cli_usage_error(usage_schedule, "--stage %s is for "
 				       "--scheduler dan", a->stage);
-	for (size_t i = 0; o->scheduler != DANSCHED_DAN && i < 3; i++)
-		if (cli_given(a, dan_only[i]))
-			return cli_usage_error(usage_schedule,
-					   "--%s is for --scheduler dan",
-					   dan_only[i]);
-	for (size_t i = 0; o->stage != cpe && i < 2; i++)
-		if (cli_given(a, cpe_only[i]))
-			return cli_usage_error(usage_schedule,
-					   "--%s is for --stage cpe",
-					   cpe_only[i]);
-	if (a->memmap && o->scheduler == DANSCHED_DAN &&
-	    o->stage == dansched_stage_from_name("mpas"))
+	if (!dan && (opt = cli_given_of(a, "effort traffic-budget "
+					"peak-budget")))
+		return cli_usage_error(usage_schedule,
+				   "--%s is for --scheduler dan", opt);
+	if (o->stage != DANSCHED_CPE &&
+	    (opt = cli_given_of(a, "traffic-budget peak-budget")))
+		return cli_usage_error(usage_schedule, "--%s is for --stage cpe",
+				   opt);
+	if (a->memmap && o->stage == DANSCHED_MPAS)
 		return cli_usage_error(usage_schedule, "--memmap needs a "
 				       "memory plan: not with --stage %s",
 				       "mpas");
