@@ -193,7 +193,11 @@ typedef struct dansched_options {
 				      (aged victims, retiming) (5) */
 	double peak_budget_pct;	   /* CPE may add this % to peak_vstay,
 				      where the peak held it back (5) */
-	/* both budgets: finite, 0 to DANSCHED_BUDGET_MAX */
+	/* both budgets: finite, 0 to DANSCHED_BUDGET_MAX.  What a run would
+	 * not use is DANSCHED_BAD_INPUT, as the CLI refuses it: with a
+	 * baseline scheduler, a stage, effort or budget other than the
+	 * default's (its plan is its whole run); with stage MPAS or DLR,
+	 * budgets other than the default's (they are CPE's) */
 	/* called after each stage ("mpas", "dlr", "cpe") with its CPU time
 	 * and figures, and within CPE after the retiming ("retime", before
 	 * "cpe": its own time, the figures of the plan it kept), or NULL */

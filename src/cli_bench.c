@@ -485,7 +485,8 @@ static int plan_point(const dansched_graph *g, int s, double pct,
 	dansched_options o;
 	dansched_options_default(&o);
 	o.scheduler = s;
-	o.traffic_budget_pct = pct;
+	if (s == DANSCHED_DAN)
+		o.traffic_budget_pct = pct;
 	dansched_plan *p;
 	dansched_figures f;
 	int rc = dansched_schedule(g, &o, &p, &f, e);

@@ -371,8 +371,40 @@ static int plan_fits(const dansched_graph *g, const dansched_plan *p,
 
 /* The caller's options, checked: DS_EINPUT naming the first out of
  * range. */
+/* Options o sets (at other values than dansched_options_default's) that
+ * its run would not use, refused as the CLI refuses them: the stage, the
+ * effort and the budgets are dan's (a baseline's plan is its whole run),
+ * the budgets its CPE stage's.  A value equal to the default cannot be
+ * told from one left alone, and is taken. */
+static int options_unused(const dansched_options *o, ds_err *e)
+{
+	dansched_options d;
+	dansched_options_default(&d);
+	const bool dan = o->scheduler == DANSCHED_DAN;
+	const char *whose = dan ? "stage cpe" : "the dan scheduler";
+	if (!dan && o->stage != d.stage)
+		return ds_fail(e, DS_EINPUT, "stage %s is for the dan scheduler "
+			       "(a baseline's plan is its whole run)",
+			       ds_stage_names[o->stage]);
+	if (!dan && o->effort > 1)
+		return ds_fail(e, DS_EINPUT, "effort %lld is for the dan "
+			       "scheduler", (long long)o->effort);
+	if (dan && o->stage == DANSCHED_CPE)
+		return DS_OK;
+	if (o->traffic_budget_pct != d.traffic_budget_pct)
+		return ds_fail(e, DS_EINPUT, "traffic budget %g is for %s",
+			       o->traffic_budget_pct, whose);
+	if (o->peak_budget_pct != d.peak_budget_pct)
+		return ds_fail(e, DS_EINPUT, "peak budget %g is for %s",
+			       o->peak_budget_pct, whose);
+	return DS_OK;
+}
+
 static int options_check(const dansched_options *o, ds_err *e)
 {
+	if (o->scheduler < 0 || o->scheduler >= DS_NSCHED)
+		return ds_fail(e, DS_EINPUT, "unknown scheduler %d",
+			       o->scheduler);
 	if (o->stage < DS_STAGE_MPAS || o->stage > DS_STAGE_CPE)
 		return ds_fail(e, DS_EINPUT, "unknown stage %d", o->stage);
 	if (o->effort < 0 || o->effort > DANSCHED_EFFORT_MAX)
@@ -387,7 +419,7 @@ static int options_check(const dansched_options *o, ds_err *e)
 				       "%g)",
 				       i ? "peak" : "traffic", pct[i],
 				       DANSCHED_BUDGET_MAX);
-	return DS_OK;
+	return options_unused(o, e);
 }
 
 int dansched_schedule(const dansched_graph *g, const dansched_options *o,

@@ -356,8 +356,9 @@ static void on_progress(void *ud, const char *stage, double seconds,
 	s->last = *f;
 }
 
-/* Options out of range are refused with a message naming them, and no
- * plan; effort 1 is the default (the same plan). */
+/* Options out of range, or that the run would not use, are refused with a
+ * message naming them, and no plan; effort 1 is the default (the same
+ * plan). */
 static void options_checked(void **state)
 {
 	(void)state;
@@ -388,6 +389,43 @@ static void options_checked(void **state)
 		assert_null(p);
 		assert_non_null(strstr(e.message, bad[i].word));
 	}
+	/* what the run would not use (the CLI refuses the same) */
+	static const struct {
+		int scheduler, stage;
+		int64_t effort;
+		double traffic, peak;
+		const char *word;
+	} unused[] = {
+		{DANSCHED_LPMF, DANSCHED_MPAS, 0, 5, 5, "stage mpas"},
+		{DANSCHED_VPUX, DANSCHED_CPE, 2, 5, 5, "effort 2"},
+		{DANSCHED_ORIGINAL, DANSCHED_CPE, 0, 25, 5, "traffic budget 25"},
+		{DANSCHED_FREE_FIRST, DANSCHED_CPE, 1, 5, 0, "peak budget 0"},
+		{DANSCHED_DAN, DANSCHED_DLR, 0, 0, 5, "traffic budget 0 is for "
+						      "stage cpe"},
+		{DANSCHED_DAN, DANSCHED_MPAS, 3, 5, 10, "peak budget 10"},
+		{DANSCHED_NSCHEDULERS, DANSCHED_CPE, 0, 5, 5, "scheduler 6"},
+	};
+	for (size_t i = 0; i < sizeof unused / sizeof *unused; i++) {
+		dansched_options_default(&o);
+		o.scheduler = unused[i].scheduler;
+		o.stage = unused[i].stage;
+		o.effort = unused[i].effort;
+		o.traffic_budget_pct = unused[i].traffic;
+		o.peak_budget_pct = unused[i].peak;
+		p = (dansched_plan *)&o;
+		assert_int_equal(dansched_schedule(g, &o, &p, NULL, &e),
+				 DANSCHED_BAD_INPUT);
+		assert_null(p);
+		if (!strstr(e.message, unused[i].word))
+			fail_msg("'%s' does not name '%s'", e.message,
+				 unused[i].word);
+	}
+	/* the defaults with a baseline, and effort 1, are taken */
+	dansched_options_default(&o);
+	o.scheduler = DANSCHED_LPMF;
+	o.effort = 1;
+	assert_int_equal(dansched_schedule(g, &o, &p, NULL, &e), DANSCHED_OK);
+	dansched_plan_destroy(p);
 	dansched_options_default(&o);
 	o.effort = 1;
 	assert_int_equal(dansched_schedule(g, NULL, &p, NULL, &e), DANSCHED_OK);

@@ -509,6 +509,10 @@ class Graph(_Owned):
             placement with aged victims, retiming) (5).
         peak_budget: % CPE may add to peak_vstay where the peak held it
             back (5).
+        A stage, effort or budget that the run would not use is refused
+        (BadInputError), as the CLI refuses it: with a baseline scheduler
+        anything but their defaults (its plan is its whole run), with
+        stage "mpas" or "dlr" budgets other than 5 (they are CPE's).
         capacities: {memory: bytes} to plan for other capacities than the
         graph's: the graph is made again with them, and the plan belongs to
         that graph (plan.graph).

@@ -450,6 +450,15 @@ class TestErrors(unittest.TestCase):
                              ({"traffic_budget": float("nan")},
                               "traffic_budget"),
                              ({"peak_budget": -1}, "peak_budget"),
+                             ({"scheduler": "lpmf", "effort": 2},
+                              "effort 2 is for the dan scheduler"),
+                             ({"scheduler": "vpux", "stage": "dlr"},
+                              "stage dlr is for the dan scheduler"),
+                             ({"scheduler": "original",
+                               "traffic_budget": 25},
+                              "traffic budget 25 is for the dan"),
+                             ({"stage": "mpas", "peak_budget": 0},
+                              "peak budget 0 is for stage cpe"),
                              ({"capacities": {"L2": 4}}, "L2"),
                              ({"capacities": {"UB": "big"}}, "UB")]:
             with self.subTest(kwargs), \
