@@ -36,12 +36,12 @@ static const char usage_bench[] =
 	"  --quiet  no progress line\n"
 	"\n"
 	"With --scale: generates graphs of KIND (default matmul) of N/100,\n"
-	"N/20, N/10, N/2 and N nodes (N default 1000000), runs the full dan\n"
-	"pipeline on each, and prints the time and the peak memory (RSS) per\n"
-	"size, and the time growth per doubling of N.  Each size runs R times\n"
-	"(default 1), each run in a process of its own, and the row is the run\n"
-	"with the least plan time, the one least disturbed by other work (runs:\n"
-	"how many it is the best of).\n";
+	"N/20, N/10, N/2 and N nodes (N default 1000000, at least 100), runs\n"
+	"the full dan pipeline on each, and prints the time and the peak\n"
+	"memory (RSS) per size, and the time growth per doubling of N.  Each\n"
+	"size runs R times (default 1), each run in a process of its own, and\n"
+	"the row is the run with the least plan time, the one least disturbed\n"
+	"by other work (runs: how many it is the best of).\n";
 
 static const char usage_tradeoff[] =
 	"usage: dansched tradeoff GRAPH... -o DIR [--json] [--published FILE]\n"
@@ -127,6 +127,11 @@ typedef struct scale_run {
 	double gen_s, plan_s, rss_mib;
 	int64_t makespan;
 } scale_run;
+
+/* bench --scale's smallest graph has N / SCALE_FIRST_DIV nodes */
+#define SCALE_FIRST_DIV 100
+#define SCALE_FIRST_DIV_TEXT "100"
+_Static_assert(SCALE_FIRST_DIV == 100, "SCALE_FIRST_DIV_TEXT says 100");
 
 /* One run of bench --scale: generate a graph of about `nodes` nodes,
  * plan it (CPU seconds of each step), into *r; 0 or an exit status. */
@@ -224,7 +229,8 @@ static int scale_best(const args *a, int64_t nodes, scale_run *best)
 static int bench_scale(const args *a)
 {
 	int64_t top = a->nodes > 0 ? a->nodes : 1000000;
-	const int64_t sizes[] = {top / 100, top / 20, top / 10, top / 2, top};
+	const int64_t sizes[] = {top / SCALE_FIRST_DIV, top / 20, top / 10,
+				 top / 2, top};
 	scale_run prev = {0};
 	printf("%-10s %10s %9s %9s %9s %12s %10s %8s %4s\n", "kind", "nodes",
 	       "gen_s", "plan_s", "rss_MiB", "us/node", "makespan",
@@ -423,6 +429,15 @@ static int bench_check_args(const args *a)
 	if ((opt = cli_given_of(a, "json csv quiet")))
 		return cli_usage_error(usage_bench,
 				   "--%s is not for bench --scale", opt);
+	if (cli_given_of(a, "nodes") && a->nodes < SCALE_FIRST_DIV) {
+		char n[24];
+		snprintf(n, sizeof n, "%lld", (long long)a->nodes);
+		return cli_usage_error(usage_bench, "bench --scale needs "
+				       "--nodes " SCALE_FIRST_DIV_TEXT " or "
+				       "more (its smallest graph has N/"
+				       SCALE_FIRST_DIV_TEXT " nodes), got %s",
+				       n);
+	}
 	return 0;
 }
 

@@ -281,24 +281,31 @@ static void command_options(const char *longs, struct option *opts)
 	memset(&opts[k], 0, sizeof opts[k]);
 }
 
+/* Whether option c takes a number, and its range [*min, *max]. */
+static bool number_range(int c, double *min, double *max)
+{
+	*min = 1;
+	*max = 9e15;
+	switch (c) {
+	case OPT_EFFORT: *max = DANSCHED_EFFORT_MAX; return true;
+	case OPT_REPEAT: *max = CLI_REPEAT_MAX; return true;
+	case OPT_NODES: return true;
+	case OPT_SEED: *min = 0; return true;
+	case OPT_TRAFFIC:
+	case OPT_PEAK: *min = 0; *max = DANSCHED_BUDGET_MAX; return true;
+	}
+	return false;
+}
+
 /* Stores one parsed option; the exit status of a usage error, or 0. */
 static int set_option(int c, const char *opt, const char *val,
 		      const char *usage, args *a)
 {
-	double d = 0;
+	double d = 0, min, max;
 	dansched_error e;
-	if (c == OPT_EFFORT || c == OPT_TRAFFIC || c == OPT_PEAK ||
-	    c == OPT_NODES || c == OPT_SEED || c == OPT_REPEAT) {
-		d = number_arg(usage, opt, val,
-			       c == OPT_REPEAT || c == OPT_EFFORT ? 1 : 0,
-			       c == OPT_EFFORT	? DANSCHED_EFFORT_MAX
-			       : c == OPT_TRAFFIC || c == OPT_PEAK
-				       ? DANSCHED_BUDGET_MAX
-			       : c == OPT_REPEAT ? CLI_REPEAT_MAX
-						 : 9e15);
-		if (d < 0)
-			return 2;
-	}
+	if (number_range(c, &min, &max) &&
+	    (d = number_arg(usage, opt, val, min, max)) < 0)
+		return 2;
 	switch (c) {
 	case 'h': a->help = true; break;
 	case 'o': a->out = val; break;

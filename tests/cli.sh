@@ -584,9 +584,13 @@ expect 0 "$B" schedule "$G" -o "$T/kept" --stage dlr --memmap --effort 2 --quiet
 # bench and bench --scale refuse each other's options: none does nothing
 for bad in "bench --kind conv" "bench --nodes 100" "bench --repeat 2" \
 	"bench --scale $G" "bench --scale --json" "bench --scale --csv" \
-	"bench --scale --quiet" "bench --scale --repeat 0"; do
+	"bench --scale --quiet" "bench --scale --repeat 0" \
+	"bench --scale --nodes 99"; do
 	expect 2 "$B" $bad && { grep -q -- "--scale\|--repeat" "$T/err" || fail "$bad: $(cat "$T/err")"; }
+	[ -s "$T/out" ] && fail "$bad: printed $(cat "$T/out")"
 done
+# --nodes 0 is out of range (it was taken as "not given")
+expect 2 "$B" gen --nodes 0 -o "$T/g0.json" && { grep -q "from 1" "$T/err" || fail "gen --nodes 0: $(cat "$T/err")"; }
 # --repeat R: every size run R times, the same plans (the same makespans)
 expect 0 "$B" bench --scale --nodes 1000 --kind conv && {
 	cp "$T/out" "$T/scale1.txt"
