@@ -16,6 +16,9 @@
  *    process-wide hooks, which a library must not set).
  *  - Objects are opaque; each *_destroy accepts NULL.  A plan must be
  *    destroyed before the graph it was made for.
+ *  - A NULL where a call needs an object, a string, an array with items
+ *    or an output is DANSCHED_BAD_INPUT ("no graph given", ...); the
+ *    accessors return 0, -1 or NULL for a NULL object.  Never a crash.
  *  - No global mutable state: distinct graphs may be used from distinct
  *    threads at once.
  *  - Same input and options, same output, byte for byte.

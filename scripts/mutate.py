@@ -170,6 +170,12 @@ MUTATIONS = [
     ("api: options a run would not use taken", "src/ds_api.c",
      "\treturn options_unused(o, e);", "\treturn 0 && options_unused(o, e);",
      ["test_api", "python"]),
+    ("api: a NULL Bufs array with items taken", "src/ds_graph.c",
+     "if (nbufs < 0 || (nbufs > 0 && !bufs))", "if (nbufs < 0)",
+     ["test_api"]),
+    ("api: a message quotes control characters", "src/ds_util.c",
+     "\t\t\tif ((unsigned char)*c < 0x20 || *c == 0x7f)",
+     "\t\t\tif (0)", ["test_api"]),
     ("cli: schedule --json ignored", "src/main.c",
      "\t\tif (json)\n\t\t\tcli_print_json(figures_json(jobs[i].case_name",
      "\t\tif (json && !json)\n\t\t\tcli_print_json(figures_json(jobs[i].case_name",
@@ -240,6 +246,7 @@ MUTATIONS = [
 def run(cmd, cwd, timeout=None, env=None):
     try:
         p = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True,
+                           errors="replace",
                            timeout=timeout, env=env)
         return p.returncode, p.stdout + p.stderr
     except subprocess.TimeoutExpired:

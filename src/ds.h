@@ -31,7 +31,8 @@ typedef struct ds_err {
 } ds_err;
 
 /* Records code and a printf-style message in e (which may be NULL) and
- * returns code, so callers write `return ds_fail(e, DS_EINPUT, ...)`. */
+ * returns code, so callers write `return ds_fail(e, DS_EINPUT, ...)`.
+ * The message is one line: control characters in it become '?'. */
 int ds_fail(ds_err *e, int code, const char *fmt, ...)
 #if defined(__GNUC__)
 	__attribute__((format(printf, 3, 4)))

@@ -73,10 +73,20 @@ static int no_memory(dansched_error *err)
 	return out_err(ds_fail(&e, DS_ENOMEM, "out of memory"), &e, err);
 }
 
+/* A pointer the call needs was NULL: DS_EINPUT naming what it stands for
+ * (the convention of dansched.h: never a crash). */
+static int missing(const char *what, dansched_error *err)
+{
+	ds_err e;
+	return out_err(ds_fail(&e, DS_EINPUT, "no %s given", what), &e, err);
+}
+
 const char *dansched_version(void) { return DS_VERSION; }
 
 void dansched_caps_default(dansched_caps *caps)
 {
+	if (!caps)
+		return;
 	ds_caps c;
 	ds_caps_default(&c);
 	memcpy(caps->cap, c.cap, sizeof c.cap);
@@ -87,6 +97,8 @@ int dansched_caps_parse(dansched_caps *caps, const char *spec,
 {
 	ds_caps c;
 	ds_err e;
+	if (!caps || !spec)
+		return missing(caps ? "capacity spec" : "capacities", err);
 	memcpy(c.cap, caps->cap, sizeof c.cap);
 	int rc = ds_caps_parse(&c, spec, &e);
 	if (rc == DS_OK)
@@ -132,6 +144,8 @@ int dansched_builder_add_buffer(dansched_builder *b, int64_t id, int is_free,
 				const char *memory, dansched_error *err)
 {
 	ds_err e;
+	if (!b)
+		return missing("builder", err);
 	return out_err(ds_builder_buffer(b->b, id, is_free != 0, bufid, size,
 					 memory, &e),
 		       &e, err);
@@ -143,6 +157,8 @@ int dansched_builder_add_op(dansched_builder *b, int64_t id, const char *op,
 			    dansched_error *err)
 {
 	ds_err e;
+	if (!b)
+		return missing("builder", err);
 	return out_err(ds_builder_op(b->b, id, op, pipe, cycles, bufs, nbufs,
 				     &e),
 		       &e, err);
@@ -152,6 +168,8 @@ int dansched_builder_add_edge(dansched_builder *b, int64_t src, int64_t dst,
 			      dansched_error *err)
 {
 	ds_err e;
+	if (!b)
+		return missing("builder", err);
 	return out_err(ds_builder_edge(b->b, src, dst, &e), &e, err);
 }
 
@@ -181,6 +199,8 @@ static int graph_done(dansched_graph *g, const ds_heap *h, int rc,
 int dansched_builder_finish(dansched_builder *b, const dansched_caps *caps,
 			    dansched_graph **out, dansched_error *err)
 {
+	if (!b || !out)
+		return missing(b ? "output" : "builder", err);
 	*out = NULL;
 	dansched_graph *g = graph_new(&b->heap);
 	if (!g)
@@ -207,6 +227,8 @@ int dansched_graph_load(const dansched_allocator *alloc, const char *path,
 			const dansched_caps *caps, dansched_graph **out,
 			dansched_error *err)
 {
+	if (!path || !out)
+		return missing(path ? "output" : "path", err);
 	ds_heap h = heap_of(alloc);
 	*out = NULL;
 	dansched_graph *g = graph_new(&h);
@@ -222,6 +244,8 @@ int dansched_graph_save(const dansched_graph *g, const char *path,
 			dansched_error *err)
 {
 	ds_err e;
+	if (!g || !path)
+		return missing(g ? "path" : "graph", err);
 	int rc = ds_write_graph(g->g, path, &e);
 	return out_err(rc, &e, err);
 }
@@ -235,6 +259,8 @@ int dansched_generate(const dansched_allocator *alloc, const char *kind,
 	static const int ids[] = {DS_GEN_MATMUL, DS_GEN_ATTENTION, DS_GEN_CONV,
 				  DS_GEN_RANDOM};
 	ds_err e;
+	if (!out)
+		return missing("output", err);
 	*out = NULL;
 	int k = -1;
 	for (int i = 0; i < 4; i++)
@@ -264,12 +290,21 @@ void dansched_graph_destroy(dansched_graph *g)
 	ds_free(&h, g);
 }
 
-int32_t dansched_graph_nodes(const dansched_graph *g) { return g->g->n; }
-int32_t dansched_graph_buffers(const dansched_graph *g) { return g->g->nbuf; }
+int32_t dansched_graph_nodes(const dansched_graph *g)
+{
+	return g ? g->g->n : 0;
+}
+
+int32_t dansched_graph_buffers(const dansched_graph *g)
+{
+	return g ? g->g->nbuf : 0;
+}
 
 int dansched_case_name(const char *path, char *buf, size_t size)
 {
 	const char *start;
+	if (!path || !buf)
+		return DS_EINPUT;
 	size_t l = ds_case_span(path, &start);
 	if (l >= size)
 		return DS_EINPUT;
@@ -287,7 +322,7 @@ const char *dansched_scheduler_name(int s)
 
 int dansched_scheduler_from_name(const char *name)
 {
-	for (int s = 0; s < DS_NSCHED; s++)
+	for (int s = 0; name && s < DS_NSCHED; s++)
 		if (strcmp(name, ds_sched_names[s]) == 0)
 			return s;
 	return -1;
@@ -300,7 +335,7 @@ const char *dansched_stage_name(int stage)
 
 int dansched_stage_from_name(const char *name)
 {
-	for (int s = 1; s <= 3; s++)
+	for (int s = 1; name && s <= 3; s++)
 		if (strcmp(name, ds_stage_names[s]) == 0)
 			return s;
 	return -1;
@@ -309,6 +344,8 @@ int dansched_stage_from_name(const char *name)
 void dansched_options_default(dansched_options *o)
 {
 	ds_run_opts r;
+	if (!o)
+		return;
 	ds_run_opts_default(&r);
 	memset(o, 0, sizeof *o);
 	o->scheduler = r.scheduler;
@@ -426,6 +463,8 @@ int dansched_schedule(const dansched_graph *g, const dansched_options *o,
 		      dansched_plan **out, dansched_figures *fig,
 		      dansched_error *err)
 {
+	if (!g || !out)
+		return missing(g ? "output" : "graph", err);
 	dansched_options def;
 	if (!o) {
 		dansched_options_default(&def);
@@ -466,6 +505,9 @@ int dansched_plan_read(const dansched_graph *g, const char *schedule,
 		       const char *memory, const char *spill,
 		       dansched_plan **out, dansched_error *err)
 {
+	if (!g || !schedule || !out)
+		return missing(!g ? "graph" : !out ? "output" : "schedule path",
+			       err);
 	*out = NULL;
 	dansched_plan *p = plan_new(g);
 	if (!p)
@@ -512,6 +554,8 @@ int dansched_phase_bound(const dansched_graph *g, const dansched_plan *p,
 			 int64_t *lb, dansched_error *err)
 {
 	ds_err e;
+	if (!g || !lb)
+		return missing(g ? "output" : "graph", err);
 	int rc = p ? plan_fits(g, p, &e) : DS_OK;
 	if (rc == DS_OK)
 		rc = ds_phase_bound(g->g, p ? p->p.order : NULL,
@@ -525,8 +569,14 @@ int dansched_any_bound(const dansched_graph *g, const dansched_plan *p,
 {
 	ds_err e;
 	ds_bounds b;
-	int rc = ds_bounds_compute(g->g, p ? p->p.order : NULL,
-				   p ? p->p.len : 0, 0, &b, &e);
+	if (!g || !lb_any)
+		return missing(g ? "output" : "graph", err);
+	int rc = p ? plan_fits(g, p, &e) : DS_OK;
+	if (rc == DS_OK)
+		rc = ds_bounds_compute(g->g, p ? p->p.order : NULL,
+				       p ? p->p.len : 0, 0, &b, &e);
+	if (rc)
+		return out_err(rc, &e, err);
 	*lb_any = b.any;
 	if (lb_phase)
 		*lb_phase = b.phase;
@@ -562,6 +612,8 @@ int dansched_write_tradeoff(const dansched_allocator *alloc, const char *path,
 			    const char *published, int64_t lb, int *npublished,
 			    dansched_error *err)
 {
+	if (!path || !case_name)
+		return missing(path ? "case name" : "path", err);
 	ds_heap h = heap_of(alloc);
 	ds_points pub = {NULL, 0, 0};
 	ds_err e;
@@ -594,6 +646,8 @@ int dansched_plan_write(const dansched_graph *g, const dansched_plan *p,
 			dansched_error *err)
 {
 	ds_err e;
+	if (!dir || !case_name)
+		return missing(dir ? "case name" : "directory", err);
 	int rc = plan_fits(g, p, &e);
 	if (rc == DS_OK)
 		rc = ds_plan_write(g->g, &p->p, dir, case_name, &e);
@@ -604,6 +658,8 @@ int dansched_write_trace(const dansched_graph *g, const dansched_plan *p,
 			 const char *path, dansched_error *err)
 {
 	ds_err e;
+	if (!path)
+		return missing("path", err);
 	int rc = plan_fits(g, p, &e);
 	if (rc == DS_OK)
 		rc = ds_write_trace(g->g, &p->p, path, &e);
@@ -614,6 +670,8 @@ int dansched_write_memmap(const dansched_graph *g, const dansched_plan *p,
 			  const char *path, dansched_error *err)
 {
 	ds_err e;
+	if (!path)
+		return missing("path", err);
 	int rc = plan_fits(g, p, &e);
 	if (rc == DS_OK)
 		rc = ds_write_memmap(g->g, &p->p, path, &e);
@@ -629,16 +687,19 @@ void dansched_plan_destroy(dansched_plan *p)
 	ds_free(&h, p);
 }
 
-int32_t dansched_plan_length(const dansched_plan *p) { return p->p.len; }
+int32_t dansched_plan_length(const dansched_plan *p)
+{
+	return p ? p->p.len : 0;
+}
 
 const int32_t *dansched_plan_order(const dansched_plan *p)
 {
-	return p->p.order;
+	return p ? p->p.order : NULL;
 }
 
 int dansched_plan_has_offsets(const dansched_plan *p)
 {
-	return p->p.offset != NULL;
+	return p && p->p.offset != NULL;
 }
 
 int64_t dansched_plan_offset(const dansched_graph *g, const dansched_plan *p,
@@ -652,13 +713,14 @@ int64_t dansched_plan_offset(const dansched_graph *g, const dansched_plan *p,
 
 int32_t dansched_plan_spill_count(const dansched_plan *p)
 {
-	return p->p.nspill;
+	return p ? p->p.nspill : 0;
 }
 
 int dansched_plan_spill(const dansched_graph *g, const dansched_plan *p,
 			int32_t k, int64_t *bufid, int64_t *new_offset)
 {
-	if (plan_fits(g, p, NULL) || k < 0 || k >= p->p.nspill)
+	if (plan_fits(g, p, NULL) || k < 0 || k >= p->p.nspill || !bufid ||
+	    !new_offset)
 		return DS_EINPUT;
 	*bufid = g->g->buf_id[p->p.spill[k].buf];
 	*new_offset = p->p.spill[k].offset;

@@ -194,14 +194,14 @@ int ds_builder_buffer(ds_builder *b, int64_t id, bool is_free, int64_t bufid,
 	int rc;
 	if ((rc = check_id(b, id, e)))
 		return rc;
-	int m = ds_mem_from_name(mem_name);
+	int m = mem_name ? ds_mem_from_name(mem_name) : -1;
 	if (m < 0)
 		return ds_fail(e, DS_EINPUT,
 			       "%s: node %lld (%s of buffer %lld): unknown "
 			       "memory type '%s' (L1, UB, L0A, L0B, L0C)",
 			       b->source, (long long)id,
 			       is_free ? "FREE" : "ALLOC", (long long)bufid,
-			       mem_name);
+			       mem_name ? mem_name : "(none)");
 	if (bufid < 0 || bufid > DS_VALUE_MAX)
 		return ds_fail(e, DS_EINPUT,
 			       "%s: node %lld: BufId %lld is out of range",
@@ -238,6 +238,10 @@ int ds_builder_op(ds_builder *b, int64_t id, const char *op, const char *pipe,
 	int rc;
 	if ((rc = check_id(b, id, e)))
 		return rc;
+	if (!op || !pipe)
+		return ds_fail(e, DS_EINPUT, "%s: node %lld: no %s given",
+			       b->source, (long long)id,
+			       op ? "Pipe" : "operation name");
 	if (!op[0] || strcmp(op, "ALLOC") == 0 || strcmp(op, "FREE") == 0)
 		return ds_fail(e, DS_EINPUT,
 			       "%s: node %lld: operation name '%s' is reserved "
@@ -250,9 +254,10 @@ int ds_builder_op(ds_builder *b, int64_t id, const char *op, const char *pipe,
 		return ds_fail(e, DS_EINPUT,
 			       "%s: node %lld (%s): Cycles %lld out of range",
 			       b->source, (long long)id, op, (long long)cycles);
-	if (nbufs < 0)
-		return ds_fail(e, DS_EINPUT, "%s: node %lld: bad Bufs",
-			       b->source, (long long)id);
+	if (nbufs < 0 || (nbufs > 0 && !bufs))
+		return ds_fail(e, DS_EINPUT, "%s: node %lld: bad Bufs (%s)",
+			       b->source, (long long)id,
+			       nbufs < 0 ? "a negative count" : "NULL");
 	for (int32_t k = 0; k < nbufs; k++) {
 		for (int32_t j = 0; j < k; j++)
 			if (bufs[j] == bufs[k])

@@ -12,6 +12,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+/* The message stays one line whatever it quotes (a caller's string, a
+ * name read from a file): control characters become '?'. */
 int ds_fail(ds_err *e, int code, const char *fmt, ...)
 {
 	if (e) {
@@ -19,6 +21,9 @@ int ds_fail(ds_err *e, int code, const char *fmt, ...)
 		va_start(ap, fmt);
 		vsnprintf(e->msg, sizeof e->msg, fmt, ap);
 		va_end(ap);
+		for (char *c = e->msg; *c; c++)
+			if ((unsigned char)*c < 0x20 || *c == 0x7f)
+				*c = '?';
 		e->code = code;
 	}
 	return code;

@@ -7,7 +7,8 @@
  * caller-supplied allocator that counts, and fails each allocation of the
  * whole flow in turn (DANSCHED_NO_MEMORY, nothing leaked); every error
  * path of the API with its status and message; bad specs to
- * dansched_caps_parse. */
+ * dansched_caps_parse; the fuzz_api entry (fuzz/fuzz_api.h) on its seeds
+ * and on generated inputs. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -21,7 +22,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <dirent.h>
+
 #include "dansched.h"
+#include "../fuzz/fuzz_api.h"
 
 #define assert_contains(hay, needle)                                         \
 	do {                                                                 \
@@ -1051,6 +1055,158 @@ static void caller_allocator(void **state)
 	rm_dir(dir);
 }
 
+/* A NULL where a call needs something is DANSCHED_BAD_INPUT naming it
+ * (dansched.h's conventions), never a crash; accessors give 0, -1 or
+ * NULL. */
+#define REFUSED(call, word) expect_error(call, DANSCHED_BAD_INPUT, word)
+
+static void null_arguments(void **state)
+{
+	(void)state;
+	dansched_error e;
+	dansched_caps c;
+	dansched_graph *g = build(NULL), *h = NULL;
+	dansched_plan *p = NULL;
+	dansched_builder *b = dansched_builder_new(NULL, "n");
+	assert_non_null(b);
+	REFUSED(dansched_builder_add_buffer(b, 0, 0, 0, 64, NULL, &e),
+		"memory type '(none)'");
+	REFUSED(dansched_builder_add_op(b, 1, NULL, "CUBE", 1, NULL, 0, &e),
+		"no operation name");
+	REFUSED(dansched_builder_add_op(b, 1, "X", NULL, 1, NULL, 0, &e),
+		"no Pipe");
+	REFUSED(dansched_builder_add_op(b, 1, "X", "CUBE", 1, NULL, 1, &e),
+		"bad Bufs (NULL)");
+	REFUSED(dansched_builder_add_buffer(NULL, 0, 0, 0, 64, "L1", &e),
+		"no builder");
+	REFUSED(dansched_builder_add_edge(NULL, 0, 1, &e),
+		"no builder");
+	REFUSED(dansched_builder_finish(b, NULL, NULL, &e),
+		"no output");
+	REFUSED(dansched_builder_finish(NULL, NULL, &h, &e),
+		"no builder");
+	REFUSED(dansched_caps_parse(&c, NULL, &e),
+		"no capacity spec");
+	REFUSED(dansched_caps_parse(NULL, "L1=8", &e),
+		"no capacities");
+	REFUSED(dansched_graph_load(NULL, NULL, NULL, &h, &e),
+		"no path");
+	REFUSED(dansched_graph_save(g, NULL, &e),
+		"no path");
+	REFUSED(dansched_generate(NULL, "conv", 50, 1, NULL, NULL, &e),
+		"no output");
+	REFUSED(dansched_schedule(NULL, NULL, &p, NULL, &e),
+		"no graph");
+	REFUSED(dansched_schedule(g, NULL, NULL, NULL, &e),
+		"no output");
+	REFUSED(dansched_plan_read(g, NULL, NULL, NULL, &p, &e),
+		"no schedule path");
+	REFUSED(dansched_phase_bound(g, NULL, NULL, &e),
+		"no output");
+	REFUSED(dansched_any_bound(NULL, NULL, NULL, NULL, NULL, &e),
+		"no graph");
+	REFUSED(dansched_plan_write(g, NULL, NULL, "x", &e),
+		"no directory");
+	REFUSED(dansched_write_trace(g, NULL, NULL, &e),
+		"no path");
+	REFUSED(dansched_write_memmap(g, NULL, NULL, &e),
+		"no path");
+	REFUSED(dansched_write_tradeoff(NULL, "x.svg", NULL, NULL, 0, NULL, 0,
+					NULL, &e),
+		"no case name");
+	assert_int_equal(dansched_scheduler_from_name(NULL), -1);
+	assert_int_equal(dansched_stage_from_name(NULL), -1);
+	assert_int_equal(dansched_graph_nodes(NULL), 0);
+	assert_int_equal(dansched_graph_buffers(NULL), 0);
+	assert_int_equal(dansched_plan_length(NULL), 0);
+	assert_null(dansched_plan_order(NULL));
+	assert_int_equal(dansched_plan_has_offsets(NULL), 0);
+	assert_int_equal(dansched_plan_spill_count(NULL), 0);
+	assert_int_equal(dansched_plan_offset(g, NULL, 0), -1);
+	assert_int_not_equal(dansched_case_name(NULL, NULL, 0), 0);
+	dansched_caps_default(NULL);
+	dansched_options_default(NULL);
+	assert_null(h);
+	dansched_builder_destroy(b);
+	dansched_graph_destroy(g);
+}
+
+/* Runs fuzz_api_one on data with allocator al (counting, c): nothing may
+ * be left allocated.  Returns what the input reached. */
+static int fuzz_api_counted(const dansched_allocator *al, counter *c,
+			    const uint8_t *data, size_t len, const char *what)
+{
+	int reached = fuzz_api_one(al, data, len);
+	if (c->live != 0)
+		fail_msg("%s: %ld blocks leaked", what, c->live);
+	return reached;
+}
+
+/* The fuzz_api seed corpus (fuzz/corpus/fuzz_api) into *in (at most max
+ * files, each at most size bytes); returns how many. */
+static int read_api_corpus(uint8_t (*in)[512], size_t *len, int max)
+{
+	DIR *d = opendir(DS_SOURCE_DIR "/fuzz/corpus/fuzz_api");
+	assert_non_null(d);
+	int n = 0;
+	for (struct dirent *de; (de = readdir(d)) && n < max;) {
+		char path[4096];
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof path, "%s/fuzz/corpus/fuzz_api/%s",
+			 DS_SOURCE_DIR, de->d_name);
+		FILE *f = fopen(path, "rb");
+		assert_non_null(f);
+		len[n] = fread(in[n], 1, sizeof in[n], f);
+		n++;
+		fclose(f);
+	}
+	closedir(d);
+	return n;
+}
+
+/* The fuzz_api entry (fuzz/fuzz_api.h), which drives every API entry
+ * that takes caller values: its seeds between them build a graph, make a
+ * plan from arrays, schedule and generate; they and 1,500 inputs from a
+ * fixed generator run without a failed check or a leak; and each seed
+ * again with allocations failing in turn (a spread of 100 of them). */
+static void fuzz_entry_inputs(void **state)
+{
+	(void)state;
+	static uint8_t in[16][512];
+	size_t len[16];
+	counter c = {0, 0, 0, 0};
+	dansched_allocator al = {counting_fn, &c};
+	int n = read_api_corpus(in, len, 16), reached = 0;
+	assert_true(n >= 4);
+	for (int i = 0; i < n; i++)
+		reached |= fuzz_api_counted(&al, &c, in[i], len[i], "seed");
+	assert_int_equal(reached,
+			 FA_BUILT | FA_PLAN_MADE | FA_SCHEDULED | FA_GENERATED);
+	uint64_t x = 88172645463325252u;
+	for (int k = 0; k < 1500; k++) {
+		uint8_t buf[512];
+		size_t m = (size_t)(k % 64) * 8;
+		for (size_t i = 0; i < m; i++) {
+			x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+			buf[i] = (uint8_t)x;
+		}
+		fuzz_api_counted(&al, &c, buf, m, "generated input");
+	}
+	for (int i = 0; i < n; i++) {
+		c.calls = 0;
+		c.fail_at = 0;
+		fuzz_api_counted(&al, &c, in[i], len[i], "seed");
+		long total = c.calls, step = total / 100 + 1;
+		for (long k = 1; k <= total; k += step) {
+			c.calls = 0;
+			c.fail_at = k;
+			fuzz_api_counted(&al, &c, in[i], len[i],
+					 "a failed allocation");
+		}
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1063,6 +1219,8 @@ int main(void)
 		cmocka_unit_test(plan_errors),
 		cmocka_unit_test(save_load_generate),
 		cmocka_unit_test(caller_allocator),
+		cmocka_unit_test(null_arguments),
+		cmocka_unit_test(fuzz_entry_inputs),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
