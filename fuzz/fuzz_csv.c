@@ -1,6 +1,6 @@
-/* fuzz_csv.c: libFuzzer target for the CSV graph loader.
- * The input is the nodes table, a NUL byte and the edges table; see
- * fuzz_entry.h. */
+/* fuzz_csv.c: libFuzzer target for the CSV readers: the graph loader
+ * and the table of published points.  The input is the nodes table (also
+ * read as points), a NUL byte and the edges table; see fuzz_entry.h. */
 #include "fuzz_dir.h"
 #include "fuzz_entry.h"
 

@@ -107,7 +107,7 @@ static inline int fuzz_json_one(const uint8_t *data, size_t len)
 }
 
 /* fuzz_csv: the nodes table, a NUL byte, the edges table (no NUL: an
- * empty edges table). */
+ * empty edges table); the nodes table is read as published points too. */
 static inline int fuzz_csv_one(const char *dir, const char *tag,
 			       const uint8_t *data, size_t len)
 {
@@ -126,6 +126,12 @@ static inline int fuzz_csv_one(const char *dir, const char *tag,
 	ds_graph *g = NULL;
 	ds_err e;
 	int rc = ds_load_graph(ds_heap_std(), nodes, &caps, &g, &e);
+	/* the first table also as published points (ds_csv_points, the
+	 * other reader over the same CSV code) */
+	ds_points pts;
+	if (ds_csv_points(ds_heap_std(), nodes, "Conv_Case0", &pts, &e) ==
+	    DS_OK)
+		ds_points_free(ds_heap_std(), &pts);
 	remove(nodes);
 	remove(edges);
 	if (rc == DS_OK) {
