@@ -4,8 +4,9 @@
  * with spill nodes, offsets, spills), e.g. stage 2's.
  * Guarantees: a plan that ds_replay accepts, with the input's spills or a
  * subset of them (so never more extra DDR traffic or spills), a peak_vstay
- * at most peak_budget_pct percent above the input's, and a makespan no
- * longer than the input's: the input itself when nothing better is found.
+ * at most peak_budget_pct percent above the input's (and at most peak_cap
+ * when that is set, or the input's), and a makespan no longer than the
+ * input's: the input itself when nothing better is found.
  *
  * How: rounds over a "backbone" plan (the input, then the best plan found
  * so far), each a few passes of list scheduling.
@@ -488,7 +489,8 @@ static int cpe_try_order(cpe *c, const ds_plan *bb, ds_plan *cand, best *b)
 
 /* The budgets around the input's figures b->f: extra DDR traffic at most
  * the option's percentage above it; peak_vstay the input's at first,
- * b->peak_budget (the option's percentage above it) once relaxed. */
+ * b->peak_budget (the option's percentage above it, at most peak_cap when
+ * that is set and above the input's) once relaxed. */
 static void cpe_budgets(best *b, const ds_cpe_opts *o)
 {
 	double tp = o ? o->traffic_budget_pct : 5;
@@ -500,6 +502,9 @@ static void cpe_budgets(best *b, const ds_cpe_opts *o)
 	b->max_peak = b->f.peak_vstay;
 	b->peak_budget =
 		b->f.peak_vstay + (int64_t)((double)b->f.peak_vstay * pp / 100);
+	if (o && o->peak_cap > 0 && b->peak_budget > o->peak_cap)
+		b->peak_budget =
+			o->peak_cap > b->max_peak ? o->peak_cap : b->max_peak;
 }
 
 /* The sizes of the buffers that stay (L1, UB) added up until they pass

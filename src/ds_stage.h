@@ -200,6 +200,10 @@ typedef struct ds_cpe_opts {
 				      rounds, each while the last one gained
 				      CPE_MIN_GAIN_PERMILLE; N > 1: N times
 				      as many, each while the last gained */
+	int64_t peak_cap;	   /* > 0: the relaxed peak limit is at most
+				      this (and at least the input's peak):
+				      CPE run again on its own plan keeps
+				      its first run's limit */
 } ds_cpe_opts;
 
 /* From a full valid plan (stage 2's), a full valid plan with a makespan no

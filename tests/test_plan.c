@@ -364,9 +364,12 @@ static void sort_spills_relabelled(void **state)
 }
 
 /* CPE and retiming move (and add) spill nodes: on the first bundled graph
- * (by name, up to a size) where their plan lists them out of order, the
- * pipeline's final plan is that plan with the spills renumbered, in order,
- * with the same figures.  That graph must be one whose CPE backbone is
+ * (by name, up to a size) where their plan lists them out of order, that
+ * plan with the spills renumbered (ds_plan_sort_spills) is in order, with
+ * the same figures, and the pipeline's final plan is in order.  (The
+ * final plan was that renumbered plan itself until CPE and retiming ran
+ * again on each other's plans: ds_pipeline.c, cpe_retime_rounds.)  The
+ * graph must be one whose CPE backbone is
  * built here as the pipeline builds it: Conv_Case0's is DLR's order with
  * its groups of accumulators relayed (ds_dlr_relay), placed with aged
  * victims at the first tolerance (ds_pipeline.c aged_backbone; it was
@@ -433,18 +436,17 @@ static void cpe_spills_one(const char *name, const char *path, ds_graph *g,
 	} else {
 		assert_contains(e.msg, "spill order");
 		c->found = 1;
+		assert_int_equal(ds_plan_sort_spills(g, &raw, &e), DS_OK);
+		ds_figures fs = replayed(g, &raw, true);
+		same_figures(&fr, &fs);
 		o.stage = DS_STAGE_CPE;
 		assert_int_equal(ds_run(g, &o, &fin, &f, &e), DS_OK);
-		same_figures(&fr, &f);
 		ds_figures ff = replayed(g, &fin, true);
-		same_figures(&fr, &ff);
-		assert_int_equal(ds_plan_sort_spills(g, &raw, &e), DS_OK);
-		assert_int_equal(fin.len, raw.len);
-		assert_memory_equal(fin.order, raw.order,
-				    (size_t)raw.len * sizeof *raw.order);
+		same_figures(&f, &ff);
 		print_message("%s: CPE's %d spills renumbered in order, "
-			      "makespan %lld\n",
-			      name, fin.nspill, (long long)f.makespan);
+			      "makespan %lld; the final plan %lld\n",
+			      name, raw.nspill, (long long)fr.makespan,
+			      (long long)f.makespan);
 		ds_plan_free(g->heap, &fin);
 	}
 	ds_plan_free(g->heap, &raw);
