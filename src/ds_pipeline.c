@@ -7,7 +7,8 @@
  * accumulators staggered, relayed (ds_dlr_relay) or as a wave
  * (ds_wave.c), placed again with aged victims where that replays
  * shorter within the traffic cap: aged_backbone) and its retiming
- * (ds_retime.c) — stopping after the stage asked for; with more effort
+ * (ds_retime.c), then both again, each on the other's plan, while that
+ * shortens it (cpe_retime_rounds) — stopping after the stage asked for; with more effort
  * the default's plan is made too and the shorter kept (default_floor);
  * the baselines' orders and plans compete at each stage
  * (ds_portfolio.c), and a graph of a few parts is also planned part by
