@@ -31,7 +31,9 @@
 #define FA_MAX_ARRAY 48
 
 /* A number from the bytes: below `small` mostly, else an edge value
- * (every one of them out of range for a size, a count or an Id). */
+ * (negative, huge, past INT32_MAX, or 134,217,729: one node more than
+ * the generator makes, so that no input asks for a graph that takes
+ * long to plan). */
 static inline int64_t fa_int(fuzz_bytes *b, int64_t small)
 {
 	static const int64_t edge[] = {-1,	  INT64_MIN, INT64_MAX,
