@@ -61,8 +61,8 @@ int cli_bundled_graphs(char ***out, int *count);
 int cli_graph_paths(args *a, char ***bundled, const char ***paths,
 		    int *np);
 /* The first in `names` (long options, space-separated, without their
- * dashes) of those that were given, NULL when none was.  Only the options that have
- * no one-letter form (-h, -o, -v) are kept. */
+ * dashes) of those that were given, NULL when none was.  Only the options
+ * that have no one-letter form (-h, -o, -v) are kept. */
 const char *cli_given_of(const args *a, const char *names);
 /* Parses a command's options with getopt_long (see main.c); 0 to go on,
  * -1 when --help was answered, or the exit status of a usage error. */

@@ -130,8 +130,6 @@ typedef struct scale_run {
 
 /* bench --scale's smallest graph has N / SCALE_FIRST_DIV nodes */
 #define SCALE_FIRST_DIV 100
-#define SCALE_FIRST_DIV_TEXT "100"
-_Static_assert(SCALE_FIRST_DIV == 100, "SCALE_FIRST_DIV_TEXT says 100");
 
 /* One run of bench --scale: generate a graph of about `nodes` nodes,
  * plan it (CPU seconds of each step), into *r; 0 or an exit status. */
@@ -430,13 +428,11 @@ static int bench_check_args(const args *a)
 		return cli_usage_error(usage_bench,
 				   "--%s is not for bench --scale", opt);
 	if (cli_given_of(a, "nodes") && a->nodes < SCALE_FIRST_DIV) {
-		char n[24];
-		snprintf(n, sizeof n, "%lld", (long long)a->nodes);
-		return cli_usage_error(usage_bench, "bench --scale needs "
-				       "--nodes " SCALE_FIRST_DIV_TEXT " or "
-				       "more (its smallest graph has N/"
-				       SCALE_FIRST_DIV_TEXT " nodes), got %s",
-				       n);
+		char msg[160];
+		snprintf(msg, sizeof msg, "bench --scale needs --nodes %d or "
+			 "more (its smallest graph has N/%d nodes), got %lld",
+			 SCALE_FIRST_DIV, SCALE_FIRST_DIV, (long long)a->nodes);
+		return cli_usage_error(usage_bench, "%s", msg);
 	}
 	return 0;
 }

@@ -406,8 +406,6 @@ static int plan_fits(const dansched_graph *g, const dansched_plan *p,
 	return DS_OK;
 }
 
-/* The caller's options, checked: DS_EINPUT naming the first out of
- * range. */
 /* Options o sets (at other values than dansched_options_default's) that
  * its run would not use, refused as the CLI refuses them: the stage, the
  * effort and the budgets are dan's (a baseline's plan is its whole run),
@@ -437,6 +435,8 @@ static int options_unused(const dansched_options *o, ds_err *e)
 	return DS_OK;
 }
 
+/* The caller's options, checked: DS_EINPUT naming the first out of
+ * range, then the first the run would not use. */
 static int options_check(const dansched_options *o, ds_err *e)
 {
 	if (o->scheduler < 0 || o->scheduler >= DS_NSCHED)

@@ -491,17 +491,19 @@ static int cpe_try_order(cpe *c, const ds_plan *bb, ds_plan *cand, best *b)
  * the option's percentage above it; peak_vstay the input's at first,
  * b->peak_budget (the option's percentage above it, at most peak_cap when
  * that is set and above the input's) once relaxed. */
+int64_t ds_cpe_budget(int64_t value, double pct)
+{
+	pct = pct > 0 ? pct : 0;
+	return value + (int64_t)((double)value * pct / 100);
+}
+
 static void cpe_budgets(best *b, const ds_cpe_opts *o)
 {
-	double tp = o ? o->traffic_budget_pct : 5;
-	double pp = o ? o->peak_budget_pct : 0;
-	tp = tp > 0 ? tp : 0;
-	pp = pp > 0 ? pp : 0;
-	b->max_ddr =
-		b->f.extra_ddr + (int64_t)((double)b->f.extra_ddr * tp / 100);
+	b->max_ddr = ds_cpe_budget(b->f.extra_ddr,
+				   o ? o->traffic_budget_pct : 5);
 	b->max_peak = b->f.peak_vstay;
-	b->peak_budget =
-		b->f.peak_vstay + (int64_t)((double)b->f.peak_vstay * pp / 100);
+	b->peak_budget = ds_cpe_budget(b->f.peak_vstay,
+				       o ? o->peak_budget_pct : 0);
 	if (o && o->peak_cap > 0 && b->peak_budget > o->peak_cap)
 		b->peak_budget =
 			o->peak_cap > b->max_peak ? o->peak_cap : b->max_peak;

@@ -563,11 +563,9 @@ static int backbone_tail(const ds_graph *g, const ds_run_opts *o,
 	int rc = ds_tail_order(g, order, order + g->n, &changed, e);
 	if (rc || !changed)
 		return rc;
-	/* CPE's peak budget over DLR's (cpe_budgets), on the order first: a
-	 * walk, where DLR costs much more (Conv_Case0's 12,322 > 7,259) */
-	double pct = o->cpe.peak_budget_pct > 0 ? o->cpe.peak_budget_pct : 0;
-	int64_t budget = df->peak_vstay +
-			 (int64_t)((double)df->peak_vstay * pct / 100);
+	/* CPE's peak budget over DLR's (ds_cpe_budget), on the order first:
+	 * a walk, where DLR costs much more (Conv_Case0's 12,322 > 7,259) */
+	int64_t budget = ds_cpe_budget(df->peak_vstay, o->cpe.peak_budget_pct);
 	if (ds_order_peak(g, order + g->n, NULL) > budget)
 		return DS_OK;
 	ds_dlr_opts lite = o->dlr;
@@ -766,14 +764,6 @@ static int cpe_retime_rounds(const ds_graph *g, const ds_run_opts *o,
 	return rc;
 }
 
-/* The peak limit CPE's first run had: its backbone's peak (bf) plus the
- * peak budget, as ds_cpe computes it. */
-static int64_t cpe_peak_limit(const ds_run_opts *o, const ds_figures *bf)
-{
-	double pct = o->cpe.peak_budget_pct > 0 ? o->cpe.peak_budget_pct : 0;
-	return bf->peak_vstay + (int64_t)((double)bf->peak_vstay * pct / 100);
-}
-
 /* Stage 3: CPE from DLR's plan (whose figures *fig holds), retimed,
  * then against the baselines' plans and the parts (dan_final).  The -v
  * lines: retime (its first run's own time), then cpe (the rest: the
@@ -795,7 +785,10 @@ static int dan_cpe(const ds_graph *g, const ds_run_opts *o, dan_run *d,
 		rc = retime(g, o, out, dlr_ddr, &f, e);
 	t0 += clock() - rt0; /* the retime line has its own time */
 	if (rc == DS_OK)
-		rc = cpe_retime_rounds(g, o, cpe_peak_limit(o, &bb.best),
+		/* the peak limit CPE's first run had, over its backbone's */
+		rc = cpe_retime_rounds(g, o,
+				       ds_cpe_budget(bb.best.peak_vstay,
+						     o->cpe.peak_budget_pct),
 				       dlr_ddr, out, &f, e);
 	if (rc == DS_OK)
 		rc = cpe_runner_up(g, o, &bb, dlr, dlr_ddr, out, &f, e);

@@ -206,6 +206,11 @@ typedef struct ds_cpe_opts {
 				      its first run's limit */
 } ds_cpe_opts;
 
+/* value plus pct percent of it (a negative pct counts as 0), rounded
+ * down: CPE's traffic and peak budgets over its input's figures, and the
+ * pipeline's checks against the same peak budget. */
+int64_t ds_cpe_budget(int64_t value, double pct);
+
 /* From a full valid plan (stage 2's), a full valid plan with a makespan no
  * longer than the input's, within the traffic and peak budgets; a copy of
  * the input when nothing better is found.  Spills are kept or dropped
