@@ -193,7 +193,11 @@ typedef struct dansched_options {
 	double traffic_budget_pct; /* the final plan may have this % more
 				      extra DDR traffic than DLR's, spent
 				      where it shortens the makespan
-				      (aged victims, retiming) (5) */
+				      (aged victims, retiming) (5); on
+				      graphs of up to 20,000 nodes, CPE's
+				      plan at budget 0 is kept where it
+				      is shorter with no more traffic
+				      and spills */
 	double peak_budget_pct;	   /* CPE may add this % to peak_vstay,
 				      where the peak held it back (5) */
 	/* both budgets: finite, 0 to DANSCHED_BUDGET_MAX.  What a run would

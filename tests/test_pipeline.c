@@ -329,6 +329,60 @@ static void more_effort_never_longer(void **state)
 	assert_int_equal(two.extra_ddr, one.extra_ddr);
 }
 
+/* dan's final figures on g at traffic budget pct. */
+static void run_budget(const ds_graph *g, double pct, ds_figures *f)
+{
+	ds_run_opts o;
+	ds_run_opts_default(&o);
+	o.cpe.traffic_budget_pct = pct;
+	ds_plan p;
+	ds_err e;
+	if (ds_run(g, &o, &p, f, &e))
+		fail_msg("%s: %s", g->source, e.msg);
+	ds_plan_free(g->heap, &p);
+}
+
+/* A traffic budget's plan is not beaten on every figure by CPE's plan at
+ * budget 0 (ds_pipeline.c, budget_floor), and on these graphs not longer
+ * than budget 0's.  On `dansched gen --kind matmul --nodes 3000 --seed 7`
+ * the budget's own plan at the default budget ends at 233,489 cycles and
+ * 51,968 bytes, at budget 0 at 232,665 and 51,456: budget 0's plan is
+ * kept.  On `--nodes 1500 --seed 15` it was budget 25 that ended longer
+ * (64,440 cycles at 3,840 bytes against 63,875 at 3,584 at budgets 0 and
+ * 5).  With DS_TEST_QUICK, the first graph at budgets 0 and 5 only. */
+static void budget_floor_kept(void **state)
+{
+	(void)state;
+	static const struct {
+		int64_t nodes;
+		uint64_t seed;
+		int64_t makespan0, ddr0;
+	} cases[] = {{3000, 7, 232665, 51456}, {1500, 15, 63875, 3584}};
+	static const double budgets[] = {5, 25};
+	const size_t ncases = test_quick() ? 1 : sizeof cases / sizeof *cases;
+	const size_t nbudgets =
+		test_quick() ? 1 : sizeof budgets / sizeof *budgets;
+	for (size_t i = 0; i < ncases; i++) {
+		ds_graph *g = must_generate(DS_GEN_MATMUL, cases[i].nodes,
+					    cases[i].seed);
+		ds_figures zero, f;
+		run_budget(g, 0, &zero);
+		assert_int_equal(zero.makespan, cases[i].makespan0);
+		assert_int_equal(zero.extra_ddr, cases[i].ddr0);
+		for (size_t k = 0; k < nbudgets; k++) {
+			run_budget(g, budgets[k], &f);
+			print_message("matmul %lld seed %llu budget %g: %lld "
+				      "cycles, %lld bytes\n",
+				      (long long)cases[i].nodes,
+				      (unsigned long long)cases[i].seed,
+				      budgets[k], (long long)f.makespan,
+				      (long long)f.extra_ddr);
+			assert_true(f.makespan <= zero.makespan);
+		}
+		ds_graph_free(g);
+	}
+}
+
 /* A renumbered copy gets the original's figures: retime's walk along
  * the critical chain took, of two graph predecessors that finished
  * together, the first in the edges' order, so Conv_Case0's copy of seed
@@ -426,6 +480,7 @@ int main(void)
 		cmocka_unit_test(bundled_graphs),
 		cmocka_unit_test(more_effort_runner_up),
 		cmocka_unit_test(more_effort_never_longer),
+		cmocka_unit_test(budget_floor_kept),
 		cmocka_unit_test(renumbered_same_final),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
