@@ -10,7 +10,11 @@
  * the parts move 57,408), so dan plans the parts too and keeps the
  * concatenation, through CPE with no traffic budget so that the parts
  * overlap on the pipes, unless the whole graph's plan is at most the
- * parts' sums on traffic, spills and makespan.
+ * parts' sums on traffic, spills and makespan and no longer than the
+ * parts' plan or with less traffic or spills (a plan within the sums can
+ * still be beaten on every figure: `dansched gen --kind matmul --nodes
+ * 2000 --seed 4` at budget 0 planned whole 49,004 cycles, its parts
+ * 48,621 at the same traffic).
  *
  * Requires: a valid graph and a plan of it from dan's DLR or CPE stage.
  * Guarantees: the plan returned passed ds_replay; with 2 to PARTS_MAX
@@ -265,6 +269,43 @@ static bool within(const ds_figures *f, const ds_figures *sum)
 	       f->makespan <= sum->makespan;
 }
 
+/* Is a shorter than b, with no more traffic and spills? */
+static bool dominates(const ds_figures *a, const ds_figures *b)
+{
+	return a->makespan < b->makespan && a->extra_ddr <= b->extra_ddr &&
+	       a->spills <= b->spills;
+}
+
+/* The parts' plan (pt->cat, taken over) into *c with its figures *fc:
+ * at stage CPE through CPE with no budget, so that the parts overlap on
+ * the pipes, where that stays within the concatenation's figures. */
+static int parts_candidate(const ds_graph *g, const ds_run_opts *o,
+			   parts *pt, ds_plan *c, ds_figures *fc, ds_err *e)
+{
+	*c = pt->cat;
+	memset(&pt->cat, 0, sizeof pt->cat);
+	int rc = ds_replay(g, c, NULL, fc, e);
+	if (rc || o->stage != DS_STAGE_CPE)
+		return rc;
+	ds_cpe_opts co = o->cpe;
+	co.traffic_budget_pct = 0;
+	co.peak_budget_pct = 0;
+	ds_plan q;
+	ds_figures fq;
+	memset(&q, 0, sizeof q);
+	rc = ds_cpe(g, c, &co, &q, e);
+	if (rc == DS_OK)
+		rc = ds_replay(g, &q, NULL, &fq, e);
+	if (rc == DS_OK && within(&fq, fc)) {
+		ds_plan_free(g->heap, c);
+		*c = q;
+		*fc = fq;
+	} else {
+		ds_plan_free(g->heap, &q);
+	}
+	return rc;
+}
+
 int ds_parts_plan(const ds_graph *g, const ds_run_opts *o, ds_plan *best,
 		  ds_figures *bf, ds_err *e)
 {
@@ -287,31 +328,18 @@ int ds_parts_plan(const ds_graph *g, const ds_run_opts *o, ds_plan *best,
 		pt.k = 1;
 	if (rc == DS_OK && pt.k > 1)
 		rc = plan_parts(g, o, &pt, e);
-	ds_figures f;
-	if (rc == DS_OK && pt.k > 1 && !within(bf, &pt.sum))
-		rc = ds_replay(g, &pt.cat, NULL, &f, e);
-	if (rc == DS_OK && pt.k > 1 && !within(bf, &pt.sum)) {
+	ds_plan c;
+	ds_figures fc;
+	memset(&c, 0, sizeof c);
+	if (rc == DS_OK && pt.k > 1)
+		rc = parts_candidate(g, o, &pt, &c, &fc, e);
+	if (rc == DS_OK && pt.k > 1 &&
+	    (!within(bf, &pt.sum) || dominates(&fc, bf))) {
 		ds_plan_free(h, best);
-		*best = pt.cat;
-		*bf = f;
-		memset(&pt.cat, 0, sizeof pt.cat);
-		if (o->stage == DS_STAGE_CPE) {
-			ds_cpe_opts co = o->cpe;
-			co.traffic_budget_pct = 0;
-			co.peak_budget_pct = 0;
-			ds_plan c;
-			memset(&c, 0, sizeof c);
-			rc = ds_cpe(g, best, &co, &c, e);
-			if (rc == DS_OK)
-				rc = ds_replay(g, &c, NULL, &f, e);
-			if (rc == DS_OK && within(&f, bf)) {
-				ds_plan_free(h, best);
-				*best = c;
-				*bf = f;
-			} else {
-				ds_plan_free(h, &c);
-			}
-		}
+		*best = c;
+		*bf = fc;
+	} else {
+		ds_plan_free(h, &c);
 	}
 	parts_free(g, &pt);
 	return rc;

@@ -817,13 +817,13 @@ static int cpe_chain(const ds_graph *g, const ds_run_opts *o,
  * backbone, 512 bytes over DLR's, replayed 244,451 against DLR's own
  * 249,405); of 72 generated graphs (four kinds, 300 to 6,000 nodes),
  * one was longer at 5 than at 0 and two at 25 than at 5 (those two as
- * long at 0 as at 5); with the floor, none.  The floor comes last: a
- * shorter plan of the chain alone can end longer after the baselines and
- * the parts (`--nodes 2000 --seed 4`: 49,004 cycles against the parts'
- * 48,621), and before the parts it could be kept as within the parts'
- * sums (ds_parts.c) where their plan is shorter.  The parts are not
- * planned again at 0 (that doubled the time of a union of two bundled
- * graphs): each part's plan has its own floor. */
+ * long at 0 as at 5); with the floor, none.  The floor's plan meets the
+ * final one, the baselines' and the parts' plans taken into account: kept
+ * in place of the chain's plan alone, a shorter one lost to the plan of
+ * the parts that the chain's own plan had yielded to (`--nodes 2000
+ * --seed 4`: 49,004 cycles against 48,621).  The parts are not planned
+ * again at 0 (that doubled the time of a union of two bundled graphs):
+ * each part's plan has its own floor. */
 static int budget_floor(const ds_graph *g, const ds_run_opts *o,
 			dan_run *d, const ds_plan *dlr, const ds_figures *df,
 			ds_plan *out, ds_figures *f, ds_err *e)
@@ -892,9 +892,9 @@ static bool more_effort(const ds_run_opts *o)
  * default's plan is made too (quietly) and replaces *out when it is
  * shorter, or as long with less traffic.  The searches are heuristics,
  * and their larger budgets do not always find a shorter plan
- * (`dansched gen --kind matmul --nodes 2000 --seed 4` at --effort 2:
- * 49,004 cycles against the default's 48,621; so was Conv_Case0 once,
- * 416,540 against 416,511). */
+ * (`dansched gen --kind matmul --nodes 2000 --seed 5` at --effort 2:
+ * 108,408 cycles against the default's 107,184; so were Conv_Case0
+ * once, 416,540 against 416,511, and `--seed 4`). */
 static int default_floor(const ds_graph *g, const ds_run_opts *o,
 			 ds_plan *out, ds_figures *fig, ds_err *e)
 {
