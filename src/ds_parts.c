@@ -10,11 +10,11 @@
  * the parts move 57,408), so dan plans the parts too and keeps the
  * concatenation, through CPE with no traffic budget so that the parts
  * overlap on the pipes, unless the whole graph's plan is at most the
- * parts' sums on traffic, spills and makespan and no longer than the
- * parts' plan or with less traffic or spills (a plan within the sums can
- * still be beaten on every figure: `dansched gen --kind matmul --nodes
- * 2000 --seed 4` at budget 0 planned whole 49,004 cycles, its parts
- * 48,621 at the same traffic).
+ * parts' sums on traffic, spills and makespan and the parts' plan does
+ * not beat it on every figure (shorter, with no more traffic and spills):
+ * a plan within the sums can still be beaten so (`dansched gen --kind
+ * matmul --nodes 2000 --seed 4` at budget 0 planned whole 49,004 cycles,
+ * its parts 48,621 at the same traffic).
  *
  * Requires: a valid graph and a plan of it from dan's DLR or CPE stage.
  * Guarantees: the plan returned passed ds_replay; with 2 to PARTS_MAX
