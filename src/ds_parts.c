@@ -269,13 +269,6 @@ static bool within(const ds_figures *f, const ds_figures *sum)
 	       f->makespan <= sum->makespan;
 }
 
-/* Is a shorter than b, with no more traffic and spills? */
-static bool dominates(const ds_figures *a, const ds_figures *b)
-{
-	return a->makespan < b->makespan && a->extra_ddr <= b->extra_ddr &&
-	       a->spills <= b->spills;
-}
-
 /* The parts' plan (pt->cat, taken over) into *c with its figures *fc:
  * at stage CPE through CPE with no budget, so that the parts overlap on
  * the pipes, where that stays within the concatenation's figures. */
@@ -334,7 +327,7 @@ int ds_parts_plan(const ds_graph *g, const ds_run_opts *o, ds_plan *best,
 	if (rc == DS_OK && pt.k > 1)
 		rc = parts_candidate(g, o, &pt, &c, &fc, e);
 	if (rc == DS_OK && pt.k > 1 &&
-	    (!within(bf, &pt.sum) || dominates(&fc, bf))) {
+	    (!within(bf, &pt.sum) || ds_portfolio_beats(&fc, bf))) {
 		ds_plan_free(h, best);
 		*best = c;
 		*bf = fc;

@@ -840,8 +840,7 @@ static int budget_floor(const ds_graph *g, const ds_run_opts *o,
 	int rc = cpe_chain(g, &zero, dlr, df, &q, &fq, NULL, e);
 	if (rc == DS_OK)
 		rc = ds_portfolio_final(g, &d->pf, &zero.cpe, &q, &fq, e);
-	if (rc == DS_OK && fq.makespan < f->makespan &&
-	    fq.extra_ddr <= f->extra_ddr && fq.spills <= f->spills) {
+	if (rc == DS_OK && ds_portfolio_beats(&fq, f)) {
 		ds_plan_free(g->heap, out);
 		*out = q;
 		*f = fq;

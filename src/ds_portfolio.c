@@ -211,6 +211,12 @@ static bool dominates(const ds_figures *a, const ds_figures *b)
 		a->makespan < b->makespan);
 }
 
+bool ds_portfolio_beats(const ds_figures *f, const ds_figures *cur)
+{
+	return f->makespan < cur->makespan && f->extra_ddr <= cur->extra_ddr &&
+	       f->spills <= cur->spills;
+}
+
 /* Less (extra_ddr, spills, makespan). */
 static bool less_lex(const ds_figures *f, const ds_figures *cur)
 {

@@ -53,6 +53,12 @@ int ds_portfolio_dlr(const ds_graph *g, ds_portfolio *pf,
 bool ds_portfolio_better(const ds_figures *t, const ds_figures *f,
 			 const ds_figures *cur);
 
+/* Does plan figure f beat cur on every figure: shorter, with no more
+ * extra_ddr and spills?  (The rule of ds_parts_plan and of the budget
+ * floor, ds_pipeline.c: a plan that passes it keeps every guarantee cur
+ * had on traffic and spills.) */
+bool ds_portfolio_beats(const ds_figures *f, const ds_figures *cur);
+
 /* Keeps in *best (figures *bf) the better of it and the baselines' plans,
  * each through CPE with opts cpe unless cpe is NULL (then the plans
  * compete by (extra_ddr, spills, makespan)).  A baseline whose bounds
@@ -64,7 +70,8 @@ int ds_portfolio_final(const ds_graph *g, ds_portfolio *pf,
 /* ds_parts.c: when g's weakly connected components are 2 to 4,
  * each planned alone with o, the plans back to back (through CPE at the
  * CPE stage) replace *best (figures *bf) unless *best is at most the
- * parts' sums of extra_ddr, spills and makespan. */
+ * parts' sums of extra_ddr, spills and makespan and they do not beat it
+ * (ds_portfolio_beats). */
 int ds_parts_plan(const ds_graph *g, const ds_run_opts *o, ds_plan *best,
 		  ds_figures *bf, ds_err *e);
 
