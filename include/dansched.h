@@ -197,7 +197,9 @@ typedef struct dansched_options {
 				      graphs of up to 20,000 nodes, CPE's
 				      plan at budget 0 is kept where it
 				      is shorter with no more traffic
-				      and spills */
+				      and spills, and above 5 the plan
+				      at the next lower of 5, 25 and
+				      100 where it is shorter */
 	double peak_budget_pct;	   /* CPE may add this % to peak_vstay,
 				      where the peak held it back (5) */
 	/* both budgets: finite, 0 to DANSCHED_BUDGET_MAX.  What a run would
