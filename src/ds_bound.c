@@ -52,6 +52,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Operations sampled (then refined by halving steps) where the exact
+ * bound is over its work budget.  Measured on `dansched gen` graphs of
+ * 200,000 nodes (seed 3, the four kinds) with 12, 24, 48, 96 and 192:
+ * lb_any the same at each (its one-machine bounds are at the busiest
+ * pipe's load there), lb_phase not monotone in the count (random
+ * 90,140 / 69,611 / 132,009 / 140,700 / 141,311; matmul 28,672 at 12
+ * and 24, 26,624 from 48; conv 17,624 to 22,143), the bound's -v time
+ * 0.02 - 0.05 s at each; 48 as before. */
 #define SAMPLES 48
 /* Rows of one bitset block: 8 MiB, small beside a plan's own memory. */
 #define BLOCK_BYTES ((int64_t)8 << 20)
