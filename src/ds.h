@@ -363,6 +363,12 @@ typedef struct ds_figures {
 	bool has_memory;	   /* offsets were checked, reuse edges used */
 } ds_figures;
 
+/* Keep-if-better, one home: with take, the candidate *cand (figures
+ * *fcand) replaces *cur and *fcur, cur's plan freed; else cand's plan is
+ * freed.  Either way cand is left empty (its plan owned or freed). */
+void ds_plan_keep(const ds_heap *h, bool take, ds_plan *cur,
+		  ds_figures *fcur, ds_plan *cand, const ds_figures *fcand);
+
 typedef struct ds_replay_opts {
 	bool q1; /* at most one live buffer in each of L0A, L0B, L0C */
 	/* optional outputs, each [plan->len] indexed by node id: */

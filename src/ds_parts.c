@@ -289,13 +289,7 @@ static int parts_candidate(const ds_graph *g, const ds_run_opts *o,
 	rc = ds_cpe(g, c, &co, &q, e);
 	if (rc == DS_OK)
 		rc = ds_replay(g, &q, NULL, &fq, e);
-	if (rc == DS_OK && within(&fq, fc)) {
-		ds_plan_free(g->heap, c);
-		*c = q;
-		*fc = fq;
-	} else {
-		ds_plan_free(g->heap, &q);
-	}
+	ds_plan_keep(g->heap, rc == DS_OK && within(&fq, fc), c, fc, &q, &fq);
 	return rc;
 }
 

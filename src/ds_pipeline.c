@@ -383,13 +383,8 @@ static int retime(const ds_graph *g, const ds_run_opts *o, ds_plan *p,
 	int rc = ds_retime(g, p, &ro, &q, e);
 	if (rc == DS_OK)
 		rc = check(g, &quiet, "retime", &q, false, t0, &f, e);
-	if (rc == DS_OK && f.makespan < fig->makespan) {
-		ds_plan_free(g->heap, p);
-		*p = q;
-		*fig = f;
-	} else {
-		ds_plan_free(g->heap, &q);
-	}
+	ds_plan_keep(g->heap, rc == DS_OK && f.makespan < fig->makespan, p,
+		     fig, &q, &f);
 	/* the line reports the plan kept */
 	if (rc == DS_OK && o->progress)
 		o->progress(o->progress_ud, "retime", seconds_since(t0), fig);
@@ -679,14 +674,11 @@ static int cpe_from(const ds_graph *g, const ds_run_opts *o,
 static void keep_shorter(const ds_graph *g, ds_plan *out, ds_figures *f,
 			 ds_plan *q, const ds_figures *fq)
 {
-	if (fq->makespan < f->makespan ||
-	    (fq->makespan == f->makespan && fq->extra_ddr < f->extra_ddr)) {
-		ds_plan_free(g->heap, out);
-		*out = *q;
-		*f = *fq;
-	} else {
-		ds_plan_free(g->heap, q);
-	}
+	ds_plan_keep(g->heap,
+		     fq->makespan < f->makespan ||
+			     (fq->makespan == f->makespan &&
+			      fq->extra_ddr < f->extra_ddr),
+		     out, f, q, fq);
 }
 
 /* With more effort (--effort N > 1), CPE and retime also from the
@@ -842,13 +834,8 @@ static int budget_floor(const ds_graph *g, const ds_run_opts *o,
 	int rc = cpe_chain(g, &zero, dlr, df, &q, &fq, NULL, e);
 	if (rc == DS_OK)
 		rc = ds_portfolio_final(g, &d->pf, &zero.cpe, &q, &fq, e);
-	if (rc == DS_OK && ds_portfolio_beats(&fq, f)) {
-		ds_plan_free(g->heap, out);
-		*out = q;
-		*f = fq;
-	} else {
-		ds_plan_free(g->heap, &q);
-	}
+	ds_plan_keep(g->heap, rc == DS_OK && ds_portfolio_beats(&fq, f), out,
+		     f, &q, &fq);
 	return rc;
 }
 

@@ -17,6 +17,19 @@ void ds_plan_free(const ds_heap *h, ds_plan *p)
 	memset(p, 0, sizeof *p);
 }
 
+void ds_plan_keep(const ds_heap *h, bool take, ds_plan *cur,
+		  ds_figures *fcur, ds_plan *cand, const ds_figures *fcand)
+{
+	if (take) {
+		ds_plan_free(h, cur);
+		*cur = *cand;
+		*fcur = *fcand;
+		memset(cand, 0, sizeof *cand);
+	} else {
+		ds_plan_free(h, cand);
+	}
+}
+
 /* Reads a decimal integer (optional sign) at *s, skipping blanks first;
  * false when there is none or it does not fit DS_VALUE_MAX. */
 static bool read_int(const char **s, int64_t *out)

@@ -186,13 +186,8 @@ int ds_portfolio_dlr(const ds_graph *g, ds_portfolio *pf,
 		rc = ds_dlr(g, pf->order[s], o, &p, e);
 		if (rc == DS_OK)
 			rc = ds_replay(g, &p, NULL, &f, e);
-		if (rc == DS_OK && less_traffic(&f, bf)) {
-			ds_plan_free(g->heap, best);
-			*best = p;
-			*bf = f;
-		} else {
-			ds_plan_free(g->heap, &p);
-		}
+		ds_plan_keep(g->heap, rc == DS_OK && less_traffic(&f, bf),
+			     best, bf, &p, &f);
 	}
 	return rc;
 }
@@ -342,13 +337,9 @@ int ds_portfolio_final(const ds_graph *g, ds_portfolio *pf,
 		ds_plan p;
 		ds_figures f;
 		rc = candidate(g, pf, s, cpe, &p, &f, e);
-		if (rc == DS_OK && ds_portfolio_better(&t, &f, bf)) {
-			ds_plan_free(g->heap, best);
-			*best = p;
-			*bf = f;
-		} else if (rc == DS_OK) {
-			ds_plan_free(g->heap, &p);
-		}
+		if (rc == DS_OK) /* on failure candidate freed p */
+			ds_plan_keep(g->heap, ds_portfolio_better(&t, &f, bf),
+				     best, bf, &p, &f);
 	}
 	return rc;
 }

@@ -339,16 +339,9 @@ static void profile(rt *r, int m, int64_t line2, int32_t skip, int64_t qlo,
 {
 	int64_t covered = 0;
 	r->np = 0;
-	int32_t lo = r->mem_off[m], hi = r->mem_off[m + 1];
+	int32_t lo = r->mem_off[m];
 	/* the last occupancy ended before line2 */
-	int32_t a = lo, z = hi;
-	while (a < z) {
-		int32_t mid = a + (z - a) / 2;
-		if (rt_t2(r, r->bymem[mid]) < line2)
-			a = mid + 1;
-		else
-			z = mid;
-	}
+	int32_t a = rt_ending_from(r, m, line2);
 	for (int32_t k = a - 1, steps = 0;
 	     k >= lo && covered < qhi - qlo && steps < RT_PROFILE; k--) {
 		int32_t o = r->bymem[k];
@@ -558,6 +551,19 @@ int32_t rt_after_last_use(const rt *r, int32_t oz, int32_t i)
 
 /* The line of the first use of oz's buffer at or after line i, or of its
  * end when there is none. */
+int32_t rt_ending_from(const rt *r, int m, int64_t line2)
+{
+	int32_t a = r->mem_off[m], z = r->mem_off[m + 1];
+	while (a < z) {
+		int32_t mid = a + (z - a) / 2;
+		if (rt_t2(r, r->bymem[mid]) < line2)
+			a = mid + 1;
+		else
+			z = mid;
+	}
+	return a;
+}
+
 int32_t rt_next_use(const rt *r, int32_t oz, int32_t i)
 {
 	const ds_graph *g = r->g;

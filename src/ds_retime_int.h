@@ -156,6 +156,9 @@ int32_t rt_next_use(const rt *r, int32_t oz, int32_t i);
 /* The line just after the last use of oz's buffer before line i (just
  * after its start when none). */
 int32_t rt_after_last_use(const rt *r, int32_t oz, int32_t i);
+/* The first of memory m's occupancies by end line (bymem) whose doubled
+ * end line is line2 or later; mem_off[m + 1] when none.  O(log N). */
+int32_t rt_ending_from(const rt *r, int m, int64_t line2);
 
 /* ---- the whole-plan phases (ds_retime_phase.c) ---- */
 

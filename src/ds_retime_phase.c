@@ -67,16 +67,9 @@ static int32_t stream_victim(rt *r, int m, int64_t lo, int64_t size,
 	int32_t best = -1;
 	int64_t btr = 0;
 	*q = -1;
-	/* by end line: those ended before line i skipped at once */
-	int32_t a = r->mem_off[m], z = r->mem_off[m + 1];
-	while (a < z) {
-		int32_t mid = a + (z - a) / 2;
-		if (rt_t2(r, r->bymem[mid]) <= 2 * (int64_t)i)
-			a = mid + 1;
-		else
-			z = mid;
-	}
-	for (int32_t k = a; k < r->mem_off[m + 1]; k++) {
+	/* by end line: those ended at or before line i skipped at once */
+	for (int32_t k = rt_ending_from(r, m, 2 * (int64_t)i + 1);
+	     k < r->mem_off[m + 1]; k++) {
 		int32_t oz = r->bymem[k];
 		int32_t b = r->oc_buf[oz];
 		r->work++;
