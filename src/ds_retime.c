@@ -549,8 +549,6 @@ int32_t rt_after_last_use(const rt *r, int32_t oz, int32_t i)
 	return l + 1;
 }
 
-/* The line of the first use of oz's buffer at or after line i, or of its
- * end when there is none. */
 int32_t rt_ending_from(const rt *r, int m, int64_t line2)
 {
 	int32_t a = r->mem_off[m], z = r->mem_off[m + 1];
@@ -564,6 +562,8 @@ int32_t rt_ending_from(const rt *r, int m, int64_t line2)
 	return a;
 }
 
+/* The line of the first use of oz's buffer at or after line i, or of its
+ * end when there is none. */
 int32_t rt_next_use(const rt *r, int32_t oz, int32_t i)
 {
 	const ds_graph *g = r->g;
