@@ -629,8 +629,11 @@ static bool rdy_memory(rt *r, rdy *d, int m)
 		int32_t o = r->occ_end[v];
 		if (o >= 0 && g->buf_mem[r->oc_buf[o]] == m) {
 			int32_t k = 0;
-			while (d->live[k] != o)
+			while (k < d->nlive && d->live[k] != o)
 				k++;
+			if (k == d->nlive) /* not placed: cur's order is not
+					      one the replay would accept */
+				return false;
 			d->live[k] = d->live[--d->nlive];
 			rdy_paint(d, d->off[o],
 				  d->off[o] + g->buf_size[r->oc_buf[o]],
@@ -645,13 +648,16 @@ static bool rdy_memory(rt *r, rdy *d, int m)
 }
 
 /* When reload v is first needed: the start of the first use of its
- * buffer after it (INT64_MAX when none); *line: that use's line. */
+ * buffer after it and before the end of the occupancy it starts
+ * (INT64_MAX when none); *line: that use's line, or the end's (a reload
+ * DLR spills again unused must stay before that SPILL_OUT). */
 static int64_t rdy_need(rt *r, int32_t v, int32_t *line)
 {
 	const ds_graph *g = r->g;
 	int32_t b = rt_node_buf(r, v);
+	int32_t end = r->oc_t[r->occ_at[v]];
 	int64_t t = INT64_MAX;
-	*line = r->total;
+	*line = end >= 0 ? r->pos[end] : r->total;
 	r->work += g->user_off[b + 1] - g->user_off[b];
 	for (int32_t k = g->user_off[b]; k < g->user_off[b + 1]; k++) {
 		int32_t u = g->user[k];

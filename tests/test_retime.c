@@ -13,7 +13,9 @@
  * cap honoured at budgets 0, 5, 25, 100 and 400 over the DLR figure, the
  * makespan never longer at a larger budget nor than the input's, the
  * same bytes out twice; a renumbered copy gets the same makespan within
- * 3%; a failing heap checks every error path. */
+ * 3%; a generated graph where a reload is spilled again before its
+ * next use planned without fault; a failing heap checks every error
+ * path. */
 #include "test_util.h"
 
 #include "ds_pipeline.h"
@@ -471,6 +473,34 @@ static void renumbered_copy(void **state)
 	}
 }
 
+/* `dansched gen --kind attention --nodes 2500 --seed 32` at --cap
+ * L1=1024,UB=512: DLR's plan reloads an L1 buffer and spills it again
+ * before its next use.  The readiness phase sorted that reload, by the
+ * use after the second reload, past the second SPILL_OUT, and then
+ * placed the memory along an order the replay would refuse: it read and
+ * wrote past its list of live occupancies (the run failed with a
+ * corrupted schedule, or under ASan with an overflow).  The pipeline now
+ * plans it: 89,447 cycles at 13,824 bytes (exact). */
+static void reload_spilled_unused(void **state)
+{
+	(void)state;
+	ds_graph *g = must_generate_caps(DS_GEN_ATTENTION, 2500, 32,
+					 "L1=1024,UB=512");
+	ds_run_opts o;
+	ds_run_opts_default(&o);
+	ds_plan p;
+	ds_figures f, fr;
+	ds_err e;
+	if (ds_run(g, &o, &p, &f, &e))
+		fail_msg("%s: %s", g->source, e.msg);
+	must_replay(g, &p, &fr);
+	assert_int_equal(fr.makespan, f.makespan);
+	assert_int_equal(f.makespan, 89447);
+	assert_int_equal(f.extra_ddr, 13824);
+	ds_plan_free(g->heap, &p);
+	ds_graph_free(g);
+}
+
 /* ---- refusals and allocation failures ---- */
 
 static void refusals(void **state)
@@ -563,6 +593,7 @@ int main(void)
 		cmocka_unit_test(budget_honoured),
 		cmocka_unit_test(rotations_at_budget),
 		cmocka_unit_test(renumbered_copy),
+		cmocka_unit_test(reload_spilled_unused),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -74,18 +74,27 @@ static inline ds_graph *must_load(const char *json)
 	return g;
 }
 
-/* A generated graph (`dansched gen --kind K --nodes N --seed S`, default
- * capacities) the test needs; any failure fails the test. */
-static inline ds_graph *must_generate(int kind, int64_t nodes, uint64_t seed)
+/* A generated graph (`dansched gen --kind K --nodes N --seed S --cap
+ * SPEC`, SPEC over the default capacities, NULL for none) the test needs;
+ * any failure fails the test. */
+static inline ds_graph *must_generate_caps(int kind, int64_t nodes,
+					   uint64_t seed, const char *spec)
 {
 	ds_caps caps;
 	ds_caps_default(&caps);
 	ds_graph *g = NULL;
 	ds_err e;
+	if (spec && ds_caps_parse(&caps, spec, &e))
+		fail_msg("ds_caps_parse: %s", e.msg);
 	if (ds_generate(ds_heap_std(), kind, nodes, seed, &caps, &g, &e))
 		fail_msg("ds_generate: %s", e.msg);
 	assert_non_null(g);
 	return g;
+}
+
+static inline ds_graph *must_generate(int kind, int64_t nodes, uint64_t seed)
+{
+	return must_generate_caps(kind, nodes, seed, NULL);
 }
 
 /* A fresh temporary folder; the caller removes it with rm_tree. */
