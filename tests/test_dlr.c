@@ -11,7 +11,8 @@
  * buffer comes back before its next use, and a graph that cannot be placed
  * at all is refused; the aged victim rule spills, among near-equal
  * choices, the buffer used longest ago.  On a generated tiled matmul the reuse pilot keeps
- * the traffic under a measured bound, renumbered too. */
+ * the traffic under a measured bound, renumbered too, and plans one whose
+ * chains read no inputs. */
 #include "test_util.h"
 
 #include "ds_stage.h"
@@ -713,6 +714,18 @@ static void pilot_on_generated_matmul(void **state)
 	ds_graph_free(g);
 }
 
+/* `dansched gen --kind matmul --nodes 300 --seed 7`: its chains'
+ * steps read no inputs, and the pilot copied their empty input list from
+ * a NULL pointer (undefined behaviour: UBSan stopped the run).  It fits
+ * the default capacities: no traffic. */
+static void pilot_without_inputs(void **state)
+{
+	(void)state;
+	ds_graph *g = must_generate(DS_GEN_MATMUL, 300, 7);
+	dlr_within(g, "generated matmul (300 nodes, seed 7)", 7, 0);
+	ds_graph_free(g);
+}
+
 /* ---- a tiled matmul, written out here ----
  *
  * C[M x N] = A[M x K] B[K x N] in tiles, as the bundled Matmul graphs are
@@ -954,6 +967,7 @@ int main(void)
 		cmocka_unit_test(out_of_memory),
 		cmocka_unit_test(effort_never_worse),
 		cmocka_unit_test(pilot_on_generated_matmul),
+		cmocka_unit_test(pilot_without_inputs),
 		cmocka_unit_test(turns_on_tiled_matmul),
 		cmocka_unit_test(bundled_graphs),
 	};
