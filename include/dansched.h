@@ -174,6 +174,13 @@ int dansched_scheduler_from_name(const char *name);
 const char *dansched_stage_name(int stage);
 int dansched_stage_from_name(const char *name);
 
+/* The traffic budgets (percent) `dansched tradeoff` plans at, rising:
+ * along them dan's makespan never rises on graphs of up to 20,000 nodes
+ * (see traffic_budget_pct).  i from 0 to DANSCHED_NTRADEOFF - 1; -1 out
+ * of range. */
+#define DANSCHED_NTRADEOFF 5
+double dansched_tradeoff_budget(int i);
+
 /* The largest effort and budget dansched_schedule accepts (a larger one
  * is DANSCHED_BAD_INPUT): the work grows with the effort, and a budget
  * of 10,000 times DLR's traffic or peak leaves nothing to limit. */
@@ -198,8 +205,9 @@ typedef struct dansched_options {
 				      plan at budget 0 is kept where it
 				      is shorter with no more traffic
 				      and spills, and above 5 the plan
-				      at the next lower of 5, 25 and
-				      100 where it is shorter */
+				      at the next lower budget of
+				      dansched_tradeoff_budget (5, 25,
+				      100, 400) where it is shorter */
 	double peak_budget_pct;	   /* CPE may add this % to peak_vstay,
 				      where the peak held it back (5) */
 	/* both budgets: finite, 0 to DANSCHED_BUDGET_MAX.  What a run would

@@ -478,8 +478,7 @@ int cmd_bench(int argc, char **argv)
 
 /* ---- tradeoff ---- */
 
-#define NBUDGET 5
-static const double budgets[NBUDGET] = {0, 5, 25, 100, 400};
+#define NBUDGET DANSCHED_NTRADEOFF
 
 /* One graph's points: dan at each budget, each baseline, and lb_any. */
 typedef struct curve {
@@ -521,8 +520,8 @@ static int trade_graph(const char *path, const args *a, curve *c,
 	}
 	int rc = dansched_graph_load(NULL, path, &a->caps, &g, e);
 	for (int i = 0; i < NBUDGET && rc == 0; i++) {
-		rc = plan_point(g, DANSCHED_DAN, budgets[i], &c->ddr[i],
-				&c->mk[i], e);
+		rc = plan_point(g, DANSCHED_DAN, dansched_tradeoff_budget(i),
+				&c->ddr[i], &c->mk[i], e);
 		if (rc == 0 && i > 0 &&
 		    (c->mk[i] > c->mk[i - 1] ||
 		     (c->mk[i] == c->mk[i - 1] && c->ddr[i] > c->ddr[i - 1])))
@@ -558,7 +557,7 @@ static void trade_print(const curve *c, bool json)
 	if (!json) {
 		for (int i = 0; i < NBUDGET; i++)
 			printf("%-22s %6g %10lld %10lld\n", c->case_name,
-			       budgets[i], (long long)c->ddr[i],
+			       dansched_tradeoff_budget(i), (long long)c->ddr[i],
 			       (long long)c->mk[i]);
 		return;
 	}
@@ -567,7 +566,8 @@ static void trade_print(const curve *c, bool json)
 	cJSON *arr = cJSON_AddArrayToObject(o, "points");
 	for (int i = 0; i < NBUDGET; i++) {
 		cJSON *pt = cJSON_CreateObject();
-		cJSON_AddNumberToObject(pt, "budget", budgets[i]);
+		cJSON_AddNumberToObject(pt, "budget",
+					dansched_tradeoff_budget(i));
 		cJSON_AddNumberToObject(pt, "extra_ddr", (double)c->ddr[i]);
 		cJSON_AddNumberToObject(pt, "makespan", (double)c->mk[i]);
 		cJSON_AddItemToArray(arr, pt);

@@ -333,6 +333,13 @@ const char *dansched_stage_name(int stage)
 	return stage >= 1 && stage <= 3 ? ds_stage_names[stage] : NULL;
 }
 
+_Static_assert(DANSCHED_NTRADEOFF == DS_NLADDER, "the tradeoff's budgets");
+
+double dansched_tradeoff_budget(int i)
+{
+	return i >= 0 && i < DS_NLADDER ? ds_budget_ladder[i] : -1;
+}
+
 int dansched_stage_from_name(const char *name)
 {
 	for (int s = 1; name && s <= 3; s++)

@@ -11,8 +11,8 @@
  * shortens it (cpe_retime_rounds) — stopping after the stage asked
  * for; with a traffic budget, CPE's chain at budget 0 too, its plan kept
  * where it is shorter with no more traffic (budget_floor), and above 5
- * CPE's stage at the next lower of 5, 25 and 100, its plan kept where
- * it is shorter (ladder_floor); with more
+ * CPE's stage at the next lower of the budgets 5, 25, 100 and 400, its
+ * plan kept where it is shorter (ladder_floor); with more
  * effort the default's plan is made too and the shorter kept
  * (default_floor); the baselines' orders and plans compete at each stage
  * (ds_portfolio.c), and a graph of a few parts is also planned part by
@@ -839,24 +839,21 @@ static int budget_floor(const ds_graph *g, const ds_run_opts *o,
 	return rc;
 }
 
-/* The budgets of `dansched tradeoff` above 0 and below its largest:
- * a plan at a budget above one of them is never longer than the plan at
- * the largest one below it (ladder_floor). */
-static const double ladder[] = {5, 25, 100};
-#define NLADDER (sizeof ladder / sizeof *ladder)
+const double ds_budget_ladder[DS_NLADDER] = {0, 5, 25, 100, 400};
 
 static int cpe_stage(const ds_graph *g, const ds_run_opts *o, dan_run *d,
 		     const ds_plan *dlr, const ds_figures *df, ds_plan *out,
 		     ds_figures *f, clock_t *t0, ds_err *e);
 
 /* The ladder floor: with a budget above 5, the whole of CPE's stage runs
- * again at the largest of the ladder's budgets below it (that run has
- * its own floors, down to budget 0), and its plan replaces *out when it
- * is shorter, or as long with less traffic: it is within the larger
- * budget's cap, and what it was guaranteed against the baselines and
- * the parts holds at any budget.  So on graphs of up to
- * BUDGET_FLOOR_MAX_NODES nodes the makespan never rises along the
- * budgets 0, 5, 25, 100 and 400 (between them it may).  Why: a larger
+ * again at the largest budget of ds_budget_ladder below it (that run
+ * has its own floors, down to budget 0, which the budget floor covers),
+ * and its plan replaces *out when it is shorter, or as long with less
+ * traffic: it is within the larger budget's cap, and what it was
+ * guaranteed against the baselines and the parts holds at any budget.
+ * So on graphs of up to BUDGET_FLOOR_MAX_NODES nodes the makespan never
+ * rises along the ladder's budgets, nor above its last (between them it
+ * may).  Why: a larger
  * cap lets in other backbones and evictions, and CPE is a heuristic;
  * `dansched gen --kind matmul --nodes 1500 --seed 15` had 63,453
  * cycles at budget 5 and 63,851 at 25 and 100 (of 72 generated graphs,
@@ -869,9 +866,9 @@ static int ladder_floor(const ds_graph *g, const ds_run_opts *o,
 			ds_plan *out, ds_figures *f, ds_err *e)
 {
 	double below = 0;
-	for (size_t i = 0; i < NLADDER; i++)
-		if (ladder[i] < o->cpe.traffic_budget_pct)
-			below = ladder[i];
+	for (int i = 0; i < DS_NLADDER; i++)
+		if (ds_budget_ladder[i] < o->cpe.traffic_budget_pct)
+			below = ds_budget_ladder[i];
 	if (below == 0 || df->extra_ddr == 0 ||
 	    g->n > BUDGET_FLOOR_MAX_NODES)
 		return DS_OK;

@@ -19,6 +19,12 @@ extern const char *const ds_sched_names[DS_NSCHED];
 enum { DS_STAGE_MPAS = 1, DS_STAGE_DLR = 2, DS_STAGE_CPE = 3 };
 extern const char *const ds_stage_names[4];
 
+/* The traffic budgets (percent, rising) along which dan's makespan never
+ * rises on graphs of up to 20,000 nodes (ds_pipeline.c: the budget floor
+ * and the ladder floor), and at which `dansched tradeoff` plans. */
+#define DS_NLADDER 5
+extern const double ds_budget_ladder[DS_NLADDER];
+
 typedef struct ds_run_opts {
 	int scheduler;
 	int stage; /* dan only: the last stage to run */

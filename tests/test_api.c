@@ -530,6 +530,13 @@ static void stages_and_schedulers(void **state)
 		assert_int_equal(
 			dansched_stage_from_name(dansched_stage_name(st)), st);
 	assert_int_equal(dansched_stage_from_name("final"), -1);
+	/* the tradeoff's budgets: from 0, rising */
+	assert_true(dansched_tradeoff_budget(0) == 0);
+	for (int i = 1; i < DANSCHED_NTRADEOFF; i++)
+		assert_true(dansched_tradeoff_budget(i) >
+			    dansched_tradeoff_budget(i - 1));
+	assert_true(dansched_tradeoff_budget(-1) == -1);
+	assert_true(dansched_tradeoff_budget(DANSCHED_NTRADEOFF) == -1);
 	dansched_graph_destroy(g);
 }
 

@@ -509,7 +509,8 @@ class Graph(_Owned):
             placement with aged victims, retiming) (5); on graphs of up
             to 20,000 nodes CPE's plan at budget 0 is kept where it is
             shorter with no more traffic and spills, and above 5 the
-            plan at the next lower of 5, 25 and 100 where it is shorter.
+            plan at the next lower of 5, 25, 100 and 400 where it is
+            shorter.
         peak_budget: % CPE may add to peak_vstay where the peak held it
             back (5).
         A stage, effort or budget that the run would not use is refused
