@@ -10,8 +10,8 @@
  * on that graph, or the fixed FA_FIXED_GRAPH when it is refused:
  * dansched_plan_make from arrays, dansched_schedule with options of any
  * value (scheduler, stage, effort, budgets), the bounds, the accessors
- * and the name lookups; and dansched_generate with a kind, a size and a
- * seed.  Numbers are mostly small, so that valid calls come up, and
+ * and the name lookups; and dansched_generate with a kind, a size, a
+ * seed and capacities, its graph scheduled as above.  Numbers are mostly small, so that valid calls come up, and
  * sometimes an edge (negative, zero, past INT32_MAX); strings come from a
  * table of names, right and wrong, or raw from the input, or are NULL, and
  * an array or an output is now and then NULL.
@@ -141,15 +141,18 @@ static inline void fa_add_edge(dansched_builder *bl, fuzz_bytes *b)
 /* Capacities from a string of the input, or NULL (the defaults). */
 static inline const dansched_caps *fa_caps(fuzz_bytes *b, dansched_caps *c)
 {
+	/* right and wrong, and tight ones where generated graphs spill */
 	static const char *const specs[] = {
-		"L1=8192", "UB=2048,L1=2048", "L1=0",	 "UB=-1",
-		"L9=4",	   "L1=99999999999999999999", "L1=", ""};
+		"L1=8192",	  "UB=2048,L1=2048", "L1=0",
+		"UB=-1",	  "L9=4",	     "L1=99999999999999999999",
+		"L1=",		  "",		     "L1=1536,UB=640",
+		"L1=1024,UB=512"};
 	char buf[FA_STR];
 	dansched_error e;
 	if (fuzz_byte(b) & 1)
 		return NULL;
 	dansched_caps_default(c);
-	int rc = dansched_caps_parse(c, fa_str(b, specs, 8, buf), &e);
+	int rc = dansched_caps_parse(c, fa_str(b, specs, 10, buf), &e);
 	fa_refused(rc, &e, NULL, "dansched_caps_parse");
 	return rc == DANSCHED_OK ? c : NULL;
 }
@@ -310,7 +313,17 @@ static inline void fa_names(const dansched_graph *g, fuzz_bytes *b)
 	dansched_graph_buffer_id(g, (int32_t)fa_int(b, 16));
 }
 
-static inline bool fa_generate(const dansched_allocator *al, fuzz_bytes *b)
+/* What one input reached (fuzz_api_one's result), for the tests. */
+enum {
+	FA_BUILT = 1,	     /* the builder's graph was accepted */
+	FA_PLAN_MADE = 2,    /* dansched_plan_make made a plan */
+	FA_SCHEDULED = 4,    /* dansched_schedule made a plan */
+	FA_GENERATED = 8,    /* dansched_generate made a graph */
+	FA_GEN_SCHEDULED = 16 /* ... and dansched_schedule planned it */
+};
+
+/* dansched_generate, and its graph scheduled; FA_ flags reached. */
+static inline int fa_generate(const dansched_allocator *al, fuzz_bytes *b)
 {
 	static const char *const kinds[] = {"matmul", "attention", "conv",
 					    "random", "",	   "Matmul"};
@@ -324,17 +337,13 @@ static inline bool fa_generate(const dansched_allocator *al, fuzz_bytes *b)
 	dansched_error e;
 	int rc = dansched_generate(al, kind, nodes, seed, c, &g, &e);
 	fa_refused(rc, &e, g, "dansched_generate");
+	int reached = rc == DANSCHED_OK ? FA_GENERATED : 0;
+	/* a valid graph of a kind and capacities the bytes chose */
+	if (rc == DANSCHED_OK && fa_schedule(g, b))
+		reached |= FA_GEN_SCHEDULED;
 	dansched_graph_destroy(g);
-	return rc == DANSCHED_OK;
+	return reached;
 }
-
-/* What one input reached (fuzz_api_one's result), for the tests. */
-enum {
-	FA_BUILT = 1,	  /* the builder's graph was accepted */
-	FA_PLAN_MADE = 2, /* dansched_plan_make made a plan */
-	FA_SCHEDULED = 4, /* dansched_schedule made a plan */
-	FA_GENERATED = 8  /* dansched_generate made a graph */
-};
 
 /* The graph the calls on a graph use when the builder's is refused: a
  * load, a vector operation and a store over one L1 and one UB buffer
@@ -370,7 +379,7 @@ static inline int fuzz_api_one(const dansched_allocator *al,
 	reached |= fa_schedule(g, &b) ? FA_SCHEDULED : 0;
 	fa_names(g, &b);
 	dansched_graph_destroy(g);
-	reached |= fa_generate(al, &b) ? FA_GENERATED : 0;
+	reached |= fa_generate(al, &b);
 	return reached;
 }
 

@@ -1188,8 +1188,8 @@ static void fuzz_entry_inputs(void **state)
 	assert_true(n >= 4);
 	for (int i = 0; i < n; i++)
 		reached |= fuzz_api_counted(&al, &c, in[i], len[i], "seed");
-	assert_int_equal(reached,
-			 FA_BUILT | FA_PLAN_MADE | FA_SCHEDULED | FA_GENERATED);
+	assert_int_equal(reached, FA_BUILT | FA_PLAN_MADE | FA_SCHEDULED |
+					  FA_GENERATED | FA_GEN_SCHEDULED);
 	uint64_t x = 88172645463325252u;
 	for (int k = 0; k < 1500; k++) {
 		uint8_t buf[512];
