@@ -452,14 +452,17 @@ static bool ch_inputs(chsim *c, int32_t ch, int32_t si, int32_t nt,
 
 /* The steps of the chains (sv), what each takes along (coff, cv: its
  * operation preds that are no step, and theirs) and reads (ioff, iv:
- * buffers of those not wholly inside); false when the arena failed. */
+ * buffers of those not wholly inside; both lists allocated even when
+ * empty, so that c->iv + c->ioff[si] is always a pointer into one);
+ * false when the arena failed. */
 static bool ch_steps(chsim *c, int32_t nsteps)
 {
 	const ds_graph *g = c->g;
 	c->sv = ds_arena_alloc(c->a, (size_t)nsteps, sizeof *c->sv);
 	c->ioff = ds_arena_alloc(c->a, (size_t)nsteps + 1, sizeof *c->ioff);
 	c->coff = ds_arena_alloc(c->a, (size_t)nsteps + 1, sizeof *c->coff);
-	if (c->a->failed)
+	if (c->a->failed || !ch_room_for(c->a, &c->iv, &c->cap_i, 1) ||
+	    !ch_room_for(c->a, &c->cv, &c->cap_c, 1))
 		return false;
 	for (int32_t ch = 0; ch < c->nch; ch++) {
 		int32_t b = c->cbuf[ch];

@@ -446,9 +446,7 @@ static void pl_step_inputs(pilot *p, int32_t *takers)
 	const chsim *c = p->c;
 	const ds_graph *g = c->g;
 	const int32_t nsteps = c->soff[c->nch];
-	if (c->ioff[nsteps] > 0) /* c->iv: NULL where no step has inputs */
-		memcpy(p->siv, c->iv,
-		       (size_t)c->ioff[nsteps] * sizeof *p->siv);
+	memcpy(p->siv, c->iv, (size_t)c->ioff[nsteps] * sizeof *p->siv);
 	for (int32_t k = 0; k < c->coff[nsteps]; k++)
 		takers[c->cv[k]]++;
 	for (int32_t si = 0; si < nsteps; si++) {
