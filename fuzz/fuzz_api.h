@@ -11,10 +11,11 @@
  * dansched_plan_make from arrays, dansched_schedule with options of any
  * value (scheduler, stage, effort, budgets), the bounds, the accessors
  * and the name lookups; and dansched_generate with a kind, a size, a
- * seed and capacities, its graph scheduled as above.  Numbers are mostly small, so that valid calls come up, and
- * sometimes an edge (negative, zero, past INT32_MAX); strings come from a
- * table of names, right and wrong, or raw from the input, or are NULL, and
- * an array or an output is now and then NULL.
+ * seed and capacities, its graph scheduled as above.  Numbers are mostly
+ * small, so that valid calls come up, and sometimes an edge (negative,
+ * zero, past INT32_MAX); strings come from a table of names, right and
+ * wrong, or raw from the input, or are NULL, and an array or an output
+ * is now and then NULL.
  *
  * Checked beyond the sanitizers: a refused call leaves its out pointer
  * NULL and a one-line message; a plan dansched_schedule returns passes

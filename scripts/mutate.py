@@ -2,7 +2,8 @@
 """Mutation check: do the tests notice a small deliberate bug?
 
 Copies the tree (the tracked files, as they are in the working tree) to a
-temporary folder beside a link to ../shared, builds it once, then applies
+temporary folder beside a link to ../shared, builds it once (with
+DS_CHECKS, as scripts/test.sh: the assertions are live), then applies
 each mutation of MUTATIONS in turn: one textual replacement in one file,
 an incremental build, and the tests the mutation names, one at a time and
 the likeliest to catch it first, until one fails (the mutation is caught) or all pass (it
@@ -201,6 +202,10 @@ MUTATIONS = [
      "src/ds_pipeline.c",
      "\tif (below == 0 || df->extra_ddr == 0 ||",
      "\tif (below >= 0 || df->extra_ddr == 0 ||", ["test_pipeline"]),
+    ("retime: a reload's need not bounded by its occupancy's end",
+     "src/ds_retime_phase.c",
+     "\t*line = end >= 0 ? r->pos[end] : r->total;",
+     "\t*line = end >= 0 ? r->total : r->total;", RETIME),
     ("cpe: the rounds' peak limit not kept", "src/ds_cpe.c",
      "\tif (o && o->peak_cap > 0 && b->peak_budget > o->peak_cap)",
      "\tif (o && o->peak_cap < 0 && b->peak_budget > o->peak_cap)", STAGE),
@@ -355,7 +360,7 @@ def main(argv):
     env["DS_REQUIRE_REFEREE"] = "1"
     print("copy in %s; building" % tree, flush=True)
     rc, out = run(["cmake", "-S", ".", "-B", "build",
-                   "-DCMAKE_BUILD_TYPE=RelWithDebInfo"], tree)
+                   "-DCMAKE_BUILD_TYPE=RelWithDebInfo", "-DDS_CHECKS=ON"], tree)
     rc2, out2 = build(tree) if rc == 0 else (rc, out)
     if rc2 != 0:
         print(out2[-3000:])

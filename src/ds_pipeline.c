@@ -853,14 +853,13 @@ static int cpe_stage(const ds_graph *g, const ds_run_opts *o, dan_run *d,
  * guaranteed against the baselines and the parts holds at any budget.
  * So on graphs of up to BUDGET_FLOOR_MAX_NODES nodes the makespan never
  * rises along the ladder's budgets, nor above its last (between them it
- * may).  Why: a larger
- * cap lets in other backbones and evictions, and CPE is a heuristic;
- * `dansched gen --kind matmul --nodes 1500 --seed 15` had 63,453
- * cycles at budget 5 and 63,851 at 25 and 100 (of 72 generated graphs,
- * four kinds, 300 to 6,000 nodes, the one longer at a larger budget),
- * `--nodes 5000 --seed 26` 109,447 at 5 and 109,523 at 25.  Costs
- * nothing at the default budget; `tradeoff` on the six bundled graphs
- * took 18.1 s instead of 13.6. */
+ * may).  Why: a larger cap lets in other backbones and evictions, and
+ * CPE is a heuristic; `dansched gen --kind matmul --nodes 1500 --seed
+ * 15` had 63,453 cycles at budget 5 and 63,851 at 25 and 100 (of 72
+ * generated graphs, four kinds, 300 to 6,000 nodes, the one longer at a
+ * larger budget), `--nodes 5000 --seed 26` 109,447 at 5 and 109,523 at
+ * 25.  Costs nothing at the default budget; `tradeoff` on the six
+ * bundled graphs took 18.1 s instead of 13.6. */
 static int ladder_floor(const ds_graph *g, const ds_run_opts *o,
 			dan_run *d, const ds_plan *dlr, const ds_figures *df,
 			ds_plan *out, ds_figures *f, ds_err *e)

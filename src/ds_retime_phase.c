@@ -631,9 +631,12 @@ static bool rdy_memory(rt *r, rdy *d, int m)
 			int32_t k = 0;
 			while (k < d->nlive && d->live[k] != o)
 				k++;
-			if (k == d->nlive) /* not placed: cur's order is not
-					      one the replay would accept */
+			if (k == d->nlive) {
+				/* never placed: not with rdy_need's bound
+				 * (cur's order is one the replay accepts) */
+				DS_ASSERT(k < d->nlive);
 				return false;
+			}
 			d->live[k] = d->live[--d->nlive];
 			rdy_paint(d, d->off[o],
 				  d->off[o] + g->buf_size[r->oc_buf[o]],
@@ -650,7 +653,8 @@ static bool rdy_memory(rt *r, rdy *d, int m)
 /* When reload v is first needed: the start of the first use of its
  * buffer after it and before the end of the occupancy it starts
  * (INT64_MAX when none); *line: that use's line, or the end's (a reload
- * DLR spills again unused must stay before that SPILL_OUT). */
+ * spilled again unused, as the local search can leave one, must stay
+ * before that SPILL_OUT). */
 static int64_t rdy_need(rt *r, int32_t v, int32_t *line)
 {
 	const ds_graph *g = r->g;

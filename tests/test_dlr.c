@@ -715,9 +715,9 @@ static void pilot_on_generated_matmul(void **state)
 }
 
 /* `dansched gen --kind matmul --nodes 300 --seed 7`: its chains'
- * steps read no inputs, and the pilot copied their empty input list from
- * a NULL pointer (undefined behaviour: UBSan stopped the run).  It fits
- * the default capacities: no traffic. */
+ * steps read no inputs, their input list was never allocated, and the
+ * pilot copied it from a NULL pointer (undefined behaviour: UBSan
+ * stopped the run).  It fits the default capacities: no traffic. */
 static void pilot_without_inputs(void **state)
 {
 	(void)state;

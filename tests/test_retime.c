@@ -474,9 +474,10 @@ static void renumbered_copy(void **state)
 }
 
 /* `dansched gen --kind attention --nodes 2500 --seed 32` at --cap
- * L1=1024,UB=512: DLR's plan reloads an L1 buffer and spills it again
- * before its next use.  The readiness phase sorted that reload, by the
- * use after the second reload, past the second SPILL_OUT, and then
+ * L1=1024,UB=512: retiming's local search leaves a reload of an L1
+ * buffer that is spilled again before its next use.  The readiness
+ * phase sorted that reload, by the use after the second reload, past
+ * the second SPILL_OUT, and then
  * placed the memory along an order the replay would refuse: it read and
  * wrote past its list of live occupancies (the run failed with a
  * corrupted schedule, or under ASan with an overflow).  The pipeline now
