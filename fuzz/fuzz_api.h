@@ -11,7 +11,10 @@
  * dansched_plan_make from arrays, dansched_schedule with options of any
  * value (scheduler, stage, effort, budgets), the bounds, the accessors
  * and the name lookups; and dansched_generate with a kind, a size, a
- * seed and capacities, its graph scheduled as above.  Numbers are mostly
+ * seed and capacities.  fuzz_gen_one (the fuzz_gen target) goes on to
+ * schedule the generated graph as above: valid graphs of every kind at
+ * tight capacities, where the passes spill (its own target, so that the
+ * pipeline's time does not slow the calls above).  Numbers are mostly
  * small, so that valid calls come up, and sometimes an edge (negative,
  * zero, past INT32_MAX); strings come from a table of names, right and
  * wrong, or raw from the input, or are NULL, and an array or an output
@@ -323,8 +326,10 @@ enum {
 	FA_GEN_SCHEDULED = 16 /* ... and dansched_schedule planned it */
 };
 
-/* dansched_generate, and its graph scheduled; FA_ flags reached. */
-static inline int fa_generate(const dansched_allocator *al, fuzz_bytes *b)
+/* dansched_generate, and with plan its graph scheduled; FA_ flags
+ * reached. */
+static inline int fa_generate(const dansched_allocator *al, fuzz_bytes *b,
+			      bool plan)
 {
 	static const char *const kinds[] = {"matmul", "attention", "conv",
 					    "random", "",	   "Matmul"};
@@ -340,7 +345,7 @@ static inline int fa_generate(const dansched_allocator *al, fuzz_bytes *b)
 	fa_refused(rc, &e, g, "dansched_generate");
 	int reached = rc == DANSCHED_OK ? FA_GENERATED : 0;
 	/* a valid graph of a kind and capacities the bytes chose */
-	if (rc == DANSCHED_OK && fa_schedule(g, b))
+	if (rc == DANSCHED_OK && plan && fa_schedule(g, b))
 		reached |= FA_GEN_SCHEDULED;
 	dansched_graph_destroy(g);
 	return reached;
@@ -380,8 +385,17 @@ static inline int fuzz_api_one(const dansched_allocator *al,
 	reached |= fa_schedule(g, &b) ? FA_SCHEDULED : 0;
 	fa_names(g, &b);
 	dansched_graph_destroy(g);
-	reached |= fa_generate(al, &b);
+	reached |= fa_generate(al, &b, false);
 	return reached;
+}
+
+/* One input of fuzz_gen: a generated graph, scheduled.  Returns what it
+ * reached (FA_GENERATED, FA_GEN_SCHEDULED). */
+static inline int fuzz_gen_one(const dansched_allocator *al,
+			       const uint8_t *data, size_t len)
+{
+	fuzz_bytes b = {data, len > FUZZ_MAX_INPUT ? FUZZ_MAX_INPUT : len, 0};
+	return fa_generate(al, &b, true);
 }
 
 #endif
