@@ -1183,6 +1183,41 @@ static int read_api_corpus(const char *name, uint8_t (*in)[512],
 	return n;
 }
 
+/* A fuzz target's seed corpus and the counting allocator it runs with. */
+typedef struct corpus {
+	uint8_t in[16][512];
+	size_t len[16];
+	int n;
+	counter c;
+	dansched_allocator al;
+} corpus;
+
+/* Runs the seed corpus of fuzz target name (gen: fuzz_gen_one, else
+ * fuzz_api_one), read into *k (at least 4 seeds), with k's counting
+ * allocator: nothing may be left allocated.  Returns what they
+ * reached. */
+static int run_corpus(bool gen, const char *name, corpus *k)
+{
+	memset(&k->c, 0, sizeof k->c);
+	k->al = (dansched_allocator){counting_fn, &k->c};
+	k->n = read_api_corpus(name, k->in, k->len, 16);
+	assert_true(k->n >= 4);
+	int reached = 0;
+	for (int i = 0; i < k->n; i++)
+		reached |= fuzz_entry_counted(gen, &k->al, &k->c, k->in[i],
+					      k->len[i], "seed");
+	return reached;
+}
+
+/* m bytes of a xorshift generator (state *x) into buf. */
+static void random_bytes(uint64_t *x, uint8_t *buf, size_t m)
+{
+	for (size_t i = 0; i < m; i++) {
+		*x ^= *x << 13, *x ^= *x >> 7, *x ^= *x << 17;
+		buf[i] = (uint8_t)*x;
+	}
+}
+
 /* The fuzz_api entry (fuzz/fuzz_api.h), which drives every API entry
  * that takes caller values: its seeds between them build a graph, make a
  * plan from arrays, schedule and generate; they and 1,500 inputs from a
@@ -1191,35 +1226,25 @@ static int read_api_corpus(const char *name, uint8_t (*in)[512],
 static void fuzz_entry_inputs(void **state)
 {
 	(void)state;
-	static uint8_t in[16][512];
-	size_t len[16];
-	counter c = {0, 0, 0, 0};
-	dansched_allocator al = {counting_fn, &c};
-	int n = read_api_corpus("fuzz_api", in, len, 16), reached = 0;
-	assert_true(n >= 4);
-	for (int i = 0; i < n; i++)
-		reached |= fuzz_api_counted(&al, &c, in[i], len[i], "seed");
-	assert_int_equal(reached,
+	static corpus k;
+	assert_int_equal(run_corpus(false, "fuzz_api", &k),
 			 FA_BUILT | FA_PLAN_MADE | FA_SCHEDULED | FA_GENERATED);
 	uint64_t x = 88172645463325252u;
-	for (int k = 0; k < 1500; k++) {
+	for (int j = 0; j < 1500; j++) {
 		uint8_t buf[512];
-		size_t m = (size_t)(k % 64) * 8;
-		for (size_t i = 0; i < m; i++) {
-			x ^= x << 13, x ^= x >> 7, x ^= x << 17;
-			buf[i] = (uint8_t)x;
-		}
-		fuzz_api_counted(&al, &c, buf, m, "generated input");
+		size_t m = (size_t)(j % 64) * 8;
+		random_bytes(&x, buf, m);
+		fuzz_api_counted(&k.al, &k.c, buf, m, "generated input");
 	}
-	for (int i = 0; i < n; i++) {
-		c.calls = 0;
-		c.fail_at = 0;
-		fuzz_api_counted(&al, &c, in[i], len[i], "seed");
-		long total = c.calls, step = total / 100 + 1;
-		for (long k = 1; k <= total; k += step) {
-			c.calls = 0;
-			c.fail_at = k;
-			fuzz_api_counted(&al, &c, in[i], len[i],
+	for (int i = 0; i < k.n; i++) {
+		k.c.calls = 0;
+		k.c.fail_at = 0;
+		fuzz_api_counted(&k.al, &k.c, k.in[i], k.len[i], "seed");
+		long total = k.c.calls, step = total / 100 + 1;
+		for (long j = 1; j <= total; j += step) {
+			k.c.calls = 0;
+			k.c.fail_at = j;
+			fuzz_api_counted(&k.al, &k.c, k.in[i], k.len[i],
 					 "a failed allocation");
 		}
 	}
@@ -1233,24 +1258,15 @@ static void fuzz_entry_inputs(void **state)
 static void fuzz_gen_inputs(void **state)
 {
 	(void)state;
-	static uint8_t in[16][512];
-	size_t len[16];
-	counter c = {0, 0, 0, 0};
-	dansched_allocator al = {counting_fn, &c};
-	int n = read_api_corpus("fuzz_gen", in, len, 16), reached = 0;
-	assert_true(n >= 4);
-	for (int i = 0; i < n; i++)
-		reached |= fuzz_entry_counted(true, &al, &c, in[i], len[i],
-					      "seed");
-	assert_int_equal(reached, FA_GENERATED | FA_GEN_SCHEDULED);
+	static corpus k;
+	assert_int_equal(run_corpus(true, "fuzz_gen", &k),
+			 FA_GENERATED | FA_GEN_SCHEDULED);
 	uint64_t x = 2463534242u;
-	for (int k = 0; k < 100; k++) {
+	for (int j = 0; j < 100; j++) {
 		uint8_t buf[16];
-		for (size_t i = 0; i < sizeof buf; i++) {
-			x ^= x << 13, x ^= x >> 7, x ^= x << 17;
-			buf[i] = (uint8_t)x;
-		}
-		fuzz_entry_counted(true, &al, &c, buf, (size_t)k % 17,
+		size_t m = (size_t)j % 17;
+		random_bytes(&x, buf, m);
+		fuzz_entry_counted(true, &k.al, &k.c, buf, m,
 				   "generated input");
 	}
 }
