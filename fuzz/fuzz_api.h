@@ -317,7 +317,8 @@ static inline void fa_names(const dansched_graph *g, fuzz_bytes *b)
 	dansched_graph_buffer_id(g, (int32_t)fa_int(b, 16));
 }
 
-/* What one input reached (fuzz_api_one's result), for the tests. */
+/* What one input reached (fuzz_api_one's and fuzz_gen_one's result), for
+ * the tests. */
 enum {
 	FA_BUILT = 1,	     /* the builder's graph was accepted */
 	FA_PLAN_MADE = 2,    /* dansched_plan_make made a plan */
