@@ -198,7 +198,7 @@ static int misses(const ds_figures *t, const ds_figures *f)
 	return (f->extra_ddr > t->extra_ddr) + (f->makespan > t->makespan);
 }
 
-static bool dominates(const ds_figures *a, const ds_figures *b)
+bool ds_portfolio_dominates(const ds_figures *a, const ds_figures *b)
 {
 	return a->extra_ddr <= b->extra_ddr && a->spills <= b->spills &&
 	       a->makespan <= b->makespan &&
@@ -225,9 +225,9 @@ static bool less_lex(const ds_figures *f, const ds_figures *cur)
 bool ds_portfolio_better(const ds_figures *t, const ds_figures *f,
 			 const ds_figures *cur)
 {
-	if (dominates(f, cur))
+	if (ds_portfolio_dominates(f, cur))
 		return true;
-	if (dominates(cur, f))
+	if (ds_portfolio_dominates(cur, f))
 		return false;
 	int mf = misses(t, f), mc = misses(t, cur);
 	if (mf != mc)

@@ -53,6 +53,10 @@ int ds_portfolio_dlr(const ds_graph *g, ds_portfolio *pf,
 bool ds_portfolio_better(const ds_figures *t, const ds_figures *f,
 			 const ds_figures *cur);
 
+/* Does a dominate b: no more extra_ddr, spills and makespan, and less of
+ * one of them? */
+bool ds_portfolio_dominates(const ds_figures *a, const ds_figures *b);
+
 /* Does plan figure f beat cur on every figure: shorter, with no more
  * extra_ddr and spills?  (The rule of ds_parts_plan and of the budget
  * floor, ds_pipeline.c: a plan that passes it keeps every guarantee cur
