@@ -57,7 +57,9 @@
  * data are first needed, and every occupancy, in the order they start,
  * placed at the window whose previous occupants finished first in the
  * replay (a load waits for the addresses freed earliest, not for ones a
- * late use still holds); one candidate, kept when its replay is shorter.
+ * late use still holds); one candidate, kept when its replay is shorter,
+ * else the reloads in that order at the addresses their lines had (all
+ * runs in one candidate, else each run alone).
  * These three whole-plan phases are in ds_retime_phase.c.
  *
  * Cost: a round is O(N + E) (the replay, occupancies, spill edges, chain)
