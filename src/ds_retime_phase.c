@@ -811,10 +811,11 @@ static int rdy_keep_shorter(rt *r, bool *took)
 	return rc;
 }
 
-/* Where placing a memory anew fails (Conv_Case0's L1: no window for an
- * occupancy once earlier ones took the windows ready first), the reloads
- * in need order at their lines' own windows: all runs at once, else each
- * run alone from the plan so far, within the phase's budget. */
+/* When the sorted runs with their memory placed anew were not taken (the
+ * placement can fail: on Conv_Case0's L1 an occupancy finds no window
+ * once earlier ones took the windows ready first), the reloads in need
+ * order at their lines' own windows: all runs at once, else each run
+ * alone from the plan so far, within the phase's budget. */
 static int rdy_line_phase(rt *r, rdy *d)
 {
 	bool took = false;
