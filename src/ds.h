@@ -344,6 +344,19 @@ int ds_plan_read(const ds_graph *g, const char *sched_path,
  * finished (ds_run).  Requires each spill's SPILL_OUT once in p->order
  * (DS_EPLAN otherwise).  O(len + nspill). */
 int ds_plan_sort_spills(const ds_graph *g, ds_plan *p, ds_err *e);
+/* Drops p's dead reloads: a SPILL_IN whose buffer goes out again (its
+ * next SPILL_OUT) before any operation uses it.  The spill that brought
+ * it back then ends at the later spill's SPILL_IN, at that one's offset;
+ * the dead SPILL_IN and the later SPILL_OUT go, and the spills are
+ * renumbered in their old order (a sorted plan stays sorted).  The plan
+ * keeps its order otherwise, so the replay accepts it whenever it
+ * accepted p, with 2 x size (size when a COPY_IN backs the buffer) less
+ * extra_ddr and one spill less per drop, the same peak_vstay and no
+ * later start anywhere (fewer nodes and edges; a reuse edge from the
+ * dead occupancy's end now comes from an earlier end).  *dropped: how
+ * many.  O(len + nbuf + nspill). */
+int ds_plan_drop_dead_reloads(const ds_graph *g, ds_plan *p,
+			      int32_t *dropped, ds_err *e);
 /* Writes DIR/<case>_schedule.txt, _memory.txt (when offsets are set) and
  * _spill.txt, all or nothing. */
 int ds_plan_write(const ds_graph *g, const ds_plan *p, const char *dir,

@@ -8,7 +8,8 @@
  * (ds_wave.c), placed again with aged victims where that replays
  * shorter within the traffic cap: aged_backbone) and its retiming
  * (ds_retime.c), then both again, each on the other's plan, while that
- * shortens it (cpe_retime_rounds) — stopping after the stage asked
+ * shortens it (cpe_retime_rounds), and the final plan's dead reloads
+ * dropped (ds_plan_drop_dead_reloads) — stopping after the stage asked
  * for; with a traffic budget, CPE's chain at budget 0 too, its plan kept
  * where it is shorter with no more traffic (budget_floor), and above 5
  * CPE's stage at the next lower of the budgets 5, 25, 100 and 400, its
@@ -906,9 +907,11 @@ static int cpe_stage(const ds_graph *g, const ds_run_opts *o, dan_run *d,
 }
 
 /* Stage 3: CPE's stage (cpe_stage) from DLR's plan (whose figures *fig
- * holds), checked and reported.  The -v lines: retime (its first run's
- * own time), then cpe (the rest: the rounds of CPE and retiming after
- * it, the runner-up's and the floors' included), so that they add up. */
+ * holds), its dead reloads dropped (a reload spilled again before any
+ * use, as retiming's search can leave one: less traffic, never longer),
+ * checked and reported.  The -v lines: retime (its first run's own
+ * time), then cpe (the rest: the rounds of CPE and retiming after it,
+ * the runner-up's and the floors' included), so that they add up. */
 static int dan_cpe(const ds_graph *g, const ds_run_opts *o, dan_run *d,
 		   const ds_plan *dlr, ds_plan *out, ds_figures *fig,
 		   ds_err *e)
@@ -916,7 +919,10 @@ static int dan_cpe(const ds_graph *g, const ds_run_opts *o, dan_run *d,
 	clock_t t0 = clock();
 	const ds_figures df = *fig;
 	ds_figures f;
+	int32_t dead;
 	int rc = cpe_stage(g, o, d, dlr, &df, out, &f, &t0, e);
+	if (rc == DS_OK)
+		rc = ds_plan_drop_dead_reloads(g, out, &dead, e);
 	if (rc == DS_OK)
 		rc = check(g, o, "cpe", out, false, t0, fig, e);
 	if (rc)

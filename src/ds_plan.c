@@ -1,8 +1,11 @@
-/* ds_plan.c: the benchmark's three result files.
+/* ds_plan.c: the benchmark's three result files, and two rewrites of a
+ * plan's spills: numbered in the order they happen, and dead reloads
+ * dropped.
  *
  * Requires: a valid graph.  Reading guarantees a plan whose numbers are in
  * range (node Ids >= 0, known buffers, offsets >= 0 or -1 for "not given");
- * it does not check the rules, ds_replay does.  Writing is all or nothing. */
+ * it does not check the rules, ds_replay does.  Writing is all or nothing.
+ * The rewrites: see ds.h. */
 #include "ds.h"
 
 #include <ctype.h>
@@ -235,6 +238,110 @@ int ds_plan_sort_spills(const ds_graph *g, ds_plan *p, ds_err *e)
 	}
 	ds_free(g->heap, rank);
 	ds_free(g->heap, sp);
+	return rc;
+}
+
+/* Scratch of ds_plan_drop_dead_reloads. */
+typedef struct dead_ctx {
+	int32_t *in_at;	 /* [nbuf] line of the buffer's last SPILL_IN, -1 */
+	int32_t *in_of;	 /* [nbuf] the spill that SPILL_IN now belongs to */
+	bool *used;	 /* [nbuf] a use stands after that SPILL_IN */
+	int32_t *owner;	 /* [nspill] the spill each SPILL_IN belongs to */
+	int32_t *newk;	 /* [nspill] the spill's new number, -1 when gone */
+} dead_ctx;
+
+/* Marks the nodes of every dead reload -1: where spill k's SPILL_OUT
+ * follows the last SPILL_IN of its buffer with no use between, that
+ * SPILL_IN and this SPILL_OUT go, and spill k's SPILL_IN and offset pass
+ * to the spill that SPILL_IN belonged to.  Returns how many. */
+static int32_t mark_dead(const ds_graph *g, ds_plan *p, dead_ctx *x)
+{
+	const int32_t n = g->n;
+	int32_t dropped = 0;
+	for (int32_t i = 0; i < p->len; i++) {
+		int32_t v = p->order[i];
+		if (v < n) {
+			for (int32_t j = g->use_off[v]; j < g->use_off[v + 1];
+			     j++)
+				x->used[g->use[j]] = true;
+			continue;
+		}
+		int32_t k = (v - n) / 2, b = p->spill[k].buf;
+		if ((v - n) % 2) { /* SPILL_IN */
+			x->in_at[b] = i;
+			x->in_of[b] = x->owner[k];
+			x->used[b] = false;
+			continue;
+		}
+		if (x->in_at[b] >= 0 && !x->used[b]) {
+			int32_t k1 = x->in_of[b];
+			p->order[x->in_at[b]] = -1;
+			p->order[i] = -1;
+			p->spill[k1].offset = p->spill[k].offset;
+			x->owner[k] = k1;
+			x->newk[k] = -1;
+			dropped++;
+		}
+		x->in_at[b] = -1;
+	}
+	return dropped;
+}
+
+/* Drops the marked nodes and the merged spills; the spill nodes renamed
+ * to the spills' new numbers (their order kept). */
+static void compact_dead(const ds_graph *g, ds_plan *p, dead_ctx *x)
+{
+	const int32_t n = g->n;
+	int32_t kept = 0;
+	for (int32_t k = 0; k < p->nspill; k++)
+		if (x->newk[k] >= 0) {
+			x->newk[k] = kept;
+			p->spill[kept++] = p->spill[k];
+		}
+	int32_t len = 0;
+	for (int32_t i = 0; i < p->len; i++) {
+		int32_t v = p->order[i];
+		if (v >= n) {
+			int32_t k = (v - n) / 2, in = (v - n) % 2;
+			v = n + 2 * x->newk[in ? x->owner[k] : k] + in;
+		}
+		if (p->order[i] >= 0)
+			p->order[len++] = v;
+	}
+	p->len = len;
+	p->nspill = kept;
+}
+
+int ds_plan_drop_dead_reloads(const ds_graph *g, ds_plan *p,
+			      int32_t *dropped, ds_err *e)
+{
+	*dropped = 0;
+	if (p->nspill == 0)
+		return DS_OK;
+	const ds_heap *h = g->heap;
+	const size_t nb = (size_t)g->nbuf + 1, S = (size_t)p->nspill;
+	dead_ctx x = {ds_alloc(h, nb, sizeof *x.in_at),
+		      ds_alloc(h, nb, sizeof *x.in_of),
+		      ds_alloc(h, nb, sizeof *x.used),
+		      ds_alloc(h, S, sizeof *x.owner),
+		      ds_alloc(h, S, sizeof *x.newk)};
+	int rc = DS_OK;
+	if (!x.in_at || !x.in_of || !x.used || !x.owner || !x.newk) {
+		rc = ds_fail(e, DS_ENOMEM, "out of memory");
+	} else {
+		for (size_t b = 0; b < nb; b++)
+			x.in_at[b] = -1, x.used[b] = false;
+		for (size_t k = 0; k < S; k++)
+			x.owner[k] = x.newk[k] = (int32_t)k;
+		*dropped = mark_dead(g, p, &x);
+		if (*dropped)
+			compact_dead(g, p, &x);
+	}
+	ds_free(h, x.in_at);
+	ds_free(h, x.in_of);
+	ds_free(h, x.used);
+	ds_free(h, x.owner);
+	ds_free(h, x.newk);
 	return rc;
 }
 

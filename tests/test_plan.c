@@ -1,5 +1,6 @@
 /* test_plan.c: the three result files (schedule, memory, spill), and
- * the spill lines in the order the spills happen (ds_plan_sort_spills). */
+ * the spill lines in the order the spills happen (ds_plan_sort_spills),
+ * dead reloads dropped (ds_plan_drop_dead_reloads). */
 #include "test_util.h"
 
 #include "ds_pipeline.h"
@@ -461,11 +462,95 @@ static void cpe_spills_in_order(void **state)
 	assert_true(c.found);
 }
 
+/* ---- dead reloads (ds_plan_drop_dead_reloads) ---- */
+
+/* L1 buffer 10 used by E1, E2 and E3 in turn (UB buffer 20 beside). */
+#define G_THREE_USES                                                          \
+	GRAPH(ALLOC(0, 10, 64, L1) "," ALLOC(1, 20, 32, UB) ","               \
+	      OP(2, E1, VECTOR, 10, "10,20") ","                              \
+	      OP(3, E2, VECTOR, 10, "10,20") ","                              \
+	      OP(4, E3, VECTOR, 10, "10,20") ","                              \
+	      FREE(5, 10, 64, L1) "," FREE(6, 20, 32, UB),                    \
+	      "[0,2],[1,2],[2,3],[3,4],[4,5],[4,6]")
+
+/* The plan of g with order[0..len) and nspill spills of buffer 0 (BufId
+ * 10) at the offsets off[]. */
+static ds_plan three_uses_plan(const ds_graph *g, const int32_t *order,
+			       int32_t len, const int64_t *off, int32_t nspill)
+{
+	ds_plan p = {len, malloc((size_t)len * sizeof(int32_t)),
+		     calloc((size_t)g->nbuf, sizeof(int64_t)), nspill,
+		     calloc((size_t)nspill, sizeof(ds_spill))};
+	assert_true(p.order && p.offset && p.spill);
+	memcpy(p.order, order, (size_t)len * sizeof *order);
+	for (int32_t k = 0; k < nspill; k++)
+		p.spill[k] = (ds_spill){0, off[k]};
+	return p;
+}
+
+/* Two reloads spilled again unused, then a used one: one spill is left,
+ * from the first SPILL_OUT to the last SPILL_IN at its offset; a reload
+ * used before its buffer goes out again stays.  Every figure no worse,
+ * the traffic 2 x 64 less per reload dropped. */
+static void dead_reloads_dropped(void **state)
+{
+	(void)state;
+	ds_graph *g = must_load(G_THREE_USES);
+	ds_err e;
+	static const int64_t off[] = {100, 200, 300};
+	/* 7/8, 9/10, 11/12: the spills' SPILL_OUT/SPILL_IN */
+	static const int32_t dead2[] = {0, 1, 2, 7, 8, 9, 10, 11, 12,
+					3, 4, 5, 6};
+	static const int32_t left2[] = {0, 1, 2, 7, 8, 3, 4, 5, 6};
+	ds_plan p = three_uses_plan(g, dead2, 13, off, 3);
+	ds_figures f0 = replayed(g, &p, true), f1;
+	int32_t dropped;
+	assert_int_equal(ds_plan_drop_dead_reloads(g, &p, &dropped, &e),
+			 DS_OK);
+	assert_int_equal(dropped, 2);
+	assert_int_equal(p.len, 9);
+	assert_memory_equal(p.order, left2, sizeof left2);
+	assert_int_equal(p.nspill, 1);
+	assert_int_equal(p.spill[0].offset, 300);
+	f1 = replayed(g, &p, true);
+	assert_int_equal(f1.extra_ddr, f0.extra_ddr - 2 * 2 * 64);
+	assert_int_equal(f1.spills, 1);
+	assert_true(f1.makespan <= f0.makespan);
+	assert_int_equal(f1.peak_vstay, f0.peak_vstay);
+	ds_plan_free(g->heap, &p);
+
+	/* spill 0's reload used by E2; spill 1's dead */
+	static const int32_t dead1[] = {0, 1, 2, 7, 8, 3, 9, 10, 11, 12,
+					4, 5, 6};
+	static const int32_t left1[] = {0, 1, 2, 7, 8, 3, 9, 10, 4, 5, 6};
+	p = three_uses_plan(g, dead1, 13, off, 3);
+	f0 = replayed(g, &p, true);
+	assert_int_equal(ds_plan_drop_dead_reloads(g, &p, &dropped, &e),
+			 DS_OK);
+	assert_int_equal(dropped, 1);
+	assert_memory_equal(p.order, left1, sizeof left1);
+	assert_int_equal(p.nspill, 2);
+	assert_int_equal(p.spill[0].offset, 100);
+	assert_int_equal(p.spill[1].offset, 300);
+	f1 = replayed(g, &p, true);
+	assert_int_equal(f1.extra_ddr, f0.extra_ddr - 2 * 64);
+	assert_true(f1.makespan <= f0.makespan);
+
+	/* nothing dead: the plan as it was */
+	assert_int_equal(ds_plan_drop_dead_reloads(g, &p, &dropped, &e),
+			 DS_OK);
+	assert_int_equal(dropped, 0);
+	assert_memory_equal(p.order, left1, sizeof left1);
+	ds_plan_free(g->heap, &p);
+	ds_graph_free(g);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(sort_spills_relabelled),
 		cmocka_unit_test(cpe_spills_in_order),
+		cmocka_unit_test(dead_reloads_dropped),
 		cmocka_unit_test_setup_teardown(round_trip, setup, teardown),
 		cmocka_unit_test_setup_teardown(order_only, setup, teardown),
 		cmocka_unit_test_setup_teardown(empty_spill_file, setup,
