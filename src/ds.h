@@ -354,7 +354,8 @@ int ds_plan_sort_spills(const ds_graph *g, ds_plan *p, ds_err *e);
  * extra_ddr and one spill less per drop, the same peak_vstay and no
  * later start anywhere (fewer nodes and edges; a reuse edge from the
  * dead occupancy's end now comes from an earlier end).  *dropped: how
- * many.  O(len + nbuf + nspill). */
+ * many.  Requires a plan ds_replay accepts (the pipeline's: its spill
+ * nodes and buffers in range).  O(len + nbuf + nspill). */
 int ds_plan_drop_dead_reloads(const ds_graph *g, ds_plan *p,
 			      int32_t *dropped, ds_err *e);
 /* Writes DIR/<case>_schedule.txt, _memory.txt (when offsets are set) and
