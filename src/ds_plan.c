@@ -318,31 +318,27 @@ int ds_plan_drop_dead_reloads(const ds_graph *g, ds_plan *p,
 	*dropped = 0;
 	if (p->nspill == 0)
 		return DS_OK;
-	const ds_heap *h = g->heap;
-	const size_t nb = (size_t)g->nbuf + 1, S = (size_t)p->nspill;
-	dead_ctx x = {ds_alloc(h, nb, sizeof *x.in_at),
-		      ds_alloc(h, nb, sizeof *x.in_of),
-		      ds_alloc(h, nb, sizeof *x.used),
-		      ds_alloc(h, S, sizeof *x.owner),
-		      ds_alloc(h, S, sizeof *x.newk)};
-	int rc = DS_OK;
-	if (!x.in_at || !x.in_of || !x.used || !x.owner || !x.newk) {
-		rc = ds_fail(e, DS_ENOMEM, "out of memory");
-	} else {
-		for (size_t b = 0; b < nb; b++)
-			x.in_at[b] = -1, x.used[b] = false;
-		for (size_t k = 0; k < S; k++)
-			x.owner[k] = x.newk[k] = (int32_t)k;
-		*dropped = mark_dead(g, p, &x);
-		if (*dropped)
-			compact_dead(g, p, &x);
+	const size_t nb = (size_t)g->nbuf, S = (size_t)p->nspill;
+	ds_arena a;
+	ds_arena_init(&a, g->heap);
+	dead_ctx x = {ds_arena_alloc(&a, nb + 1, sizeof *x.in_at),
+		      ds_arena_alloc(&a, nb + 1, sizeof *x.in_of),
+		      ds_arena_alloc(&a, nb + 1, sizeof *x.used),
+		      ds_arena_alloc(&a, S, sizeof *x.owner),
+		      ds_arena_alloc(&a, S, sizeof *x.newk)};
+	if (a.failed) {
+		ds_arena_free(&a);
+		return ds_fail(e, DS_ENOMEM, "out of memory");
 	}
-	ds_free(h, x.in_at);
-	ds_free(h, x.in_of);
-	ds_free(h, x.used);
-	ds_free(h, x.owner);
-	ds_free(h, x.newk);
-	return rc;
+	for (size_t b = 0; b < nb; b++)
+		x.in_at[b] = -1, x.used[b] = false;
+	for (size_t k = 0; k < S; k++)
+		x.owner[k] = x.newk[k] = (int32_t)k;
+	*dropped = mark_dead(g, p, &x);
+	if (*dropped)
+		compact_dead(g, p, &x);
+	ds_arena_free(&a);
+	return DS_OK;
 }
 
 int ds_plan_write(const ds_graph *g, const ds_plan *p, const char *dir,
