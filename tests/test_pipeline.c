@@ -426,8 +426,8 @@ static void renumbered_same_final(void **state)
 
 /* A final plan keeps no dead reload (a reload spilled again before any
  * use): `dansched gen --kind random --nodes 6000 --seed 11` at
- * L1=1536,UB=640 had one (128 bytes) from retiming's search, 38,880 bytes
- * in 119 spills and 191,233 cycles; dropped, 38,624 in 118 and 191,215. */
+ * L1=1536,UB=640 had one (128 bytes): 38,880 bytes in 119 spills and
+ * 191,233 cycles; dropped, 38,624 in 118 and 191,215. */
 static void no_dead_reloads(void **state)
 {
 	(void)state;
