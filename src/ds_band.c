@@ -314,20 +314,16 @@ static void band_sort_list(bkey *k, int32_t n)
 	}
 }
 
-/* One band order by pos[]: the predecessor lists sorted (the group's
- * first, deepest first, then the others by place), the members of each
- * group and then every node by place, and the pull.  The edges' keys
- * come grouped by node (comp), the first field bkey_cmp compares, so
- * each node's list is sorted on its own: the same order as one qsort of
- * all the edges, as before, at about half its cost. */
-static void band_once(band *b, const int32_t *rank, const int32_t *comp,
-		      const int64_t *pos, const int32_t *dep, bkey *k)
+/* Each node's predecessor list into b->ps, sorted: the group's first,
+ * deepest first, then the others by place.  The edges' keys come grouped
+ * by node (comp), the first field bkey_cmp compares, so each node's list
+ * is sorted on its own: the same order as one qsort of all the edges, at
+ * about half its cost. */
+static void band_sort_preds(band *b, const int32_t *rank, const int64_t *pos,
+			    const int32_t *dep, bkey *k)
 {
 	const ds_graph *g = b->g;
-	const int32_t n = g->n;
-	const int64_t ne = g->pred_off[n];
-	const int32_t *grp = b->grp;
-	int32_t *ps = b->ps, *moff = b->moff, *mem = b->mem;
+	const int32_t n = g->n, *grp = b->grp;
 	for (int32_t x = 0; x < n; x++)
 		for (int32_t j = g->pred_off[x]; j < g->pred_off[x + 1]; j++) {
 			int32_t p = g->pred[j];
@@ -338,11 +334,20 @@ static void band_once(band *b, const int32_t *rank, const int32_t *comp,
 	for (int32_t x = 0; x < n; x++)
 		band_sort_list(k + g->pred_off[x],
 			       g->pred_off[x + 1] - g->pred_off[x]);
-	for (int64_t j = 0; j < ne; j++)
-		ps[j] = k[j].x;
+	for (int64_t j = 0; j < g->pred_off[n]; j++)
+		b->ps[j] = k[j].x;
+}
+
+/* Every node by place into k[0..n), the run's counters reset, and the
+ * members of each group in that order (b->mem from b->moff[group]). */
+static void band_by_place(band *b, const int32_t *rank, const int32_t *comp,
+			  const int64_t *pos, bkey *k)
+{
+	const int32_t n = b->g->n, *grp = b->grp;
+	int32_t *moff = b->moff;
 	for (int32_t x = 0; x < n; x++) {
 		k[x] = (bkey){pos[x], comp[x], rank[x], x};
-		b->left[x] = g->pred_off[x + 1] - g->pred_off[x];
+		b->left[x] = b->g->pred_off[x + 1] - b->g->pred_off[x];
 		b->state[x] = b->started[x] = 0;
 		moff[x] = 0;
 	}
@@ -356,13 +361,23 @@ static void band_once(band *b, const int32_t *rank, const int32_t *comp,
 	for (int32_t i = 0; i < n; i++) {
 		int32_t x = k[i].x;
 		if (grp[x] >= 0)
-			mem[moff[grp[x]]++] = x;
+			b->mem[moff[grp[x]]++] = x;
 	}
 	for (int32_t x = n; x > 0; x--)
 		moff[x] = moff[x - 1];
 	moff[0] = 0;
-	/* the operations in band order pull their ancestors; then what no
-	 * operation needed */
+}
+
+/* One band order by pos[]: the predecessor lists sorted, the nodes by
+ * place, then the operations in that order pull their ancestors, and
+ * last what no operation needed. */
+static void band_once(band *b, const int32_t *rank, const int32_t *comp,
+		      const int64_t *pos, const int32_t *dep, bkey *k)
+{
+	const ds_graph *g = b->g;
+	const int32_t n = g->n;
+	band_sort_preds(b, rank, pos, dep, k);
+	band_by_place(b, rank, comp, pos, k);
 	b->len = 0;
 	for (int pass = 0; pass < 2; pass++)
 		for (int32_t i = 0; i < n; i++) {

@@ -386,21 +386,12 @@ static void cm_resv_cut(cpe *c, int32_t *n, int64_t lo, int64_t hi,
 	*n = i + np + tail;
 }
 
-/* Online: the tightest window of size bytes in ds_segmap s that is free now,
- * was vacated by time t and avoids the addresses the backbone still needs
- * while the occupancy v starts lives: those of every backbone occupancy
- * not started yet (other than v's) that starts before v's ends.  Placed
- * there, v never holds what the backbone's next operation needs (see
- * cl_frontier_op).  -1 when there is none.  The stretches allowed (free runs
- * minus those addresses) are kept in c->resv; candidates are aligned on
- * their ends and on segment boundaries. */
-static int64_t cm_alt_window(cpe *c, int32_t v, const ds_segmap *s,
-			     int64_t size, int64_t t, int32_t until,
-			     int64_t *last_out)
+/* The runs of segments of s free of started occupancies that are size
+ * bytes long or more, into c->resv as [lo, hi) pairs; how many. */
+static int32_t cm_free_runs(cpe *c, const ds_segmap *s, int64_t size)
 {
 	int64_t *r = c->resv;
 	int32_t n = 0;
-	/* the free runs long enough */
 	for (int32_t i = 0; i < s->n; i++) {
 		int32_t o = s->occ[i];
 		if (o >= 0 && c->occ_endt[o] == INT64_MAX)
@@ -416,9 +407,17 @@ static int64_t cm_alt_window(cpe *c, int32_t v, const ds_segmap *s,
 		}
 		i = j;
 	}
-	/* minus the reservations, giving up as soon as nothing is left or
-	 * when there are too many to look at (the walk below would stop
-	 * there: counted first, in O(log N)) */
+	return n;
+}
+
+/* The n stretches of c->resv minus the addresses of the backbone
+ * occupancies of v's memory not started yet (other than v's) that start
+ * by line until; how many are left, or -1 when there are too many such
+ * occupancies to look at (counted first, in O(log N)).  Gives up as soon
+ * as nothing is left. */
+static int32_t cm_minus_reserved(cpe *c, int32_t v, int32_t n, int64_t size,
+				 int32_t until)
+{
 	int m = c->g->buf_mem[c->nbuf[v]];
 	int32_t me = c->occ_of[v], seen = 0;
 	if (n > 0 && cm_unstarted_until(c, m, until) -
@@ -436,12 +435,21 @@ static int64_t cm_alt_window(cpe *c, int32_t v, const ds_segmap *s,
 			return -1;
 		cm_resv_cut(c, &n, c->bo_lo[o], c->bo_hi[o], size);
 	}
+	return n;
+}
+
+/* Of the n stretches in c->resv, the tightest window of size bytes
+ * vacated by time t (its last occupant's end in *last_out), the lowest
+ * on ties; candidates: both ends of each stretch and each segment's start
+ * or end within it.  -1 when there is none. */
+static int64_t cm_tightest(cpe *c, const ds_segmap *s, int32_t n,
+			   int64_t size, int64_t t, int64_t *last_out)
+{
+	const int64_t *r = c->resv;
 	int64_t best = -1, bfit = 0;
 	for (int32_t q = 0; q < n; q++) {
 		int64_t a = r[2 * q], z = r[2 * q + 1];
 		int32_t i = ds_segmap_find(s, a), j = ds_segmap_find(s, z - 1);
-		/* candidates: both ends of the stretch, and aligned on each
-		 * segment's start or end */
 		for (int32_t k = 2 * i - 2; k < 2 * j + 2; k++) {
 			int64_t x = k == 2 * i - 2   ? a
 				    : k == 2 * i - 1 ? z - size
@@ -461,6 +469,23 @@ static int64_t cm_alt_window(cpe *c, int32_t v, const ds_segmap *s,
 		}
 	}
 	return best;
+}
+
+/* Online: the tightest window of size bytes in ds_segmap s that is free now,
+ * was vacated by time t and avoids the addresses the backbone still needs
+ * while the occupancy v starts lives: those of every backbone occupancy
+ * not started yet (other than v's) that starts before v's ends.  Placed
+ * there, v never holds what the backbone's next operation needs (see
+ * cl_frontier_op).  -1 when there is none.  The stretches allowed (free runs
+ * minus those addresses) are kept in c->resv; candidates are aligned on
+ * their ends and on segment boundaries. */
+static int64_t cm_alt_window(cpe *c, int32_t v, const ds_segmap *s,
+			     int64_t size, int64_t t, int32_t until,
+			     int64_t *last_out)
+{
+	int32_t n = cm_free_runs(c, s, size);
+	n = cm_minus_reserved(c, v, n, size, until);
+	return n < 0 ? -1 : cm_tightest(c, s, n, size, t, last_out);
 }
 
 /* Online: may the spill whose SPILL_OUT is v be dropped, its buffer kept
@@ -492,11 +517,43 @@ bool cm_can_elide(cpe *c, int32_t v)
 	}
 }
 
+/* Online: the window at time t for the occupancy node v starts (when it
+ * was vacated in *last): with elision on and v's occupancy ending in a
+ * spill, a window free until its FREE (the spill can then be dropped,
+ * cm_can_elide); else the backbone's offset when allowed, else a window
+ * outside the backbone's reservations; -1 when there is none. */
+static int64_t cm_window_for(cpe *c, int32_t v, int64_t t, int64_t *last)
+{
+	const ds_graph *g = c->g;
+	int32_t b = c->nbuf[v];
+	int m = g->buf_mem[b];
+	int32_t me = c->occ_of[v], fr = c->pos[g->buf_free[b]];
+	if (c->elide && c->bo_e[me] < fr) {
+		int64_t x = cm_alt_window(c, v, &c->sm[m], g->buf_size[b], t,
+					  fr, last);
+		if (x >= 0)
+			return x;
+	}
+	if (cm_bb_window_ok(c, v, t, last))
+		return c->bo_lo[me];
+	/* no other window either, unless memory m changed or time vacated
+	 * more of it since the last try */
+	int64_t x = -1;
+	if (c->alt_ver[v] != c->mver[m] || t >= c->alt_retry[v])
+		x = cm_alt_window(c, v, &c->sm[m], g->buf_size[b], t,
+				  c->bo_e[me], last);
+	if (x < 0) {
+		c->alt_ver[v] = c->mver[m];
+		c->alt_retry[v] = c->mlast[m] > t ? c->mlast[m] : INT64_MAX;
+	}
+	return x;
+}
+
 /* Online: windows at time t for the occupancies nodes[0..k) start, all or
- * none (*ok): the backbone's offset when allowed, else a window outside
- * the backbone's reservations.  c->vacated gets when each was vacated. */
+ * none (*ok): cm_window_for each.  c->vacated gets when each was
+ * vacated. */
 int cm_place_now(cpe *c, const int32_t *nodes, int32_t k, int64_t t,
-		     bool *ok)
+		 bool *ok)
 {
 	const ds_graph *g = c->g;
 	int32_t nstarts = 0, nocc = c->nocc;
@@ -505,46 +562,22 @@ int cm_place_now(cpe *c, const int32_t *nodes, int32_t k, int64_t t,
 		nstarts += cpe_starts_occ(c, nodes[i]);
 	*ok = true;
 	for (int32_t i = 0; i < k && *ok; i++) {
-		int32_t v = nodes[i], b = c->nbuf[v];
+		int32_t v = nodes[i];
 		if (!cpe_starts_occ(c, v))
 			continue;
-		int m = g->buf_mem[b];
+		int m = g->buf_mem[c->nbuf[v]];
 		if (nstarts > 1 && !snapped[m]) {
 			/* all or none: keep what to undo */
 			if (ds_segmap_copy(&c->snap[m], &c->sm[m]))
 				return cpe_oom(c);
 			snapped[m] = true;
 		}
-		int64_t last = -1, x = c->bo_lo[c->occ_of[v]];
-		int32_t me = c->occ_of[v], fr = c->pos[g->buf_free[b]];
-		if (c->elide && c->bo_e[me] < fr) {
-			/* its occupancy ends in a spill: a window free until
-			 * its FREE lets that spill be dropped (cm_can_elide) */
-			x = cm_alt_window(c, v, &c->sm[m], g->buf_size[b], t, fr,
-				       &last);
-			if (x >= 0)
-				goto found;
-			x = c->bo_lo[me];
-		}
-		if (!cm_bb_window_ok(c, v, t, &last)) {
-			/* no other window either, unless memory m changed
-			 * or time vacated more of it since the last try */
-			if (c->alt_ver[v] == c->mver[m] && t < c->alt_retry[v])
-				x = -1;
-			else
-				x = cm_alt_window(c, v, &c->sm[m], g->buf_size[b],
-					       t, c->bo_e[me], &last);
-			if (x < 0) {
-				c->alt_ver[v] = c->mver[m];
-				c->alt_retry[v] = c->mlast[m] > t ? c->mlast[m]
-								  : INT64_MAX;
-			}
-		}
+		int64_t last = -1;
+		int64_t x = cm_window_for(c, v, t, &last);
 		if (x < 0) {
 			*ok = false;
 			break;
 		}
-	found:
 		if (cm_occupy(c, v, x))
 			return cpe_oom(c);
 		c->vacated[v] = last;

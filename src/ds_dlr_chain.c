@@ -132,20 +132,15 @@ static bool ch_before(const chsim *c, int32_t a, int64_t ca, int64_t ma,
  * start O(CH_WINDOW) instead of O(C). */
 #define CH_WINDOW 256
 
-/* The chain to start among cand[0..ncand) with their costs: the best by
- * itself, or, when a second chain would fit beside it, the best together
- * with the best chain to follow it (the partner's inputs count as brought
- * in): chains that run side by side share what they read.  Only CH_TOP
- * leaders are tried, at most two of any one (cost, recency), since equal
- * scores mostly mean interchangeable chains. */
-static int32_t ch_pick(chsim *c, int32_t claim)
+/* The CH_TOP leaders among the candidates into top[] (indices into
+ * c->cand, best first by ch_before), at most two of any one (cost,
+ * recency): equal scores mostly mean interchangeable chains.  Returns
+ * how many. */
+static int32_t ch_leaders(chsim *c, int32_t top[CH_TOP])
 {
-	const ds_graph *g = c->g;
 	const int32_t *cand = c->cand, n = c->ncand;
 	const int64_t *cost = c->ccost, *mru = c->cmru;
-	if (n == 0)
-		return -1;
-	int32_t top[CH_TOP] = {0}, nt = 0;
+	int32_t nt = 0;
 	for (int32_t i = 0; i < n; i++) {
 		/* insert i into top[] (sorted), keeping the variety rule */
 		int32_t same = 0;
@@ -175,33 +170,55 @@ static int32_t ch_pick(chsim *c, int32_t claim)
 		if (j < CH_TOP)
 			top[j] = i;
 	}
+	return nt;
+}
+
+/* The cost of the best chain to follow x once x's inputs count as
+ * brought in (ch_partner); -1 when no other chain is left. */
+static int64_t ch_follow_cost(chsim *c, int32_t x, int32_t claim)
+{
+	int64_t follow = -1;
+	ch_partner(c, x);
+	for (int32_t j = 0; j < c->ncand; j++) {
+		int32_t y = c->cand[j];
+		int64_t ym;
+		if (y == x || c->started[y])
+			continue;
+		int64_t yc = ch_cost(c, y, claim, &ym);
+		if (follow < 0 || yc < follow)
+			follow = yc;
+	}
+	return follow;
+}
+
+/* The chain to start among cand[0..ncand) with their costs: the best by
+ * itself, or, when a second chain would fit beside it, the best together
+ * with the best chain to follow it (the partner's inputs count as brought
+ * in): chains that run side by side share what they read.  Only the
+ * leaders (ch_leaders) are tried. */
+static int32_t ch_pick(chsim *c, int32_t claim)
+{
+	const ds_graph *g = c->g;
+	if (c->ncand == 0)
+		return -1;
+	int32_t top[CH_TOP] = {0};
+	int32_t nt = ch_leaders(c, top);
 	int32_t best = top[0];
-	int32_t b0 = c->cbuf[cand[best]];
+	int32_t b0 = c->cbuf[c->cand[best]];
 	int m = g->buf_mem[b0];
-	if (c->cused[m] + 2 * g->buf_size[b0] > g->caps.cap[m] || n < 2)
-		return cand[best];
+	if (c->cused[m] + 2 * g->buf_size[b0] > g->caps.cap[m] || c->ncand < 2)
+		return c->cand[best];
 	int64_t best_total = -1;
 	for (int32_t i = 0; i < nt; i++) {
-		int32_t x = cand[top[i]];
-		ch_partner(c, x);
-		int64_t follow = -1;
-		for (int32_t j = 0; j < n; j++) {
-			int32_t y = cand[j];
-			int64_t ym;
-			if (y == x || c->started[y])
-				continue;
-			int64_t yc = ch_cost(c, y, claim, &ym);
-			if (follow < 0 || yc < follow)
-				follow = yc;
-		}
-		int64_t total = cost[top[i]] + (follow < 0 ? 0 : follow);
+		int64_t follow = ch_follow_cost(c, c->cand[top[i]], claim);
+		int64_t total = c->ccost[top[i]] + (follow < 0 ? 0 : follow);
 		if (best_total < 0 || total < best_total) {
 			best_total = total;
 			best = top[i];
 		}
 	}
 	c->pst++;
-	return cand[best];
+	return c->cand[best];
 }
 
 /* How many of the inputs all chains of the last group read (icnt[x] ==
@@ -226,22 +243,12 @@ static int32_t ch_reads(chsim *c, int32_t ch, bool *other)
 	return common;
 }
 
-/* A turn: the group of chains that just ended (prevg[0..nprev), two or more)
- * read some inputs in common, and the chain chosen next, pick, reads none
- * of the others: the group's stationary data is done with and the next
- * band starts, here across the one just run.  The way the simulation
- * turns is the locally cheapest, which can cut the remaining work into
- * ever shorter bands; the other way is to keep the common inputs: out[0],
- * out[1] get the best two candidates (cand[0..ncand) with their costs)
- * that read all of them, the second judged with the first's inputs
- * counted as brought in, for the caller to try.  Left as they are when
- * this is no turn.  icnt[] and ist[] count the group's inputs under a new
- * stamp gst.  O(inputs of the group and of the candidates). */
-static void ch_turn(chsim *c, int32_t pick, int32_t *out)
+/* How many inputs every chain of the group that just ended
+ * (prevg[0..nprev)) read, counted in icnt[] and ist[] under a new stamp
+ * gst. */
+static int32_t ch_common_inputs(chsim *c)
 {
-	const int32_t *grp = c->prevg, ng = c->nprev, n = c->ncand;
-	const int32_t *cand = c->cand;
-	const int64_t *cost = c->ccost, *mru = c->cmru;
+	const int32_t *grp = c->prevg, ng = c->nprev;
 	int32_t *cnt = c->icnt, *st = c->ist, stamp = ++c->gst;
 	int32_t ncommon = 0;
 	for (int32_t i = 0; i < ng; i++) {
@@ -259,6 +266,25 @@ static void ch_turn(chsim *c, int32_t pick, int32_t *out)
 				ncommon += ++cnt[x] == ng;
 			}
 	}
+	return ncommon;
+}
+
+/* A turn: the group of chains that just ended (prevg[0..nprev), two or more)
+ * read some inputs in common, and the chain chosen next, pick, reads none
+ * of the others: the group's stationary data is done with and the next
+ * band starts, here across the one just run.  The way the simulation
+ * turns is the locally cheapest, which can cut the remaining work into
+ * ever shorter bands; the other way is to keep the common inputs: out[0],
+ * out[1] get the best two candidates (cand[0..ncand) with their costs)
+ * that read all of them, the second judged with the first's inputs
+ * counted as brought in, for the caller to try.  Left as they are when
+ * this is no turn.  O(inputs of the group and of the candidates). */
+static void ch_turn(chsim *c, int32_t pick, int32_t *out)
+{
+	const int32_t n = c->ncand;
+	const int32_t *cand = c->cand;
+	const int64_t *cost = c->ccost, *mru = c->cmru;
+	int32_t ncommon = ch_common_inputs(c);
 	if (ncommon == 0)
 		return;
 	bool other;

@@ -656,14 +656,14 @@ static void ls_queue(lsched *s, int32_t v)
 	s->cand[s->ncand++] = v;
 }
 
-/* Scores goal v, whose closure is in clo[]; false when it gives way to the
- * user it leaves a buffer for (then queued, when push is set). */
-static bool ls_score_goal(lsched *s, int32_t v, ls_score *out)
+/* The buffers the operations of the closure clo[] use, into bufs[] (how
+ * many returned), each with its count of uses there in bcnt[] (marked
+ * with a new bstamp); *bufless when they use none. */
+static int32_t ls_closure_bufs(lsched *s, bool *bufless)
 {
 	const ds_graph *g = s->g;
 	int32_t nb = 0;
-	bool finishes = false, bufless = true;
-	int level = 0;
+	*bufless = true;
 	s->bstamp++;
 	for (int32_t i = 0; i < s->nclo; i++) {
 		int32_t x = s->clo[i];
@@ -671,7 +671,7 @@ static bool ls_score_goal(lsched *s, int32_t v, ls_score *out)
 			continue;
 		for (int32_t k = g->use_off[x]; k < g->use_off[x + 1]; k++) {
 			int32_t b = g->use[k];
-			bufless = false;
+			*bufless = false;
 			if (s->bmark[b] != s->bstamp) {
 				s->bmark[b] = s->bstamp;
 				s->bcnt[b] = 0;
@@ -680,11 +680,22 @@ static bool ls_score_goal(lsched *s, int32_t v, ls_score *out)
 			s->bcnt[b]++;
 		}
 	}
-	int64_t need[DS_NMEM] = {0};
+	return nb;
+}
+
+/* The bytes per memory the closure's nb buffers need brought in (need[]),
+ * whether it finishes one of them, and its level: 1 when it leaves a new
+ * buffer waiting for a user far away.  False when it leaves one waiting
+ * for a single user near enough to give way to (queued, when push is
+ * set). */
+static bool ls_closure_needs(lsched *s, int32_t nb, int64_t need[DS_NMEM],
+			     bool *finishes, int *level)
+{
+	const ds_graph *g = s->g;
 	for (int32_t i = 0; i < nb; i++) {
 		int32_t b = s->bufs[i];
 		bool last = s->bcnt[b] == s->rem[b];
-		finishes |= last;
+		*finishes |= last;
 		if (s->bst[b] == B_RES)
 			continue;
 		need[g->buf_mem[b]] += g->buf_size[b];
@@ -699,14 +710,19 @@ static bool ls_score_goal(lsched *s, int32_t v, ls_score *out)
 				return false;
 			}
 		} else if (!ls_near(s, u, LS_MAX_CLOSURE)) {
-			level = 1;
+			*level = 1;
 		}
 	}
-	if (!finishes && !bufless)
-		for (int32_t k = g->succ_off[v]; k < g->succ_off[v + 1]; k++)
-			if (g->kind[g->succ[k]] != DS_FREE)
-				level = 1;
-	/* the evictions it forces, the model's victims first */
+	return true;
+}
+
+/* The traffic of the evictions that bringing need[] in forces, the
+ * model's victims first (bufs[nb..] as scratch); 1e15 per memory where
+ * it cannot fit. */
+static double ls_forced_evictions(lsched *s, int32_t nb,
+				  const int64_t need[DS_NMEM])
+{
+	const ds_graph *g = s->g;
 	double evict = 0;
 	int32_t taken = -s->bstamp; /* never a real stamp */
 	for (int m = 0; m < DS_NMEM; m++) {
@@ -726,8 +742,26 @@ static bool ls_score_goal(lsched *s, int32_t v, ls_score *out)
 		for (int32_t i = 0; i < nt; i++)
 			s->bmark[s->bufs[nb + i]] = 0;
 	}
+	return evict;
+}
+
+/* Scores goal v, whose closure is in clo[]; false when it gives way to the
+ * user it leaves a buffer for (then queued, when push is set). */
+static bool ls_score_goal(lsched *s, int32_t v, ls_score *out)
+{
+	const ds_graph *g = s->g;
+	bool finishes = false, bufless;
+	int level = 0;
+	int32_t nb = ls_closure_bufs(s, &bufless);
+	int64_t need[DS_NMEM] = {0};
+	if (!ls_closure_needs(s, nb, need, &finishes, &level))
+		return false;
+	if (!finishes && !bufless)
+		for (int32_t k = g->succ_off[v]; k < g->succ_off[v + 1]; k++)
+			if (g->kind[g->succ[k]] != DS_FREE)
+				level = 1;
 	out->level = level;
-	out->evict = evict;
+	out->evict = ls_forced_evictions(s, nb, need);
 	out->pos = s->pos1[v];
 	return true;
 }

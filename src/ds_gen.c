@@ -782,6 +782,79 @@ static void win_push(gen *g, window *w, int32_t x)
 	w->v[(w->head + w->n++) % 32] = x;
 }
 
+/* gen_random's operations and sizes. */
+static const char *const rand_vec[] = {"ADD", "MUL", "SUB", "MAX", "EXP",
+				       "ROWMAX", "ROWSUM", "COMPACT"};
+static const int64_t rand_ubs[] = {16, 32, 64, 128, 128, 256};
+static const int64_t rand_l1s[] = {64, 128, 128, 256, 512};
+
+/* A new value of a size drawn from rand_l1s (in L1) or rand_ubs (in
+ * UB); its size in *size. */
+static int32_t rand_buf(gen *g, bool l1, int64_t *size)
+{
+	*size = l1 ? fit(g, DS_L1, pick(g, rand_l1s, 5), 6)
+		   : fit(g, DS_UB, pick(g, rand_ubs, 6), 3);
+	return newbuf(g, l1 ? DS_L1 : DS_UB, *size);
+}
+
+/* A value loaded from DDR into window w. */
+static void rand_load(gen *g, window *w, bool l1)
+{
+	int64_t s;
+	int32_t x = rand_buf(g, l1, &s);
+	op0(g, "COPY_IN", "MTE2", cyc_copy_in(s), x);
+	win_push(g, w, x);
+}
+
+/* A vector op on one or two values of the UB window, its result there. */
+static void rand_vector(gen *g, window *ub)
+{
+	int32_t a = win_pick(g, ub, true);
+	int32_t b = win_pick(g, ub, true);
+	int64_t s;
+	int32_t x = rand_buf(g, false, &s);
+	int64_t cyc = cyc_elementwise(s);
+	const char *name = rand_vec[rnd(g, 8)];
+	if (a == b || rnd(g, 3) == 0)
+		op1(g, name, "VECTOR", cyc, x, a);
+	else
+		op2(g, name, "VECTOR", cyc, x, a, b);
+	win_push(g, ub, x);
+}
+
+/* A MATMUL chain of one to four steps through L0A/L0B/L0C (sizes l0[]),
+ * its operands moved from the L1 window; the result copied into the UB
+ * window or stored. */
+static void rand_matmul(gen *g, window *l1, window *ub, const int64_t l0[3])
+{
+	int32_t c = newbuf(g, DS_L0C, l0[2]);
+	for (int64_t k = rnd_in(g, 1, 4); k > 0; k--) {
+		int32_t a = newbuf(g, DS_L0A, l0[0]);
+		int32_t b = newbuf(g, DS_L0B, l0[1]);
+		op1(g, "MOVE", "MTE1", 15 + l0[0] / 8, a, win_pick(g, l1, true));
+		op1(g, "MOVE", "MTE1", 15 + l0[1] / 8, b, win_pick(g, l1, true));
+		op2(g, "MATMUL", "CUBE", l0[0], c, b, a);
+	}
+	if (rnd(g, 3)) {
+		int64_t s;
+		int32_t x = rand_buf(g, false, &s);
+		op1(g, "COPY", "FIXP", 41, x, c);
+		win_push(g, ub, x);
+	} else {
+		op1(g, "COPY_OUT", "FIXP", l0[2] + 7, -1, c);
+	}
+}
+
+/* A UB value copied into a new value of the L1 window. */
+static void rand_ub_to_l1(gen *g, window *ub, window *l1)
+{
+	int32_t a = win_pick(g, ub, true);
+	int64_t s;
+	int32_t x = rand_buf(g, true, &s);
+	op1(g, "COPY", "MTE3", cyc_ub_to_l1(g->size[a]), x, a);
+	win_push(g, l1, x);
+}
+
 /* A random layered DAG: values live in two windows (UB and L1) of
  * seed-chosen widths; each step loads a value, computes one from values
  * in the windows (vector op, a MATMUL chain through L0A/L0B/L0C, or a UB
@@ -789,67 +862,26 @@ static void win_push(gen *g, window *w, int32_t x)
  * be used, so the graph has the locality of a real operator. */
 static void gen_random(gen *g)
 {
-	static const char *const vec[] = {"ADD", "MUL", "SUB", "MAX", "EXP",
-					  "ROWMAX", "ROWSUM", "COMPACT"};
-	static const int64_t ubs[] = {16, 32, 64, 128, 128, 256};
-	static const int64_t l1s[] = {64, 128, 128, 256, 512};
 	window ub = {.cap = (int)rnd_in(g, 4, 24)};
 	window l1 = {.cap = (int)rnd_in(g, 4, 12)};
-	const int64_t l0a = fit(g, DS_L0A, 128, 1);
-	const int64_t l0b = fit(g, DS_L0B, 128, 1);
-	const int64_t l0c = fit(g, DS_L0C, 256, 1);
+	int64_t l0[3];
+	l0[0] = fit(g, DS_L0A, 128, 1);
+	l0[1] = fit(g, DS_L0B, 128, 1);
+	l0[2] = fit(g, DS_L0C, 256, 1);
 	while (!done(g)) {
 		int64_t r = rnd(g, 100);
 		/* loads wait while half a window is still unread */
 		if (ub.n == 0 || (r < 12 && 2 * win_unread(g, &ub) <= ub.cap)) {
-			int64_t s = fit(g, DS_UB, pick(g, ubs, 6), 3);
-			int32_t x = newbuf(g, DS_UB, s);
-			op0(g, "COPY_IN", "MTE2", cyc_copy_in(s), x);
-			win_push(g, &ub, x);
+			rand_load(g, &ub, false);
 		} else if (l1.n == 0 ||
 			   (r < 24 && 2 * win_unread(g, &l1) <= l1.cap)) {
-			int64_t s = fit(g, DS_L1, pick(g, l1s, 5), 6);
-			int32_t x = newbuf(g, DS_L1, s);
-			op0(g, "COPY_IN", "MTE2", cyc_copy_in(s), x);
-			win_push(g, &l1, x);
+			rand_load(g, &l1, true);
 		} else if (r < 60) {
-			int32_t a = win_pick(g, &ub, true);
-			int32_t b = win_pick(g, &ub, true);
-			int64_t s = fit(g, DS_UB, pick(g, ubs, 6), 3);
-			int32_t x = newbuf(g, DS_UB, s);
-			const char *name = vec[rnd(g, 8)];
-			if (a == b || rnd(g, 3) == 0)
-				op1(g, name, "VECTOR", cyc_elementwise(s), x,
-				    a);
-			else
-				op2(g, name, "VECTOR", cyc_elementwise(s), x,
-				    a, b);
-			win_push(g, &ub, x);
+			rand_vector(g, &ub);
 		} else if (r < 75) {
-			int32_t c = newbuf(g, DS_L0C, l0c);
-			for (int64_t k = rnd_in(g, 1, 4); k > 0; k--) {
-				int32_t a = newbuf(g, DS_L0A, l0a);
-				int32_t b = newbuf(g, DS_L0B, l0b);
-				op1(g, "MOVE", "MTE1", 15 + l0a / 8, a,
-				    win_pick(g, &l1, true));
-				op1(g, "MOVE", "MTE1", 15 + l0b / 8, b,
-				    win_pick(g, &l1, true));
-				op2(g, "MATMUL", "CUBE", l0a, c, b, a);
-			}
-			if (rnd(g, 3)) {
-				int64_t s = fit(g, DS_UB, pick(g, ubs, 6), 3);
-				int32_t x = newbuf(g, DS_UB, s);
-				op1(g, "COPY", "FIXP", 41, x, c);
-				win_push(g, &ub, x);
-			} else {
-				op1(g, "COPY_OUT", "FIXP", l0c + 7, -1, c);
-			}
+			rand_matmul(g, &l1, &ub, l0);
 		} else if (r < 85) {
-			int32_t a = win_pick(g, &ub, true);
-			int64_t s = fit(g, DS_L1, pick(g, l1s, 5), 6);
-			int32_t x = newbuf(g, DS_L1, s);
-			op1(g, "COPY", "MTE3", cyc_ub_to_l1(g->size[a]), x, a);
-			win_push(g, &l1, x);
+			rand_ub_to_l1(g, &ub, &l1);
 		} else {
 			/* a result, not a value just loaded */
 			int32_t a = win_pick(g, &ub, false);

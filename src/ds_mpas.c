@@ -741,6 +741,21 @@ static int split_one(const ds_graph *g, const split *S, int32_t c,
 	return rc;
 }
 
+/* The split's arrays other than comp, from arena ar (ar->failed when
+ * short). */
+static void split_alloc(ds_arena *ar, const ds_graph *g, split *S)
+{
+	const size_t n1 = (size_t)g->n + 1;
+	S->noff = ds_arena_alloc(ar, (size_t)S->ncomp + 1, sizeof *S->noff);
+	S->nodes = ds_arena_alloc(ar, n1, sizeof *S->nodes);
+	S->eoff = ds_arena_alloc(ar, (size_t)S->ncomp + 1, sizeof *S->eoff);
+	S->edges = ds_arena_alloc(ar, (size_t)g->nedge + 1, sizeof *S->edges);
+	S->grank = ds_arena_alloc(ar, n1, sizeof *S->grank);
+	S->byrank = ds_arena_alloc(ar, n1, sizeof *S->byrank);
+	S->srank = ds_arena_alloc(ar, n1, sizeof *S->srank);
+	S->hk = ds_arena_alloc(ar, n1, sizeof *S->hk);
+}
+
 /* The components' orders (at noff[c] in ord) put one after the other in
  * the order of their keys, sorted: through tmp. */
 static void split_sort(const split *S, const ds_hkey *key, int32_t *ord,
@@ -797,17 +812,10 @@ int ds_mpas_alts(const ds_graph *g, const ds_mpas_opts *o, int32_t *order,
 			*got = alts_distinct(g, order, alt, A.k);
 		return rc;
 	}
-	S.noff = ds_arena_alloc(&ar, (size_t)S.ncomp + 1, sizeof *S.noff);
-	S.nodes = ds_arena_alloc(&ar, (size_t)n + 1, sizeof *S.nodes);
-	S.eoff = ds_arena_alloc(&ar, (size_t)S.ncomp + 1, sizeof *S.eoff);
-	S.edges = ds_arena_alloc(&ar, (size_t)g->nedge + 1, sizeof *S.edges);
 	int32_t *local = ds_arena_alloc(&ar, (size_t)n + 1, sizeof *local);
 	int32_t *sub = ds_arena_alloc(&ar, (size_t)n + 1, sizeof *sub);
 	ds_hkey *key = ds_arena_alloc(&ar, (size_t)S.ncomp, sizeof *key);
-	S.grank = ds_arena_alloc(&ar, (size_t)n + 1, sizeof *S.grank);
-	S.byrank = ds_arena_alloc(&ar, (size_t)n + 1, sizeof *S.byrank);
-	S.srank = ds_arena_alloc(&ar, (size_t)n + 1, sizeof *S.srank);
-	S.hk = ds_arena_alloc(&ar, (size_t)n + 1, sizeof *S.hk);
+	split_alloc(&ar, g, &S);
 	if (nalt)
 		A.ord = ds_arena_alloc(&ar, (size_t)nalt * n, sizeof *A.ord);
 	int rc = ar.failed ? ds_fail(e, DS_ENOMEM, "out of memory") : DS_OK;

@@ -620,20 +620,17 @@ static void reload_at(rt *r, int32_t oz, int32_t x, int32_t i, int32_t j,
 		*in = r->wof[0];
 }
 
-/* A reuse edge into v binds and no window is free: evict a resident
- * buffer not used when v's occupancy starts (one whose last use ended
- * earliest, the least traffic on ties), within the traffic cap, and put
- * v's occupancy at its addresses. */
-static int move_evict(rt *r, int32_t v, bool *took)
+/* The RT_TRIES best victims for occupancy x (lines i..j, started by v)
+ * into best[], best first: residents of its memory at least its size,
+ * not used at line i, whose spill fits the traffic cap, their last use
+ * ended before v starts; the earliest ended first, one not used during x
+ * before any that is, then the least traffic.  Returns how many. */
+static int evict_victims(rt *r, int32_t v, int32_t x, int32_t i, int32_t j,
+			 int32_t best[RT_TRIES])
 {
 	const ds_graph *g = r->g;
-	int32_t x = r->occ_at[v];
 	int m = g->buf_mem[r->oc_buf[x]];
 	int64_t size = g->buf_size[r->oc_buf[x]];
-	int32_t i = r->pos[r->oc_s[x]], j = r->pos[r->oc_t[x]];
-	if (r->cur.nspill >= r->smax)
-		return DS_OK;
-	int32_t best[RT_TRIES];
 	int64_t bready[RT_TRIES], btraffic[RT_TRIES];
 	int nb = 0;
 	for (int32_t k = r->mem_off[m]; k < r->mem_off[m + 1]; k++) {
@@ -669,6 +666,21 @@ static int move_evict(rt *r, int32_t v, bool *took)
 		if (at < RT_TRIES)
 			best[at] = oz, bready[at] = rd, btraffic[at] = tr;
 	}
+	return nb;
+}
+
+/* A reuse edge into v binds and no window is free: evict a resident
+ * buffer not used when v's occupancy starts (one whose last use ended
+ * earliest, the least traffic on ties), within the traffic cap, and put
+ * v's occupancy at its addresses. */
+static int move_evict(rt *r, int32_t v, bool *took)
+{
+	int32_t x = r->occ_at[v];
+	int32_t i = r->pos[r->oc_s[x]], j = r->pos[r->oc_t[x]];
+	if (r->cur.nspill >= r->smax)
+		return DS_OK;
+	int32_t best[RT_TRIES];
+	int nb = evict_victims(r, v, x, i, j, best);
 	for (int c = 0; c < nb && !*took; c++) {
 		int32_t q;
 		int64_t in;
