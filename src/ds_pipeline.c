@@ -6,7 +6,10 @@
  * overlap; its backbone DLR's plan, or DLR's order, as it is, with its
  * accumulators staggered, relayed (ds_dlr_relay) or as a wave
  * (ds_wave.c), placed again with aged victims where that replays
- * shorter within the traffic cap: aged_backbone) and its retiming
+ * shorter within the traffic cap: aged_backbone; that backbone with a use
+ * its spills separate pulled next to the earlier one, with the loads it
+ * needs, where DLR places that better: backbone_pulled, CPE then run
+ * from both: pull_floor) and its retiming
  * (ds_retime.c), then both again, each on the other's plan, while that
  * shortens it (cpe_retime_rounds), and the final plan's dead reloads
  * dropped (ds_plan_drop_dead_reloads) — stopping after the stage asked
@@ -431,6 +434,8 @@ typedef struct backbone {
 	ds_figures best;
 	ds_plan prev;
 	bool had_prev;
+	int64_t prev_peak; /* prev's peak_vstay (DLR's when prev is) */
+	bool pulled;	   /* plan is backbone_pulled's */
 } backbone;
 
 /* Plan p (taken over) replayed, kept in bb as backbone_try says. */
@@ -446,6 +451,8 @@ static int backbone_keep(const ds_graph *g, ds_plan *p, int64_t max_ddr,
 		ds_plan_free(g->heap, &bb->prev);
 		bb->prev = bb->plan;
 		bb->had_prev = true;
+		bb->prev_peak = bb->best.peak_vstay;
+		bb->pulled = false;
 		bb->plan = *p;
 		bb->best = f;
 	} else {
@@ -577,6 +584,129 @@ static int backbone_tail(const ds_graph *g, const ds_run_opts *o,
 	return rc;
 }
 
+/* Pairs backbone_pulled looks at, at most (in the order of their first
+ * SPILL_OUTs).  Conv_Case0's backbone (its relay order, aged) has 21; the
+ * one pull taken is the first. */
+#define PULL_PAIRS 32
+
+/* Whether DLR's placement f improves on best with no trade: neither more
+ * traffic nor more spills, and less of one. */
+static bool dlr_dominates(const ds_figures *f, const ds_figures *best)
+{
+	return f->extra_ddr <= best->extra_ddr && f->spills <= best->spills &&
+	       (f->extra_ddr < best->extra_ddr || f->spills < best->spills);
+}
+
+/* The pulls of pairs k (early[k] and late[k], ds_order_pull_one) into
+ * ord in turn, those that move an ancestor ds_order_pull would not, each
+ * kept when DLR lite places the pulled order with no more traffic and
+ * spills and less of one (dlr_dominates) than ord's placement, *p (made
+ * at the first such pull; p->len 0 until then); trial: scratch for n
+ * nodes.  *taken: how many kept. */
+static int pull_each(const ds_graph *g, const ds_run_opts *o,
+		     const int32_t *early, const int32_t *late,
+		     int32_t npairs, int32_t *ord, int32_t *trial, ds_plan *p,
+		     int *taken, ds_err *e)
+{
+	ds_dlr_opts lite = o->dlr;
+	lite.lite = true;
+	ds_figures fp = {0};
+	int rc = DS_OK;
+	*taken = 0;
+	for (int32_t k = 0; k < npairs && rc == DS_OK; k++) {
+		int32_t moved;
+		ds_plan q;
+		ds_figures fq;
+		memcpy(trial, ord, (size_t)g->n * sizeof *trial);
+		rc = ds_order_pull_one(g, trial, early[k], late[k], &moved, e);
+		if (rc || moved == 0)
+			continue;
+		if (p->len == 0) {
+			rc = ds_dlr(g, ord, &lite, p, e);
+			if (rc == DS_OK)
+				rc = ds_replay(g, p, NULL, &fp, e);
+		}
+		if (rc == DS_OK)
+			rc = ds_dlr(g, trial, &lite, &q, e);
+		if (rc)
+			break;
+		rc = ds_replay(g, &q, NULL, &fq, e);
+		bool take = rc == DS_OK && dlr_dominates(&fq, &fp);
+		ds_plan_keep(g->heap, take, p, &fp, &q, &fq);
+		if (take) {
+			memcpy(ord, trial, (size_t)g->n * sizeof *ord);
+			(*taken)++;
+		}
+	}
+	return rc;
+}
+
+/* The backbone so far (bb's plan, else DLR's, dlr) with the uses its
+ * spills separate pulled together one pair at a time: each of its first
+ * PULL_PAIRS pairs (ds_pull_pairs) whose later use needs ancestors that
+ * stand between moved with them up to right after the earlier use
+ * (ds_order_pull_one), kept when DLR lite places the result with no more
+ * traffic and spills than the order so far and less of one
+ * (pull_each).  When a pull is kept, that plan is a candidate
+ * (backbone_keep: a shorter replay within the cap).  dlr_pulled's pulls,
+ * all at once and only of uses that can run at once, cannot move a use
+ * whose weights are not loaded yet, and this backbone's order is not
+ * DLR's: Conv_Case0's relayed order has
+ * CONV 89 after two CONVs (104, 107) whose 1,536-byte accumulator evicts
+ * 89's inputs, reloaded while CUBE waits (3,372 cycles); pulled next to
+ * CONV 86, the last use before that eviction, with its weight loads, DLR
+ * lite places the order at 45,696 bytes with 35 spills instead of 36,
+ * replay 481,205 against 482,924, final 408,081 cycles against 411,453
+ * at the same 47,232 bytes (budgets 0, 25, 100: 413,139, 385,995,
+ * 375,851 against 416,511, 389,367, 379,223).  Only graphs small enough
+ * for more than one DLR start (as backbone_tail).  With DLR's own rule
+ * instead (dlr_better: less traffic, or as much and fewer spills), a
+ * second pull was kept too (CONV 1033 next to 1021: 45,504 bytes in 38
+ * spills) and the final came to 408,167 cycles at 47,952 bytes.  On 48
+ * generated graphs (four kinds, 400 to 3,000 nodes, default caps,
+ * L1=2048,UB=768 and L1=1536,UB=640, budgets 5 and 25: 288 runs) 22
+ * plans change, each shorter with less traffic (`gen --kind random
+ * --nodes 3000 --seed 12`: 71,278 cycles at 2,816 bytes against 75,358
+ * at 5,568).  Cost: O(N + E) per pair,
+ * and 1 + PULL_PAIRS DLR lite placements and replays at most, none where
+ * no pull needs ancestors (FlashAttention_Case1, Matmul_Case0: pairs of
+ * a use and its ALLOC, dlr_pulled's). */
+static int backbone_pulled(const ds_graph *g, const ds_run_opts *o,
+			   const ds_plan *dlr, int64_t cap, backbone *bb,
+			   ds_err *e)
+{
+	if (dlr_starts(g, o) < 2)
+		return DS_OK;
+	const ds_plan *base = bb->plan.len ? &bb->plan : dlr;
+	ds_arena ar;
+	ds_arena_init(&ar, g->heap);
+	int32_t *ord = ds_arena_alloc(&ar, 2 * (size_t)g->n, sizeof *ord);
+	int32_t *pair = ds_arena_alloc(&ar, 3 * PULL_PAIRS, sizeof *pair);
+	if (ar.failed) {
+		ds_arena_free(&ar);
+		return ds_fail(e, DS_ENOMEM, "out of memory");
+	}
+	int32_t len = 0, npairs = 0;
+	for (int32_t i = 0; i < base->len; i++)
+		if (base->order[i] < g->n)
+			ord[len++] = base->order[i];
+	ds_plan p = {0};
+	int taken = 0;
+	int rc = ds_pull_pairs(g, base, PULL_PAIRS, pair, pair + PULL_PAIRS,
+			       pair + 2 * PULL_PAIRS, &npairs, e);
+	if (rc == DS_OK)
+		rc = pull_each(g, o, pair, pair + PULL_PAIRS, npairs, ord,
+			       ord + g->n, &p, &taken, e);
+	int64_t ddr, was = bb->best.makespan;
+	if (rc == DS_OK && taken > 0)
+		rc = backbone_keep(g, &p, cap, INT64_MAX, 0, bb, &ddr, e);
+	else
+		ds_plan_free(g->heap, &p);
+	bb->pulled = bb->best.makespan < was;
+	ds_arena_free(&ar);
+	return rc;
+}
+
 /* CPE's backbone: DLR's plan (figures *df), or one of these placed with
  * aged victims, whichever replays shortest (the earlier on ties):
  * - DLR's order, at each tolerance of aged_tie_pcts: a SPILL_OUT that
@@ -646,6 +776,8 @@ static int aged_backbone(const ds_graph *g, const ds_run_opts *o,
 		rc = backbone_try(g, order + g->n, aged_tie_pcts[0],
 				  bb->best.extra_ddr, df->peak_vstay, WAVE_MARGIN,
 				  bb, &ddr, e);
+	if (rc == DS_OK)
+		rc = backbone_pulled(g, o, dlr, cap, bb, e);
 	if (rc == DS_OK)
 		rc = backbone_tail(g, o, order, cap, df, bb, e);
 	ds_free(g->heap, order);
@@ -761,6 +893,38 @@ static int cpe_retime_rounds(const ds_graph *g, const ds_run_opts *o,
 	return rc;
 }
 
+/* When the backbone is backbone_pulled's, CPE, retiming and their rounds
+ * also from the one it replaced, the shorter final plan kept (the one
+ * with less traffic on ties): a pull is judged by DLR's placement and the
+ * replay before CPE, rough guides.  `dansched gen --kind random --nodes
+ * 3000 --seed 11` came to 59,144 cycles at 2,304 bytes with the pulled
+ * backbone against 58,589 at 2,496 without.  Cost: one more chain where
+ * a pull is kept (Conv_Case0: 0.08 s). */
+static int pull_floor(const ds_graph *g, const ds_run_opts *o,
+		      const backbone *bb, const ds_plan *dlr, int64_t dlr_ddr,
+		      ds_plan *out, ds_figures *f, ds_err *e)
+{
+	if (!bb->pulled)
+		return DS_OK;
+	ds_run_opts quiet = *o;
+	quiet.progress = NULL;
+	ds_plan q;
+	ds_figures fq;
+	int rc = cpe_from(g, o, &bb->prev, dlr, &q, &fq, e);
+	if (rc == DS_OK)
+		rc = retime(g, &quiet, &q, dlr_ddr, &fq, e);
+	if (rc == DS_OK)
+		rc = cpe_retime_rounds(g, &quiet,
+				       ds_cpe_budget(bb->prev_peak,
+						     o->cpe.peak_budget_pct),
+				       dlr_ddr, &q, &fq, e);
+	if (rc == DS_OK)
+		keep_shorter(g, out, f, &q, &fq);
+	else
+		ds_plan_free(g->heap, &q);
+	return rc;
+}
+
 /* CPE's chain from DLR's plan dlr (figures *df): the backbone, CPE,
  * retiming, the rounds and the runner-up, into *out (figures *f).  The
  * retime line reports its first run's own time, taken out of *t0's
@@ -785,6 +949,8 @@ static int cpe_chain(const ds_graph *g, const ds_run_opts *o,
 				       ds_cpe_budget(bb.best.peak_vstay,
 						     o->cpe.peak_budget_pct),
 				       dlr_ddr, out, f, e);
+	if (rc == DS_OK)
+		rc = pull_floor(g, o, &bb, dlr, dlr_ddr, out, f, e);
 	if (rc == DS_OK)
 		rc = cpe_runner_up(g, o, &bb, dlr, dlr_ddr, out, f, e);
 	backbone_free(g, &bb);

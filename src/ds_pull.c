@@ -236,3 +236,91 @@ int ds_order_pull(const ds_graph *g, const ds_plan *p, bool direct,
 	ds_free(h, x.tmp);
 	return rc;
 }
+
+int ds_pull_pairs(const ds_graph *g, const ds_plan *p, int32_t max,
+		  int32_t *early, int32_t *late, int32_t *spill,
+		  int32_t *count, ds_err *e)
+{
+	const ds_heap *h = g->heap;
+	pull_ctx x = {.g = g};
+	x.pos = ds_alloc(h, (size_t)g->n + 1, sizeof *x.pos);
+	bool *seen = ds_alloc(h, (size_t)g->nbuf + 1, sizeof *seen);
+	*count = 0;
+	if (!x.pos || !seen) {
+		ds_free(h, x.pos);
+		ds_free(h, seen);
+		return ds_fail(e, DS_ENOMEM, "out of memory");
+	}
+	for (int32_t i = 0; i < p->len; i++)
+		if (p->order[i] < g->n)
+			x.pos[p->order[i]] = i;
+	for (int32_t i = 0; i < p->len && *count < max; i++) {
+		int32_t v = p->order[i], a, c;
+		if (v < g->n || (v - g->n) % 2 != 0)
+			continue;
+		int32_t b = p->spill[(v - g->n) / 2].buf;
+		if (seen[b])
+			continue;
+		seen[b] = true;
+		uses_around(&x, b, i, &a, &c);
+		if (a < 0 || c < 0)
+			continue;
+		early[*count] = a;
+		spill[*count] = (v - g->n) / 2;
+		late[(*count)++] = c;
+	}
+	ds_free(h, x.pos);
+	ds_free(h, seen);
+	return DS_OK;
+}
+
+int ds_order_pull_one(const ds_graph *g, int32_t *order, int32_t a,
+		      int32_t c, int32_t *moved, ds_err *e)
+{
+	const int32_t n = g->n;
+	int32_t pa = -1, pc = -1;
+	*moved = 0;
+	for (int32_t i = 0; i < n; i++) {
+		pa = order[i] == a ? i : pa;
+		pc = order[i] == c ? i : pc;
+	}
+	if (pa < 0 || pc <= pa + 1)
+		return DS_OK;
+	bool *anc = ds_alloc(g->heap, (size_t)n, sizeof *anc);
+	int32_t *tmp = ds_alloc(g->heap, (size_t)(pc - pa), sizeof *tmp);
+	if (!anc || !tmp) {
+		ds_free(g->heap, anc);
+		ds_free(g->heap, tmp);
+		return ds_fail(e, DS_ENOMEM, "out of memory");
+	}
+	/* c's ancestors after a: a node is one when a marked node after it
+	 * needs it (the order is topological) */
+	anc[c] = true;
+	for (int32_t i = pc; i > pa; i--) {
+		int32_t v = order[i];
+		if (anc[v])
+			for (int32_t k = g->pred_off[v]; k < g->pred_off[v + 1];
+			     k++)
+				anc[g->pred[k]] = true;
+	}
+	int32_t k = 0;
+	for (int32_t i = pa + 1; i <= pc; i++) {
+		int32_t v = order[i];
+		if (!anc[v])
+			continue;
+		tmp[k++] = v;
+		/* what ds_order_pull brings along too: c's ALLOCs that need
+		 * nothing */
+		*moved += v != c && !(g->kind[v] == DS_ALLOC &&
+				      g->pred_off[v] == g->pred_off[v + 1]);
+	}
+	if (k == pc - pa)
+		*moved = 0; /* all of them stand there already */
+	for (int32_t i = pa + 1; i <= pc; i++)
+		if (!anc[order[i]])
+			tmp[k++] = order[i];
+	memcpy(order + pa + 1, tmp, (size_t)(pc - pa) * sizeof *tmp);
+	ds_free(g->heap, anc);
+	ds_free(g->heap, tmp);
+	return DS_OK;
+}

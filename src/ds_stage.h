@@ -83,6 +83,24 @@ int ds_order_free_first_ranked(const ds_graph *g, const int32_t *rank,
  * A topological order of the n nodes. */
 int ds_order_pull(const ds_graph *g, const ds_plan *p, bool direct,
 		  int32_t *order, int32_t *moved, ds_err *e);
+/* The pairs of uses plan p's spills separate: for each spilled buffer,
+ * in the order of the first SPILL_OUTs, the last operation using it
+ * before its first SPILL_OUT (early[k]) and the first after it
+ * (late[k]), and that spill's index (spill[k]); at most max, *count of
+ * them (ds_pull.c).  O(len + nbuf + U), U the uses of the spilled
+ * buffers. */
+int ds_pull_pairs(const ds_graph *g, const ds_plan *p, int32_t max,
+		  int32_t *early, int32_t *late, int32_t *spill,
+		  int32_t *count, ds_err *e);
+/* order[0..n) (a topological order of g's constraints) with node c and
+ * those of its ancestors that stand after node a moved up to right after
+ * a, in their order, the nodes between keeping theirs after them: a
+ * topological order still.  *moved: how many of those ancestors need
+ * something themselves (not ALLOCs without predecessors, which
+ * ds_order_pull brings along), 0 too when nothing moves (c not after a,
+ * or only c's ancestors between them).  O(N + E). */
+int ds_order_pull_one(const ds_graph *g, int32_t *order, int32_t a,
+		      int32_t c, int32_t *moved, ds_err *e);
 
 /* The baselines' orders (ds_baseline.c): PyTorch Inductor's lpmf with its
  * BFS/DFS fallbacks, HEFT-style critical-path list, OpenVINO NPU's

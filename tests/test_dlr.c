@@ -438,6 +438,69 @@ static void pull_any_pair(void **state)
 	ds_graph_free(g);
 }
 
+/* L1 = 210: A, B, C (100 bytes) written, A read, then D (10 bytes)
+ * written and read with B, C read last.  In the Id order B is spilled
+ * between its write (3) and its read (10), which needs D's write (9)
+ * and ALLOC (8) first: ds_order_pull cannot move it, ds_order_pull_one
+ * moves it with them. */
+#define PULL_ONE_NODES                                                         \
+	ALLOC(0, 0, 100, L1) "," OP(1, W, MTE1, 10, "0") ","                   \
+	ALLOC(2, 1, 100, L1) "," OP(3, W, MTE1, 10, "1") ","                   \
+	ALLOC(4, 2, 100, L1) "," OP(5, W, MTE1, 10, "2") ","                   \
+	OP(6, R, VECTOR, 10, "0") "," FREE(7, 0, 100, L1) ","                  \
+	ALLOC(8, 3, 10, L1) "," OP(9, W, MTE1, 10, "3") ","                    \
+	OP(10, R, VECTOR, 10, "1,3") "," FREE(11, 1, 100, L1) ","              \
+	FREE(12, 3, 10, L1) "," OP(13, R, VECTOR, 10, "2") ","                 \
+	FREE(14, 2, 100, L1)
+static const char pull_one_json[] =
+	GRAPH(PULL_ONE_NODES, "[1,6],[3,10],[9,10],[5,13]");
+
+/* ds_pull_pairs finds B's pair (3, 10) and its spill; ds_order_pull
+ * moves nothing there; ds_order_pull_one moves 10 with 8 and 9 up to
+ * right after 3 (one ancestor that needs something: 9), and again moves
+ * nothing, nor with the pair reversed. */
+static void pull_one_with_ancestors(void **state)
+{
+	(void)state;
+	ds_graph *g = load_l1(pull_one_json, 210);
+	int32_t order[15], pulled[15], moved, early, late, spill, count;
+	const int32_t want[15] = {0, 1, 2, 3, 8, 9, 10, 4,
+				  5, 6, 7, 11, 12, 13, 14};
+	ds_plan p;
+	ds_figures f;
+	ds_err e;
+	ds_place_opts o = {DS_BEST_FIT, DS_VICTIM_FURTHEST, 0};
+	assert_int_equal(ds_order_id(g, order, &e), DS_OK);
+	if (ds_place(g, order, &o, &p, &e) || ds_replay(g, &p, NULL, &f, &e))
+		fail_msg("%s", e.msg);
+	assert_int_equal(f.spills, 1);
+	assert_int_equal(p.spill[0].buf, ds_graph_find_buf(g, 1));
+	assert_int_equal(ds_pull_pairs(g, &p, 4, &early, &late, &spill,
+				       &count, &e),
+			 DS_OK);
+	assert_int_equal(count, 1);
+	assert_int_equal(early, 3);
+	assert_int_equal(late, 10);
+	assert_int_equal(spill, 0);
+	assert_int_equal(ds_order_pull(g, &p, false, pulled, &moved, &e),
+			 DS_OK);
+	assert_int_equal(moved, 0);
+	assert_int_equal(ds_order_pull_one(g, order, 3, 10, &moved, &e),
+			 DS_OK);
+	assert_int_equal(moved, 1);
+	assert_memory_equal(order, want, sizeof want);
+	assert_int_equal(ds_order_check(g, order, "pulled", &e), DS_OK);
+	assert_int_equal(ds_order_pull_one(g, order, 3, 10, &moved, &e),
+			 DS_OK);
+	assert_int_equal(moved, 0);
+	assert_int_equal(ds_order_pull_one(g, order, 10, 3, &moved, &e),
+			 DS_OK);
+	assert_int_equal(moved, 0);
+	assert_memory_equal(order, want, sizeof want);
+	ds_plan_free(g->heap, &p);
+	ds_graph_free(g);
+}
+
 /* L1 = 100 full of four 25-byte buffers written one after the other and
  * all read after T (50 bytes) has come and gone: T's window must be two
  * adjacent victims, and they come back before their readers. */
@@ -961,6 +1024,7 @@ int main(void)
 		cmocka_unit_test(aged_victims),
 		cmocka_unit_test(pull_spilled_use),
 		cmocka_unit_test(pull_any_pair),
+		cmocka_unit_test(pull_one_with_ancestors),
 		cmocka_unit_test(stagger_accumulators),
 		cmocka_unit_test(relay_groups),
 		cmocka_unit_test(cannot_be_placed),
