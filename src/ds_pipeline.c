@@ -814,33 +814,6 @@ static void keep_shorter(const ds_graph *g, ds_plan *out, ds_figures *f,
 		     out, f, q, fq);
 }
 
-/* With more effort (--effort N > 1), CPE and retime also from the
- * backbone that bb's plan replaced: the replay before CPE is a rough
- * guide (at --effort 2, Matmul_Case1's tail order replays shorter than
- * its aged plan and came out of CPE at 910,813 cycles against 905,937).
- * *out and *f become that plan and its figures when it is the shorter
- * (the one with less traffic on ties). */
-static int cpe_runner_up(const ds_graph *g, const ds_run_opts *o,
-			 const backbone *bb, const ds_plan *dlr,
-			 int64_t dlr_ddr, ds_plan *out, ds_figures *f,
-			 ds_err *e)
-{
-	if (o->cpe.effort <= 1 || !bb->had_prev)
-		return DS_OK;
-	ds_run_opts quiet = *o;
-	quiet.progress = NULL;
-	ds_plan q;
-	ds_figures fq;
-	int rc = cpe_from(g, o, &bb->prev, dlr, &q, &fq, e);
-	if (rc == DS_OK)
-		rc = retime(g, &quiet, &q, dlr_ddr, &fq, e);
-	if (rc == DS_OK)
-		keep_shorter(g, out, f, &q, &fq);
-	else
-		ds_plan_free(g->heap, &q);
-	return rc;
-}
-
 /* CPE and retiming again, each from the other's plan, while the pair
  * shortens it: CPE reworks the order around the spills retiming added and
  * moved, and retiming then finds the waits of the new critical chain.
@@ -893,6 +866,49 @@ static int cpe_retime_rounds(const ds_graph *g, const ds_run_opts *o,
 	return rc;
 }
 
+/* CPE and retiming from the backbone that bb's plan replaced (bb->prev,
+ * DLR's plan dlr when that was it), then CPE and retiming again on each
+ * other's plans under the peak limit rounds_peak when it is above 0
+ * (cpe_retime_rounds); *out and *f become that plan and its figures when
+ * it is the shorter (the one with less traffic on ties). */
+static int chain_from_prev(const ds_graph *g, const ds_run_opts *o,
+			   const backbone *bb, const ds_plan *dlr,
+			   int64_t dlr_ddr, int64_t rounds_peak, ds_plan *out,
+			   ds_figures *f, ds_err *e)
+{
+	ds_run_opts quiet = *o;
+	quiet.progress = NULL;
+	ds_plan q;
+	ds_figures fq;
+	int rc = cpe_from(g, o, &bb->prev, dlr, &q, &fq, e);
+	if (rc == DS_OK)
+		rc = retime(g, &quiet, &q, dlr_ddr, &fq, e);
+	if (rc == DS_OK && rounds_peak > 0)
+		rc = cpe_retime_rounds(g, &quiet, rounds_peak, dlr_ddr, &q, &fq,
+				       e);
+	if (rc == DS_OK)
+		keep_shorter(g, out, f, &q, &fq);
+	else
+		ds_plan_free(g->heap, &q);
+	return rc;
+}
+
+/* With more effort (--effort N > 1), CPE and retime also from the
+ * backbone that bb's plan replaced: the replay before CPE is a rough
+ * guide (at --effort 2, Matmul_Case1's tail order replays shorter than
+ * its aged plan and came out of CPE at 910,813 cycles against 905,937).
+ * *out and *f become that plan and its figures when it is the shorter
+ * (the one with less traffic on ties). */
+static int cpe_runner_up(const ds_graph *g, const ds_run_opts *o,
+			 const backbone *bb, const ds_plan *dlr,
+			 int64_t dlr_ddr, ds_plan *out, ds_figures *f,
+			 ds_err *e)
+{
+	if (o->cpe.effort <= 1 || !bb->had_prev)
+		return DS_OK;
+	return chain_from_prev(g, o, bb, dlr, dlr_ddr, 0, out, f, e);
+}
+
 /* When the backbone is backbone_pulled's, CPE, retiming and their rounds
  * also from the one it replaced, the shorter final plan kept (the one
  * with less traffic on ties): a pull is judged by DLR's placement and the
@@ -906,23 +922,10 @@ static int pull_floor(const ds_graph *g, const ds_run_opts *o,
 {
 	if (!bb->pulled)
 		return DS_OK;
-	ds_run_opts quiet = *o;
-	quiet.progress = NULL;
-	ds_plan q;
-	ds_figures fq;
-	int rc = cpe_from(g, o, &bb->prev, dlr, &q, &fq, e);
-	if (rc == DS_OK)
-		rc = retime(g, &quiet, &q, dlr_ddr, &fq, e);
-	if (rc == DS_OK)
-		rc = cpe_retime_rounds(g, &quiet,
-				       ds_cpe_budget(bb->prev_peak,
-						     o->cpe.peak_budget_pct),
-				       dlr_ddr, &q, &fq, e);
-	if (rc == DS_OK)
-		keep_shorter(g, out, f, &q, &fq);
-	else
-		ds_plan_free(g->heap, &q);
-	return rc;
+	return chain_from_prev(g, o, bb, dlr, dlr_ddr,
+			       ds_cpe_budget(bb->prev_peak,
+					     o->cpe.peak_budget_pct),
+			       out, f, e);
 }
 
 /* CPE's chain from DLR's plan dlr (figures *df): the backbone, CPE,
