@@ -651,9 +651,9 @@ static int pull_each(const ds_graph *g, const ds_run_opts *o,
  * (backbone_keep: a shorter replay within the cap).  dlr_pulled's pulls,
  * all at once and only of uses that can run at once, cannot move a use
  * whose weights are not loaded yet, and this backbone's order is not
- * DLR's: Conv_Case0's relayed order has
- * CONV 89 after two CONVs (104, 107) whose 1,536-byte accumulator evicts
- * 89's inputs, reloaded while CUBE waits (3,372 cycles); pulled next to
+ * DLR's: Conv_Case0's relayed order has CONV 89 after two CONVs (104,
+ * 107) whose 1,536-byte accumulator evicts 89's inputs, reloaded while
+ * CUBE waits (3,372 cycles); pulled next to
  * CONV 86, the last use before that eviction, with its weight loads, DLR
  * lite places the order at 45,696 bytes with 35 spills instead of 36,
  * replay 481,205 against 482,924, final 408,081 cycles against 411,453
@@ -681,7 +681,7 @@ static int backbone_pulled(const ds_graph *g, const ds_run_opts *o,
 	ds_arena ar;
 	ds_arena_init(&ar, g->heap);
 	int32_t *ord = ds_arena_alloc(&ar, 2 * (size_t)g->n, sizeof *ord);
-	int32_t *pair = ds_arena_alloc(&ar, 3 * PULL_PAIRS, sizeof *pair);
+	int32_t *pair = ds_arena_alloc(&ar, 2 * PULL_PAIRS, sizeof *pair);
 	if (ar.failed) {
 		ds_arena_free(&ar);
 		return ds_fail(e, DS_ENOMEM, "out of memory");
@@ -693,7 +693,7 @@ static int backbone_pulled(const ds_graph *g, const ds_run_opts *o,
 	ds_plan p = {0};
 	int taken = 0;
 	int rc = ds_pull_pairs(g, base, PULL_PAIRS, pair, pair + PULL_PAIRS,
-			       pair + 2 * PULL_PAIRS, &npairs, e);
+			       &npairs, e);
 	if (rc == DS_OK)
 		rc = pull_each(g, o, pair, pair + PULL_PAIRS, npairs, ord,
 			       ord + g->n, &p, &taken, e);
@@ -904,8 +904,8 @@ static int cpe_runner_up(const ds_graph *g, const ds_run_opts *o,
 			 int64_t dlr_ddr, ds_plan *out, ds_figures *f,
 			 ds_err *e)
 {
-	if (o->cpe.effort <= 1 || !bb->had_prev)
-		return DS_OK;
+	if (o->cpe.effort <= 1 || !bb->had_prev || bb->pulled)
+		return DS_OK; /* pulled: pull_floor has run it, rounds too */
 	return chain_from_prev(g, o, bb, dlr, dlr_ddr, 0, out, f, e);
 }
 
@@ -929,9 +929,9 @@ static int pull_floor(const ds_graph *g, const ds_run_opts *o,
 }
 
 /* CPE's chain from DLR's plan dlr (figures *df): the backbone, CPE,
- * retiming, the rounds and the runner-up, into *out (figures *f).  The
- * retime line reports its first run's own time, taken out of *t0's
- * count (t0 NULL: no line is reported). */
+ * retiming, the rounds, the pull floor and the runner-up, into *out
+ * (figures *f).  The retime line reports its first run's own time, taken
+ * out of *t0's count (t0 NULL: no line is reported). */
 static int cpe_chain(const ds_graph *g, const ds_run_opts *o,
 		     const ds_plan *dlr, const ds_figures *df, ds_plan *out,
 		     ds_figures *f, clock_t *t0, ds_err *e)

@@ -15,16 +15,24 @@
  * that found nothing below DLR's 21,504 bytes on FlashAttention_Case1,
  * but 1,024 bytes on FlashAttention_Case0 (DLR 1,280), so the pipeline
  * runs the direct rounds first, then an undirected one (dlr_pulled).
+ * ds_pull_pairs lists those pairs (undirected); ds_order_pull_one moves
+ * one later use up together with the ancestors that stand between the
+ * two (a load of its weights placed after the earlier use, say), which
+ * ds_order_pull cannot: the pipeline tries such pulls one pair at a time
+ * on CPE's backbone (backbone_pulled, Conv_Case0's CONV 89).
  *
  * Requires: a valid graph and a plan for it whose order ds_replay
- * accepts (spill nodes included).  Guarantees: a topological order of the
- * n graph nodes (of the order constraints, g->pred), the plan's order
- * with its spill nodes dropped where no use moves; *moved counts the uses
- * moved.  Only the graph's constraints and the plan's positions decide,
- * no operator name or shape.
+ * accepts (spill nodes included); ds_order_pull_one, a topological
+ * order of the n nodes.  Guarantees: ds_order_pull, a topological order
+ * of the n graph nodes (of the order constraints, g->pred), the plan's
+ * order with its spill nodes dropped where no use moves, *moved counting
+ * the uses moved; ds_order_pull_one, its order with the one pull made, a
+ * topological order still.  Only the graph's constraints and the plan's
+ * positions decide, no operator name or shape.
  *
  * Cost: O(N + E + S U) time, S spills, U the most uses of one buffer;
- * O(N + S) memory; no recursion (an explicit stack). */
+ * O(N + S) memory; no recursion (an explicit stack).  ds_pull_pairs:
+ * O(len + nbuf + S U); ds_order_pull_one: O(N + E), O(N) memory. */
 #include "ds_stage.h"
 
 #include <string.h>
@@ -238,8 +246,7 @@ int ds_order_pull(const ds_graph *g, const ds_plan *p, bool direct,
 }
 
 int ds_pull_pairs(const ds_graph *g, const ds_plan *p, int32_t max,
-		  int32_t *early, int32_t *late, int32_t *spill,
-		  int32_t *count, ds_err *e)
+		  int32_t *early, int32_t *late, int32_t *count, ds_err *e)
 {
 	const ds_heap *h = g->heap;
 	pull_ctx x = {.g = g};
@@ -266,7 +273,6 @@ int ds_pull_pairs(const ds_graph *g, const ds_plan *p, int32_t max,
 		if (a < 0 || c < 0)
 			continue;
 		early[*count] = a;
-		spill[*count] = (v - g->n) / 2;
 		late[(*count)++] = c;
 	}
 	ds_free(h, x.pos);
