@@ -455,10 +455,10 @@ static void pull_any_pair(void **state)
 static const char pull_one_json[] =
 	GRAPH(PULL_ONE_NODES, "[1,6],[3,10],[9,10],[5,13]");
 
-/* ds_pull_pairs finds B's pair (3, 10); ds_order_pull
- * moves nothing there; ds_order_pull_one moves 10 with 8 and 9 up to
- * right after 3 (one ancestor that needs something: 9), and again moves
- * nothing, nor with the pair reversed. */
+/* ds_pull_pairs finds B's pair (3, 10); ds_order_pull moves nothing
+ * there; ds_order_pull_one moves 10 with 8 and 9 up to right after 3
+ * (one ancestor that needs something: 9), and again moves nothing, nor
+ * with the pair reversed. */
 static void pull_one_with_ancestors(void **state)
 {
 	(void)state;
