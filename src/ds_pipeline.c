@@ -584,6 +584,15 @@ static int backbone_tail(const ds_graph *g, const ds_run_opts *o,
 	return rc;
 }
 
+/* Plan p's order without its spill nodes into out[0..n). */
+static void plan_nodes(const ds_graph *g, const ds_plan *p, int32_t *out)
+{
+	int32_t len = 0;
+	for (int32_t i = 0; i < p->len; i++)
+		if (p->order[i] < g->n)
+			out[len++] = p->order[i];
+}
+
 /* Pairs backbone_pulled looks at, at most (in the order of their first
  * SPILL_OUTs).  Conv_Case0's backbone (its relay order, aged) has 21; the
  * one pull taken is the first. */
@@ -653,9 +662,9 @@ static int pull_each(const ds_graph *g, const ds_run_opts *o,
  * whose weights are not loaded yet, and this backbone's order is not
  * DLR's: Conv_Case0's relayed order has CONV 89 after two CONVs (104,
  * 107) whose 1,536-byte accumulator evicts 89's inputs, reloaded while
- * CUBE waits (3,372 cycles); pulled next to
- * CONV 86, the last use before that eviction, with its weight loads, DLR
- * lite places the order at 45,696 bytes with 35 spills instead of 36,
+ * CUBE waits (3,372 cycles); pulled next to CONV 86, the last use
+ * before that eviction, with its weight loads, DLR lite places the order
+ * at 45,696 bytes with 35 spills instead of 36,
  * replay 481,205 against 482,924, final 408,081 cycles against 411,453
  * at the same 47,232 bytes (budgets 0, 25, 100: 413,139, 385,995,
  * 375,851 against 416,511, 389,367, 379,223).  Only graphs small enough
@@ -686,10 +695,8 @@ static int backbone_pulled(const ds_graph *g, const ds_run_opts *o,
 		ds_arena_free(&ar);
 		return ds_fail(e, DS_ENOMEM, "out of memory");
 	}
-	int32_t len = 0, npairs = 0;
-	for (int32_t i = 0; i < base->len; i++)
-		if (base->order[i] < g->n)
-			ord[len++] = base->order[i];
+	int32_t npairs = 0;
+	plan_nodes(g, base, ord);
 	ds_plan p = {0};
 	int taken = 0;
 	int rc = ds_pull_pairs(g, base, PULL_PAIRS, pair, pair + PULL_PAIRS,
@@ -756,10 +763,7 @@ static int aged_backbone(const ds_graph *g, const ds_run_opts *o,
 	int32_t *order = ds_alloc(g->heap, 2 * (size_t)g->n, sizeof *order);
 	if (!order)
 		return ds_fail(e, DS_ENOMEM, "out of memory");
-	int32_t len = 0;
-	for (int32_t i = 0; i < dlr->len; i++)
-		if (dlr->order[i] < g->n)
-			order[len++] = dlr->order[i];
+	plan_nodes(g, dlr, order);
 	const int64_t cap = traffic_cap(o, df->extra_ddr);
 	int64_t ddr;
 	int rc = DS_OK;
@@ -915,7 +919,8 @@ static int cpe_runner_up(const ds_graph *g, const ds_run_opts *o,
  * replay before CPE, rough guides.  `dansched gen --kind random --nodes
  * 3000 --seed 11` came to 59,144 cycles at 2,304 bytes with the pulled
  * backbone against 58,589 at 2,496 without.  Cost: one more chain where
- * a pull is kept (Conv_Case0: 0.08 s). */
+ * a pull is kept (Conv_Case0's run, pulls and floor together: 0.20 ->
+ * about 0.38 s). */
 static int pull_floor(const ds_graph *g, const ds_run_opts *o,
 		      const backbone *bb, const ds_plan *dlr, int64_t dlr_ddr,
 		      ds_plan *out, ds_figures *f, ds_err *e)

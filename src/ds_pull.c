@@ -79,11 +79,9 @@ static bool depends(const ds_graph *g, int32_t a, int32_t c)
 	return false;
 }
 
-/* The pairs: per spilled buffer, its first SPILL_OUT's uses around it.
- * first[] (scratch, [nbuf]) gets each buffer's first SPILL_OUT
- * position. */
-static int build_pairs(pull_ctx *x, const ds_plan *p, int32_t *first,
-		       ds_err *e)
+/* x->pos[v] = node v's line in p; first[b] = the line of buffer b's
+ * first SPILL_OUT, -1 when it has none. */
+static void first_spills(pull_ctx *x, const ds_plan *p, int32_t *first)
 {
 	const ds_graph *g = x->g;
 	for (int32_t b = 0; b < g->nbuf; b++)
@@ -96,18 +94,39 @@ static int build_pairs(pull_ctx *x, const ds_plan *p, int32_t *first,
 			 first[p->spill[(v - g->n) / 2].buf] < 0)
 			first[p->spill[(v - g->n) / 2].buf] = i;
 	}
+}
+
+/* Whether line i of p is its buffer's first SPILL_OUT (first[], from
+ * first_spills) with a use on each side, *a before and *c after (with
+ * x->direct, c depending on a): a pair. */
+static bool pair_at(const pull_ctx *x, const ds_plan *p,
+		    const int32_t *first, int32_t i, int32_t *a, int32_t *c)
+{
+	const ds_graph *g = x->g;
+	int32_t v = p->order[i];
+	if (v < g->n || (v - g->n) % 2 != 0)
+		return false;
+	int32_t b = p->spill[(v - g->n) / 2].buf;
+	if (first[b] != i)
+		return false;
+	uses_around(x, b, i, a, c);
+	return *a >= 0 && *c >= 0 && (!x->direct || depends(g, *a, *c));
+}
+
+/* The pairs: per spilled buffer, its first SPILL_OUT's uses around it.
+ * first[] (scratch, [nbuf]) gets each buffer's first SPILL_OUT
+ * position. */
+static int build_pairs(pull_ctx *x, const ds_plan *p, int32_t *first,
+		       ds_err *e)
+{
+	const ds_graph *g = x->g;
+	first_spills(x, p, first);
 	/* count, then fill (two passes over the buffers, in the order of
 	 * their first SPILL_OUTs, not in the BufIds') */
 	for (int pass = 0; pass < 2; pass++) {
 		for (int32_t i = 0; i < p->len; i++) {
-			int32_t v = p->order[i], a, c;
-			if (v < g->n || (v - g->n) % 2 != 0)
-				continue;
-			int32_t b = p->spill[(v - g->n) / 2].buf;
-			if (first[b] != i)
-				continue;
-			uses_around(x, b, first[b], &a, &c);
-			if (a < 0 || c < 0 || (x->direct && !depends(g, a, c)))
+			int32_t a, c;
+			if (!pair_at(x, p, first, i, &a, &c))
 				continue;
 			if (pass == 0)
 				x->to_off[a + 1]++;
@@ -251,32 +270,19 @@ int ds_pull_pairs(const ds_graph *g, const ds_plan *p, int32_t max,
 	const ds_heap *h = g->heap;
 	pull_ctx x = {.g = g};
 	x.pos = ds_alloc(h, (size_t)g->n + 1, sizeof *x.pos);
-	bool *seen = ds_alloc(h, (size_t)g->nbuf + 1, sizeof *seen);
+	int32_t *first = ds_alloc(h, (size_t)g->nbuf + 1, sizeof *first);
 	*count = 0;
-	if (!x.pos || !seen) {
+	if (!x.pos || !first) {
 		ds_free(h, x.pos);
-		ds_free(h, seen);
+		ds_free(h, first);
 		return ds_fail(e, DS_ENOMEM, "out of memory");
 	}
-	for (int32_t i = 0; i < p->len; i++)
-		if (p->order[i] < g->n)
-			x.pos[p->order[i]] = i;
-	for (int32_t i = 0; i < p->len && *count < max; i++) {
-		int32_t v = p->order[i], a, c;
-		if (v < g->n || (v - g->n) % 2 != 0)
-			continue;
-		int32_t b = p->spill[(v - g->n) / 2].buf;
-		if (seen[b])
-			continue;
-		seen[b] = true;
-		uses_around(&x, b, i, &a, &c);
-		if (a < 0 || c < 0)
-			continue;
-		early[*count] = a;
-		late[(*count)++] = c;
-	}
+	first_spills(&x, p, first);
+	for (int32_t i = 0; i < p->len && *count < max; i++)
+		if (pair_at(&x, p, first, i, &early[*count], &late[*count]))
+			(*count)++;
 	ds_free(h, x.pos);
-	ds_free(h, seen);
+	ds_free(h, first);
 	return DS_OK;
 }
 

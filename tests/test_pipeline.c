@@ -468,16 +468,10 @@ static void pull_floor_kept(void **state)
 {
 	(void)state;
 	ds_graph *g = must_generate(DS_GEN_RANDOM, 3000, 11);
-	ds_run_opts o;
-	ds_run_opts_default(&o);
-	ds_plan p;
 	ds_figures f;
-	ds_err e;
-	if (ds_run(g, &o, &p, &f, &e))
-		fail_msg("%s", e.msg);
+	run_effort(g, 1, &f);
 	assert_int_equal(f.makespan, 58589);
 	assert_int_equal(f.extra_ddr, 2496);
-	ds_plan_free(g->heap, &p);
 	ds_graph_free(g);
 }
 
