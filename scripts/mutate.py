@@ -216,7 +216,7 @@ MUTATIONS = [
     ("pipeline: dead reloads never dropped", "src/ds_pipeline.c",
      "\t\trc = ds_plan_drop_dead_reloads(g, out, &dead, e);",
      "\t\tdead = 0, rc = dead;", ["test_pipeline"]),
-    ("pipeline: the backbone's pulls never kept", "src/ds_pipeline.c",
+    ("backbone: the pulls never kept", "src/ds_backbone.c",
      "\t\tbool take = rc == DS_OK && dlr_dominates(&fq, &fp);",
      "\t\tbool take = rc == DS_OK && !dlr_dominates(&fq, &fp) && 0;",
      ["test_retime"]),

@@ -39,6 +39,12 @@ typedef struct ds_run_opts {
 } ds_run_opts;
 
 void ds_run_opts_default(ds_run_opts *o);
+
+/* Shared with CPE's backbone (ds_backbone.c).  How many orders DLR
+ * places (1 on large graphs; the pulls and the tail order run only where
+ * it is more), and the traffic cap: the budget over DLR's figure. */
+int ds_dlr_starts(const ds_graph *g, const ds_run_opts *o);
+int64_t ds_traffic_cap(const ds_run_opts *o, int64_t dlr_ddr);
 int ds_run(const ds_graph *g, const ds_run_opts *o, ds_plan *out,
 	   ds_figures *fig, ds_err *e);
 

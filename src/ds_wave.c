@@ -46,8 +46,8 @@
 /* Depth in busiest-pipe operations up to which the wave pulls.  Measured
  * on Conv_Case1 (`schedule`, default options): depths 11, 13, 14 and 15
  * give 589,672, 584,396, 583,675 and 582,161 (602,490 without the wave);
- * from 16 on the wave plan does not pass aged_backbone's tests
- * (ds_pipeline.c) and is not taken (602,490 again); the other bundled
+ * from 16 on the wave plan does not pass ds_backbone_choose's tests
+ * (ds_backbone.c) and is not taken (602,490 again); the other bundled
  * graphs never take it. */
 #define WAVE_DEPTH 15
 

@@ -38,7 +38,7 @@ static const struct {
 };
 
 /* Final figures held exactly where CPE's backbone is DLR's order placed
- * again with aged victims (ds_pipeline.c, aged_backbone), Matmul_Case0's
+ * again with aged victims (ds_backbone.c, ds_backbone_choose), Matmul_Case0's
  * with its accumulators staggered (ds_dlr_stagger.c), CPE may spend its
  * peak budget and retime double-buffers streams (ds_retime.c); with
  * DLR's own plan as the backbone, none of these, they were
@@ -86,7 +86,7 @@ static const struct {
  * final plan was 117,972 before retime's readiness phase (ds_retime.c,
  * ready_phase) placed its occupancies where their addresses were free
  * first.  FlashAttention_Case0's final plan was 31,673 cycles before
- * the tail order's backbone (ds_tail.c; ds_pipeline.c, backbone_tail);
+ * the tail order's backbone (ds_tail.c; ds_backbone.c, backbone_tail);
  * FlashAttention_Case1's 117,227 before CPE and retiming ran again on
  * each other's plans (cpe_retime_rounds). */
 static const struct {
@@ -431,7 +431,7 @@ static void renumbered_same_final(void **state)
  * L1=2048,UB=768 has one (128 bytes): 19,072 bytes in 66 spills and
  * 106,438 cycles; dropped, 18,816 in 65 and 106,395.  (The graph of
  * seed 11 at 6,000 nodes and L1=1536,UB=640 had one until the
- * backbone's pulls, ds_pipeline.c backbone_pulled: now 37,760 bytes in
+ * backbone's pulls, ds_backbone.c backbone_pulled: now 37,760 bytes in
  * 117 spills and 189,565 cycles, none dead.) */
 static void no_dead_reloads(void **state)
 {
@@ -458,7 +458,7 @@ static void no_dead_reloads(void **state)
 	ds_graph_free(g);
 }
 
-/* A kept pull (ds_pipeline.c, backbone_pulled) is judged by DLR's
+/* A kept pull (ds_backbone.c, backbone_pulled) is judged by DLR's
  * placement and the replay before CPE, rough guides, so CPE and
  * retiming also run from the backbone it replaced (pull_floor): `dansched
  * gen --kind random --nodes 3000 --seed 11` comes to 59,144 cycles at

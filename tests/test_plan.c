@@ -373,7 +373,7 @@ static void sort_spills_relabelled(void **state)
  * graph must be one whose CPE backbone is
  * built here as the pipeline builds it: Conv_Case0's is DLR's order with
  * its groups of accumulators relayed (ds_dlr_relay), placed with aged
- * victims at the first tolerance (ds_pipeline.c aged_backbone; it was
+ * victims at the first tolerance (ds_backbone.c ds_backbone_choose; it was
  * DLR's own plan before the relay); FlashAttention_Case0's is another
  * aged placement.  The quick runs reach Conv_Case0 too. */
 /* DLR's plan d's order relayed (ds_dlr_relay) and placed with aged

@@ -1,0 +1,411 @@
+/* ds_backbone.c: stage 3's starting point, CPE's backbone.
+ *
+ * CPE keeps its backbone's spills and reorders around them, so the
+ * backbone decides which buffers go out and when.  DLR's plan is the
+ * least-traffic one, not the one whose spills wait least; this file
+ * places DLR's order and variants of it again (aged victims, staggered
+ * accumulators, relayed groups, the wave and tail orders, spill-separated
+ * uses pulled together) and keeps the one whose replay is shortest
+ * within the traffic cap (ds_backbone_choose says which and why).
+ *
+ * Requires: a valid graph and DLR's plan for it (ds_replay accepts it),
+ * with its figures.
+ * Guarantees: *bb holds DLR's plan (len 0) or a plan that ds_replay
+ * accepts with at most the traffic cap's extra DDR traffic
+ * (ds_traffic_cap) and a shorter replay than every candidate before it;
+ * bb->prev the one it replaced.  The same input gives the same bytes
+ * out.
+ * Cost: see ds_backbone_choose: a few placements and replays, each
+ * O((N + E) log N) or less, and on graphs small enough for more than one
+ * DLR start up to 1 + PULL_PAIRS DLR lite placements. */
+#include "ds_backbone.h"
+
+#include <string.h>
+
+/* The aged placement's tolerances (ds_place_opts.tie_pct): of the windows
+ * whose furthest-next-use score is within this percentage of the best,
+ * the one whose victims were used longest ago.  Measured on the six
+ * graphs (final makespans, default options), one tolerance alone: 5
+ * gives Matmul_Case1 982,117 (its aged plan within 0.3% of DLR's before
+ * CPE) and Conv_Case1 none (over the traffic cap); 10 gives Matmul_Case1
+ * 906,544, Matmul_Case0 93,040, Conv_Case1 602,490, FlashAttention_Case1
+ * 143,413; 20 gives Matmul_Case1 909,031 at more traffic (232,448) and
+ * Matmul_Case0 93,391.  Both 10 and 15 are placed and the shorter replay
+ * kept (the earlier on ties): 15 alone gives FlashAttention_Case0 31,981
+ * instead of 32,766 (the same 1,280 bytes: its V tiles evicted right
+ * after their last use in the first row group instead of K tiles whose
+ * SPILL_OUT waited) and FlashAttention_Case1 143,130, but Matmul_Case0
+ * 93,369 and Matmul_Case1 907,605, whose aged plans at 15 do not replay
+ * shorter than at 10 and so are not kept.  With 10 and 20,
+ * FlashAttention_Case1 keeps 10's plan (143,193: its replay at 20 is the
+ * longer).  Adding 30 gives FlashAttention_Case1 141,608 at 21,760, but
+ * a copy of Conv_Case0 with its Ids and BufIds shuffled (seed 2)
+ * 446,540 instead of 444,954: the replay before CPE is a rough guide. */
+static const int32_t aged_tie_pcts[] = {10, 15};
+#define AGED_NTIES (sizeof aged_tie_pcts / sizeof *aged_tie_pcts)
+
+/* The wave's plan must replay this much shorter (per mille) than the
+ * backbone so far: CPE reworks the others more.  Measured (default
+ * options): Conv_Case1's wave replays 1.4 % shorter (859,767 against
+ * 871,903; final 582,161, 602,490 without it); Matmul_Case0's 0.19 %
+ * (120,524 against the staggered 120,754), and through CPE it gives
+ * 94,189 against 87,470.  (Its copies took the one or the other with the
+ * feeders found in Id order.) */
+#define WAVE_MARGIN 5
+
+/* Plan p (taken over) replayed, kept in bb as backbone_try says. */
+static int backbone_keep(const ds_graph *g, ds_plan *p, int64_t max_ddr,
+			 int64_t max_peak, int32_t margin, ds_backbone *bb,
+			 int64_t *ddr, ds_err *e)
+{
+	ds_figures f;
+	int rc = ds_replay(g, p, NULL, &f, e);
+	*ddr = rc == DS_OK ? f.extra_ddr : 0;
+	if (rc == DS_OK && f.extra_ddr <= max_ddr && f.peak_vstay <= max_peak &&
+	    f.makespan * (1000 + margin) < bb->best.makespan * 1000) {
+		ds_plan_free(g->heap, &bb->prev);
+		bb->prev = bb->plan;
+		bb->had_prev = true;
+		bb->prev_peak = bb->best.peak_vstay;
+		bb->pulled = false;
+		bb->plan = *p;
+		bb->best = f;
+	} else {
+		ds_plan_free(g->heap, p);
+	}
+	return rc;
+}
+
+/* One backbone candidate: order placed with aged victims at tolerance
+ * tie_pct, kept in bb when its plan has at most max_ddr extra DDR
+ * traffic, a peak_vstay of at most max_peak (checked on the order first:
+ * a walk, where the placement costs much more) and a replay shorter than
+ * bb's by more than margin per mille.  *ddr: its extra DDR traffic (0
+ * when not placed). */
+static int backbone_try(const ds_graph *g, const int32_t *order,
+			int32_t tie_pct, int64_t max_ddr, int64_t max_peak,
+			int32_t margin, ds_backbone *bb, int64_t *ddr, ds_err *e)
+{
+	ds_place_opts po = {DS_BEST_FIT, DS_VICTIM_AGED, tie_pct};
+	ds_plan p;
+	*ddr = 0;
+	if (ds_order_peak(g, order, NULL) > max_peak)
+		return DS_OK;
+	int rc = ds_place(g, order, &po, &p, e);
+	if (rc)
+		return rc;
+	return backbone_keep(g, &p, max_ddr, max_peak, margin, bb, ddr, e);
+}
+
+/* The next lag divisor to try after div's placement exceeded the cap:
+ * the traffic above DLR's (excess) about halves with the lag
+ * (Matmul_Case0 renumbered, seed 2: +1,536, +640, +256 bytes at lags of
+ * a half, a quarter and an eighth of a chain; Matmul_Case1: +112,000,
+ * +58,752, +30,848, +15,232), so the lag tried next is the longest that
+ * this predicts within the room (the cap over DLR's figure), at most
+ * half the last one; 0 when there is no room. */
+static int32_t stagger_next(int32_t div, int64_t excess, int64_t room)
+{
+	if (room <= 0)
+		return 0;
+	int32_t next = div;
+	do
+		next *= 2;
+	while (next < (1 << 20) && excess * div > room * next);
+	return next;
+}
+
+/* The aged placement's tolerance for the staggered orders.  Measured on
+ * Matmul_Case0 (final makespans, default options): 10 gives 86,859 at
+ * 11,904 bytes, 15 86,827, 20 (and 25, 30, 40) 86,152 at 12,032 (cap
+ * 12,096); without the lanes' last accumulators started together
+ * (ds_dlr_stagger.c) 87,306 at 10, 87,156 from 15.  The staggered plans
+ * replay alike at each (120,832 cycles, 11,776 bytes): CPE and retime
+ * make the difference (CPE 87,893 at 10, 87,503 at 20; retime's
+ * evictions then 86,859 and 86,152).  With the reload phase's
+ * accumulators that free nothing delayed (ds_dlr_stagger.c, sg_delay):
+ * 10 gives 86,374, 15 86,128, 20 and 30 85,506.  The other five bundled
+ * graphs' plans are the same at 10 and 20. */
+#define STAGGER_TIE_PCT 20
+
+/* The staggered orders of order (scratch: n more entries after it) as
+ * candidates: the lanes half a chain apart, or, while that placement
+ * exceeds the cap, half as far again. */
+static int backbone_stagger(const ds_graph *g, int32_t *order, int64_t cap,
+			    int64_t dlr_ddr, ds_backbone *bb, ds_err *e)
+{
+	bool changed = true;
+	int64_t ddr;
+	int rc = DS_OK;
+	for (int32_t div = 1; rc == DS_OK && changed && div > 0;) {
+		rc = ds_dlr_stagger(g, order, div, order + g->n, &changed, e);
+		if (rc == DS_OK && changed)
+			rc = backbone_try(g, order + g->n, STAGGER_TIE_PCT, cap,
+					  INT64_MAX, 0, bb, &ddr, e);
+		if (rc || !changed || ddr <= cap)
+			break;
+		div = stagger_next(div, ddr - dlr_ddr, cap - dlr_ddr);
+	}
+	return rc;
+}
+
+/* The relay order of order (ds_dlr_relay; scratch: n more entries after
+ * it) as a candidate, at the first aged tolerance (Conv_Case0: 0, 15,
+ * 20 and 30 give the same final plan), within the cap. */
+static int backbone_relay(const ds_graph *g, int32_t *order, int64_t cap,
+			  ds_backbone *bb, ds_err *e)
+{
+	bool changed;
+	int64_t ddr;
+	int rc = ds_dlr_relay(g, order, order + g->n, &changed, e);
+	if (rc == DS_OK && changed)
+		rc = backbone_try(g, order + g->n, aged_tie_pcts[0], cap,
+				  INT64_MAX, 0, bb, &ddr, e);
+	return rc;
+}
+
+/* The tail order of order (ds_tail.c; scratch: n more entries after
+ * it) as a candidate: placed by DLR lite (the aged placement of it needs
+ * more traffic: FlashAttention_Case0 1,536 bytes against DLR's 1,024),
+ * kept with at most the cap's traffic, no higher peak than DLR's plan
+ * (df) and a shorter replay than the backbone so far.  Only graphs small
+ * enough for more than one DLR start (as dlr_pulled): the DLR run costs
+ * Conv_Case1 0.08 s and Matmul_Case1 0.12 s, whose candidates are not
+ * kept; Matmul_Case0 0.05 s (not kept either: 12,672 bytes against the
+ * cap 12,096).  The order's peak within CPE's budget over DLR's plan
+ * (FlashAttention_Case0: 5,388, the budget 5,132 + 5 %). */
+static int backbone_tail(const ds_graph *g, const ds_run_opts *o,
+			 int32_t *order, int64_t cap, const ds_figures *df,
+			 ds_backbone *bb, ds_err *e)
+{
+	bool changed;
+	int64_t ddr;
+	if (ds_dlr_starts(g, o) < 2)
+		return DS_OK;
+	int rc = ds_tail_order(g, order, order + g->n, &changed, e);
+	if (rc || !changed)
+		return rc;
+	/* CPE's peak budget over DLR's (ds_cpe_budget), on the order first:
+	 * a walk, where DLR costs much more (Conv_Case0's 12,322 > 7,259) */
+	int64_t budget = ds_cpe_budget(df->peak_vstay, o->cpe.peak_budget_pct);
+	if (ds_order_peak(g, order + g->n, NULL) > budget)
+		return DS_OK;
+	ds_dlr_opts lite = o->dlr;
+	lite.lite = true;
+	ds_plan p;
+	rc = ds_dlr(g, order + g->n, &lite, &p, e);
+	if (rc == DS_OK)
+		rc = backbone_keep(g, &p, cap, df->peak_vstay, 0, bb, &ddr, e);
+	return rc;
+}
+
+/* Plan p's order without its spill nodes into out[0..n). */
+static void plan_nodes(const ds_graph *g, const ds_plan *p, int32_t *out)
+{
+	int32_t len = 0;
+	for (int32_t i = 0; i < p->len; i++)
+		if (p->order[i] < g->n)
+			out[len++] = p->order[i];
+}
+
+/* Pairs backbone_pulled looks at, at most (in the order of their first
+ * SPILL_OUTs).  Conv_Case0's backbone (its relay order, aged) has 21; the
+ * one pull taken is the first. */
+#define PULL_PAIRS 32
+
+/* Whether DLR's placement f improves on best with no trade: neither more
+ * traffic nor more spills, and less of one. */
+static bool dlr_dominates(const ds_figures *f, const ds_figures *best)
+{
+	return f->extra_ddr <= best->extra_ddr && f->spills <= best->spills &&
+	       (f->extra_ddr < best->extra_ddr || f->spills < best->spills);
+}
+
+/* The pulls of pairs k (early[k] and late[k], ds_order_pull_one) into
+ * ord in turn, those that move an ancestor ds_order_pull would not, each
+ * kept when DLR lite places the pulled order with no more traffic and
+ * spills and less of one (dlr_dominates) than ord's placement, *p (made
+ * at the first such pull; p->len 0 until then); trial: scratch for n
+ * nodes.  *taken: how many kept. */
+static int pull_each(const ds_graph *g, const ds_run_opts *o,
+		     const int32_t *early, const int32_t *late,
+		     int32_t npairs, int32_t *ord, int32_t *trial, ds_plan *p,
+		     int *taken, ds_err *e)
+{
+	ds_dlr_opts lite = o->dlr;
+	lite.lite = true;
+	ds_figures fp = {0};
+	int rc = DS_OK;
+	*taken = 0;
+	for (int32_t k = 0; k < npairs && rc == DS_OK; k++) {
+		int32_t moved;
+		ds_plan q;
+		ds_figures fq;
+		memcpy(trial, ord, (size_t)g->n * sizeof *trial);
+		rc = ds_order_pull_one(g, trial, early[k], late[k], &moved, e);
+		if (rc || moved == 0)
+			continue;
+		if (p->len == 0) {
+			rc = ds_dlr(g, ord, &lite, p, e);
+			if (rc == DS_OK)
+				rc = ds_replay(g, p, NULL, &fp, e);
+		}
+		if (rc == DS_OK)
+			rc = ds_dlr(g, trial, &lite, &q, e);
+		if (rc)
+			break;
+		rc = ds_replay(g, &q, NULL, &fq, e);
+		bool take = rc == DS_OK && dlr_dominates(&fq, &fp);
+		ds_plan_keep(g->heap, take, p, &fp, &q, &fq);
+		if (take) {
+			memcpy(ord, trial, (size_t)g->n * sizeof *ord);
+			(*taken)++;
+		}
+	}
+	return rc;
+}
+
+/* The backbone so far (bb's plan, else DLR's, dlr) with the uses its
+ * spills separate pulled together one pair at a time: each of its first
+ * PULL_PAIRS pairs (ds_pull_pairs) whose later use needs ancestors that
+ * stand between moved with them up to right after the earlier use
+ * (ds_order_pull_one), kept when DLR lite places the result with no more
+ * traffic and spills than the order so far and less of one
+ * (pull_each).  When a pull is kept, that plan is a candidate
+ * (backbone_keep: a shorter replay within the cap).  dlr_pulled's pulls,
+ * all at once and only of uses that can run at once, cannot move a use
+ * whose weights are not loaded yet, and this backbone's order is not
+ * DLR's: Conv_Case0's relayed order has CONV 89 after two CONVs (104,
+ * 107) whose 1,536-byte accumulator evicts 89's inputs, reloaded while
+ * CUBE waits (3,372 cycles); pulled next to CONV 86, the last use
+ * before that eviction, with its weight loads, DLR lite places the order
+ * at 45,696 bytes with 35 spills instead of 36,
+ * replay 481,205 against 482,924, final 408,081 cycles against 411,453
+ * at the same 47,232 bytes (budgets 0, 25, 100: 413,139, 385,995,
+ * 375,851 against 416,511, 389,367, 379,223).  Only graphs small enough
+ * for more than one DLR start (as backbone_tail).  With DLR's own rule
+ * instead (dlr_better: less traffic, or as much and fewer spills), a
+ * second pull was kept too (CONV 1033 next to 1021: 45,504 bytes in 38
+ * spills) and the final came to 408,167 cycles at 47,952 bytes.  On 48
+ * generated graphs (four kinds, 400 to 3,000 nodes, default caps,
+ * L1=2048,UB=768 and L1=1536,UB=640, budgets 5 and 25: 288 runs) 22
+ * plans change, each shorter with less traffic (`gen --kind random
+ * --nodes 3000 --seed 12`: 71,278 cycles at 2,816 bytes against 75,358
+ * at 5,568).  Cost: O(N + E) per pair,
+ * and 1 + PULL_PAIRS DLR lite placements and replays at most, none where
+ * no pull needs ancestors (FlashAttention_Case1, Matmul_Case0: pairs of
+ * a use and its ALLOC, dlr_pulled's). */
+static int backbone_pulled(const ds_graph *g, const ds_run_opts *o,
+			   const ds_plan *dlr, int64_t cap, ds_backbone *bb,
+			   ds_err *e)
+{
+	if (ds_dlr_starts(g, o) < 2)
+		return DS_OK;
+	const ds_plan *base = bb->plan.len ? &bb->plan : dlr;
+	ds_arena ar;
+	ds_arena_init(&ar, g->heap);
+	int32_t *ord = ds_arena_alloc(&ar, 2 * (size_t)g->n, sizeof *ord);
+	int32_t *pair = ds_arena_alloc(&ar, 2 * PULL_PAIRS, sizeof *pair);
+	if (ar.failed) {
+		ds_arena_free(&ar);
+		return ds_fail(e, DS_ENOMEM, "out of memory");
+	}
+	int32_t npairs = 0;
+	plan_nodes(g, base, ord);
+	ds_plan p = {0};
+	int taken = 0;
+	int rc = ds_pull_pairs(g, base, PULL_PAIRS, pair, pair + PULL_PAIRS,
+			       &npairs, e);
+	if (rc == DS_OK)
+		rc = pull_each(g, o, pair, pair + PULL_PAIRS, npairs, ord,
+			       ord + g->n, &p, &taken, e);
+	int64_t ddr, was = bb->best.makespan;
+	if (rc == DS_OK && taken > 0)
+		rc = backbone_keep(g, &p, cap, INT64_MAX, 0, bb, &ddr, e);
+	else
+		ds_plan_free(g->heap, &p);
+	bb->pulled = bb->best.makespan < was;
+	ds_arena_free(&ar);
+	return rc;
+}
+
+/* CPE's backbone: DLR's plan (figures *df), or one of these placed with
+ * aged victims, whichever replays shortest (the earlier on ties):
+ * - DLR's order, at each tolerance of aged_tie_pcts: a SPILL_OUT that
+ *   need not wait for a use that has just run frees its window early, so
+ *   the load that needs it can run early; CPE, which keeps its
+ *   backbone's spills, cannot change the victims;
+ * - that order with its accumulators staggered (ds_dlr_stagger), at
+ *   STAGGER_TIE_PCT: the loads spread over the steps instead of coming in
+ *   bursts (Matmul_Case0: replay 130,639 aged, 120,754 staggered, final
+ *   93,018 -> 87,470; its renumbered copy 2 needs an eighth of a chain:
+ *   92,448 -> 89,934; with the lanes' last accumulators started together
+ *   and STAGGER_TIE_PCT 86,152; 85,506 with the reload phase's
+ *   accumulators that free nothing delayed, ds_dlr_stagger.c sg_delay);
+ * - that order with each group of accumulators that run one after
+ *   another over the same inputs relayed (ds_dlr_relay), at the first
+ *   tolerance: the one whose result the next work reads first runs last
+ *   (Conv_Case0: replay 489,819 -> 482,924 at 45,696 bytes, final
+ *   436,519 -> 416,511 at 47,232);
+ * - its wave order (ds_wave.c), at the first tolerance, only with no
+ *   more traffic than the backbone so far, no higher peak than DLR's and
+ *   a replay shorter by more than WAVE_MARGIN
+ *   (CPE's peak budget counts from its backbone's): CPE cannot run the
+ *   wave's deeper layers early, their memory being the backbone's
+ *   (Conv_Case1 602,490 -> 582,161; 564,209 with its loads slow for
+ *   their size moved up, ds_wave.c); a shorter replay with more spills
+ *   came out of CPE longer on Conv_Case0 (482,998 before CPE against
+ *   489,819, at 46,468 bytes against 45,888: 441,801 against 439,891) and
+ *   on Matmul_Case0 (94,189 against 93,018).
+ * - its tail order (ds_tail.c), placed by DLR lite (backbone_tail):
+ *   FlashAttention_Case0's V tiles loaded in the order the output
+ *   accumulation needs them, the next rows' Q work before the last ones
+ *   (replay 45,174 against the aged 45,571; final 31,673 -> 30,028).
+ * All within the traffic cap.  The replay before CPE decides: running CPE
+ * on each plan would multiply CPE's time.  *bb gets the plan chosen
+ * (len 0 when DLR's is kept) and the one it replaced last; the caller
+ * frees both (ds_backbone_free).  Cost: AGED_NTIES + 2
+ * placements and replays (the relay's only when it changes the order)
+ * and the relay's O((N + E) log N), per lag tried (at most log2 of the longest
+ * chain) one more and the staggered order's O((N + E) log N), the wave
+ * order's O((N + E) log N) and its walk. */
+int ds_backbone_choose(const ds_graph *g, const ds_run_opts *o,
+		       const ds_plan *dlr, const ds_figures *df,
+		       ds_backbone *bb, ds_err *e)
+{
+	memset(bb, 0, sizeof *bb); /* the caller frees it, whatever rc */
+	bb->best = *df;
+	int32_t *order = ds_alloc(g->heap, 2 * (size_t)g->n, sizeof *order);
+	if (!order)
+		return ds_fail(e, DS_ENOMEM, "out of memory");
+	plan_nodes(g, dlr, order);
+	const int64_t cap = ds_traffic_cap(o, df->extra_ddr);
+	int64_t ddr;
+	int rc = DS_OK;
+	for (size_t k = 0; k < AGED_NTIES && rc == DS_OK; k++)
+		rc = backbone_try(g, order, aged_tie_pcts[k], cap, INT64_MAX,
+				  0, bb, &ddr, e);
+	if (rc == DS_OK)
+		rc = backbone_stagger(g, order, cap, df->extra_ddr, bb, e);
+	if (rc == DS_OK)
+		rc = backbone_relay(g, order, cap, bb, e);
+	if (rc == DS_OK)
+		rc = ds_wave_order(g, order, order + g->n, e);
+	if (rc == DS_OK)
+		rc = backbone_try(g, order + g->n, aged_tie_pcts[0],
+				  bb->best.extra_ddr, df->peak_vstay, WAVE_MARGIN,
+				  bb, &ddr, e);
+	if (rc == DS_OK)
+		rc = backbone_pulled(g, o, dlr, cap, bb, e);
+	if (rc == DS_OK)
+		rc = backbone_tail(g, o, order, cap, df, bb, e);
+	ds_free(g->heap, order);
+	return rc;
+}
+
+void ds_backbone_free(const ds_graph *g, ds_backbone *bb)
+{
+	ds_plan_free(g->heap, &bb->plan);
+	ds_plan_free(g->heap, &bb->prev);
+}
+

@@ -1,0 +1,30 @@
+/* ds_backbone.h: CPE's backbone, the plan its list scheduling keeps the
+ * spills of and reorders around (ds_backbone.c). */
+#ifndef DS_BACKBONE_H
+#define DS_BACKBONE_H
+
+#include "ds_pipeline.h"
+
+/* CPE's backbone so far: the plan (len 0: DLR's own) and its figures;
+ * the one it replaced (len 0: DLR's own; none while had_prev is false),
+ * which CPE also reworks with more effort
+ * and where the pull floor starts (ds_pipeline.c: cpe_runner_up,
+ * pull_floor). */
+typedef struct ds_backbone {
+	ds_plan plan;
+	ds_figures best;
+	ds_plan prev;
+	bool had_prev;
+	int64_t prev_peak; /* prev's peak_vstay (DLR's when prev is) */
+	bool pulled;	   /* plan is backbone_pulled's */
+} ds_backbone;
+
+/* CPE's backbone from DLR's plan dlr (figures *df), into *bb: see
+ * ds_backbone.c.  The caller frees *bb (ds_backbone_free), whatever the
+ * result. */
+int ds_backbone_choose(const ds_graph *g, const ds_run_opts *o,
+		       const ds_plan *dlr, const ds_figures *df,
+		       ds_backbone *bb, ds_err *e);
+void ds_backbone_free(const ds_graph *g, ds_backbone *bb);
+
+#endif
