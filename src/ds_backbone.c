@@ -84,7 +84,8 @@ static int backbone_keep(const ds_graph *g, ds_plan *p, int64_t max_ddr,
  * when not placed). */
 static int backbone_try(const ds_graph *g, const int32_t *order,
 			int32_t tie_pct, int64_t max_ddr, int64_t max_peak,
-			int32_t margin, ds_backbone *bb, int64_t *ddr, ds_err *e)
+			int32_t margin, ds_backbone *bb, int64_t *ddr,
+			ds_err *e)
 {
 	ds_place_opts po = {DS_BEST_FIT, DS_VICTIM_AGED, tie_pct};
 	ds_plan p;

@@ -523,8 +523,9 @@ static int cpe_runner_up(const ds_graph *g, const ds_run_opts *o,
  * a pull is kept (Conv_Case0's run, pulls and floor together: 0.20 ->
  * about 0.38 s). */
 static int pull_floor(const ds_graph *g, const ds_run_opts *o,
-		      const ds_backbone *bb, const ds_plan *dlr, int64_t dlr_ddr,
-		      ds_plan *out, ds_figures *f, ds_err *e)
+		      const ds_backbone *bb, const ds_plan *dlr,
+		      int64_t dlr_ddr, ds_plan *out, ds_figures *f,
+		      ds_err *e)
 {
 	if (!bb->pulled)
 		return DS_OK;

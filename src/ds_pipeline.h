@@ -45,6 +45,7 @@ void ds_run_opts_default(ds_run_opts *o);
  * it is more), and the traffic cap: the budget over DLR's figure. */
 int ds_dlr_starts(const ds_graph *g, const ds_run_opts *o);
 int64_t ds_traffic_cap(const ds_run_opts *o, int64_t dlr_ddr);
+
 int ds_run(const ds_graph *g, const ds_run_opts *o, ds_plan *out,
 	   ds_figures *fig, ds_err *e);
 
