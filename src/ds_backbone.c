@@ -10,11 +10,11 @@
  *
  * Requires: a valid graph and DLR's plan for it (ds_replay accepts it),
  * with its figures.
- * Guarantees: *bb holds DLR's plan (len 0) or a plan that ds_replay
- * accepts with at most the traffic cap's extra DDR traffic
- * (ds_traffic_cap) and a shorter replay than every candidate before it;
- * bb->prev the one it replaced.  The same input gives the same bytes
- * out.
+ * Guarantees: *bb holds DLR's plan (len 0) or the candidate whose replay
+ * was the shortest, each kept only when ds_replay accepts it within the
+ * traffic cap (ds_traffic_cap) and its own peak and margin limits, and
+ * replays shorter than the plan it replaces; bb->prev that plan.  The
+ * same input gives the same bytes out.
  * Cost: see ds_backbone_choose: a few placements and replays, each
  * O((N + E) log N) or less, and on graphs small enough for more than one
  * DLR start up to 1 + PULL_PAIRS DLR lite placements. */

@@ -7,9 +7,8 @@
 
 /* CPE's backbone so far: the plan (len 0: DLR's own) and its figures;
  * the one it replaced (len 0: DLR's own; none while had_prev is false),
- * which CPE also reworks with more effort
- * and where the pull floor starts (ds_pipeline.c: cpe_runner_up,
- * pull_floor). */
+ * from which CPE also starts with more effort or after a pull
+ * (ds_pipeline.c: cpe_runner_up, pull_floor). */
 typedef struct ds_backbone {
 	ds_plan plan;
 	ds_figures best;
