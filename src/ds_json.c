@@ -184,6 +184,51 @@ static int no_duplicates(const loader *L, const cJSON *obj,
 	return DS_OK;
 }
 
+/* An ALLOC's or FREE's BufId, Size and Type, into the builder. */
+static int load_buffer_node(loader *L, ds_builder *b, const cJSON *node,
+			    int64_t id, bool is_free, ds_err *e)
+{
+	int64_t bufid, size;
+	const char *type;
+	int rc;
+	if ((rc = int_member(L, node, "BufId", &bufid, e)) ||
+	    (rc = int_member(L, node, "Size", &size, e)) ||
+	    (rc = str_member(L, node, "Type", &type, e)))
+		return rc;
+	return ds_builder_buffer(b, id, is_free, bufid, size, type, e);
+}
+
+/* An operation's "Bufs" array into L->bufs[0..*nbufs). */
+static int load_bufs(loader *L, const cJSON *bufs, int32_t *nbufs,
+		     ds_err *e)
+{
+	char got[80];
+	int rc;
+	if (!cJSON_IsArray(bufs))
+		return ds_fail(e, DS_EINPUT,
+			       "%s: %s: \"Bufs\" must be an array of BufIds, "
+			       "got %s",
+			       L->source, L->item,
+			       describe(bufs, got, sizeof got));
+	*nbufs = 0;
+	const cJSON *x;
+	cJSON_ArrayForEach(x, bufs)
+	{
+		char what[48];
+		snprintf(what, sizeof what, "element %d of \"Bufs\"", *nbufs);
+		if ((rc = ds_reserve(L->heap, (void **)&L->bufs, &L->cap,
+				     (int64_t)*nbufs + 1, sizeof *L->bufs, e)))
+			return ds_fail(e, rc, "%s: out of memory", L->source);
+		if ((rc = as_int(L, x, what, &L->bufs[*nbufs], e)))
+			return rc;
+		if (*nbufs == INT32_MAX)
+			return ds_fail(e, DS_EINPUT, "%s: %s: too many Bufs",
+				       L->source, L->item);
+		(*nbufs)++;
+	}
+	return DS_OK;
+}
+
 static int load_node(loader *L, ds_builder *b, const cJSON *node,
 		     long long index, ds_err *e)
 {
@@ -210,46 +255,18 @@ static int load_node(loader *L, ds_builder *b, const cJSON *node,
 		return rc;
 
 	bool is_alloc = strcmp(op, "ALLOC") == 0;
-	if (is_alloc || strcmp(op, "FREE") == 0) {
-		int64_t bufid, size;
-		const char *type;
-		if ((rc = int_member(L, node, "BufId", &bufid, e)) ||
-		    (rc = int_member(L, node, "Size", &size, e)) ||
-		    (rc = str_member(L, node, "Type", &type, e)))
-			return rc;
-		return ds_builder_buffer(b, id, !is_alloc, bufid, size, type,
-					 e);
-	}
+	if (is_alloc || strcmp(op, "FREE") == 0)
+		return load_buffer_node(L, b, node, id, !is_alloc, e);
 
 	const char *pipe;
 	int64_t cycles;
 	const cJSON *bufs;
+	int32_t nbufs = 0;
 	if ((rc = str_member(L, node, "Pipe", &pipe, e)) ||
 	    (rc = int_member(L, node, "Cycles", &cycles, e)) ||
-	    (rc = member(L, node, "Bufs", &bufs, e)))
+	    (rc = member(L, node, "Bufs", &bufs, e)) ||
+	    (rc = load_bufs(L, bufs, &nbufs, e)))
 		return rc;
-	if (!cJSON_IsArray(bufs))
-		return ds_fail(e, DS_EINPUT,
-			       "%s: %s: \"Bufs\" must be an array of BufIds, "
-			       "got %s",
-			       L->source, L->item,
-			       describe(bufs, got, sizeof got));
-	int32_t nbufs = 0;
-	const cJSON *x;
-	cJSON_ArrayForEach(x, bufs)
-	{
-		char what[48];
-		snprintf(what, sizeof what, "element %d of \"Bufs\"", nbufs);
-		if ((rc = ds_reserve(L->heap, (void **)&L->bufs, &L->cap,
-				     (int64_t)nbufs + 1, sizeof *L->bufs, e)))
-			return ds_fail(e, rc, "%s: out of memory", L->source);
-		if ((rc = as_int(L, x, what, &L->bufs[nbufs], e)))
-			return rc;
-		if (nbufs == INT32_MAX)
-			return ds_fail(e, DS_EINPUT, "%s: %s: too many Bufs",
-				       L->source, L->item);
-		nbufs++;
-	}
 	return ds_builder_op(b, id, op, pipe, cycles, L->bufs, nbufs, e);
 }
 

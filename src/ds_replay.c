@@ -509,6 +509,38 @@ static int walk_memory(replay *r, bool q1, ds_figures *f)
 	return rc;
 }
 
+/* The extra edges (spill and address-reuse) by destination, CSR:
+ * xadj[xoff[v] .. xoff[v + 1]) the sources of v's. */
+static void extra_csr(const replay *r, int32_t *xoff, int32_t *xadj)
+{
+	const int32_t total = r->total;
+	for (int64_t k = 0; k < r->extra.n; k++)
+		xoff[r->extra.dst[k] + 1]++;
+	for (int32_t v = 0; v < total; v++)
+		xoff[v + 1] += xoff[v];
+	for (int64_t k = 0; k < r->extra.n; k++)
+		xadj[xoff[r->extra.dst[k]]++] = r->extra.src[k];
+	for (int32_t v = total; v > 0; v--)
+		xoff[v] = xoff[v - 1];
+	xoff[0] = 0;
+}
+
+/* The latest finish among node v's graph and extra predecessors. */
+static int64_t ready_at(const replay *r, const int64_t *fin,
+			const int32_t *xoff, const int32_t *xadj, int32_t v)
+{
+	const ds_graph *g = r->g;
+	int64_t s = 0;
+	if (v < g->n)
+		for (int32_t k = g->epred_off[v]; k < g->epred_off[v + 1]; k++)
+			if (fin[g->epred[k]] > s)
+				s = fin[g->epred[k]];
+	for (int32_t k = xoff[v]; k < xoff[v + 1]; k++)
+		if (fin[xadj[k]] > s)
+			s = fin[xadj[k]];
+	return s;
+}
+
 /* Finish times in schedule order over graph + extra edges and pipes. */
 static int walk_time(replay *r, const ds_replay_opts *o, ds_figures *f)
 {
@@ -533,27 +565,11 @@ static int walk_time(replay *r, const ds_replay_opts *o, ds_figures *f)
 		a, (size_t)(r->extra.n ? r->extra.n : 1), sizeof *xadj);
 	if (a->failed)
 		return ds_fail(r->e, DS_ENOMEM, "out of memory");
-	for (int64_t k = 0; k < r->extra.n; k++)
-		xoff[r->extra.dst[k] + 1]++;
-	for (int32_t v = 0; v < total; v++)
-		xoff[v + 1] += xoff[v];
-	for (int64_t k = 0; k < r->extra.n; k++)
-		xadj[xoff[r->extra.dst[k]]++] = r->extra.src[k];
-	for (int32_t v = total; v > 0; v--)
-		xoff[v] = xoff[v - 1];
-	xoff[0] = 0;
+	extra_csr(r, xoff, xadj);
 
 	for (int32_t i = 0; i < p->len; i++) {
 		int32_t v = p->order[i];
-		int64_t s = 0;
-		if (v < n)
-			for (int32_t k = g->epred_off[v];
-			     k < g->epred_off[v + 1]; k++)
-				if (fin[g->epred[k]] > s)
-					s = fin[g->epred[k]];
-		for (int32_t k = xoff[v]; k < xoff[v + 1]; k++)
-			if (fin[xadj[k]] > s)
-				s = fin[xadj[k]];
+		int64_t s = ready_at(r, fin, xoff, xadj, v);
 		int32_t pp = v < n ? g->pipe[v]
 				   : ((v - n) % 2 == 0 ? pmte3 : pmte2);
 		int64_t c = ds_node_cycles(g, p, v);

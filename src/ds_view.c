@@ -72,6 +72,68 @@ static int32_t node_buf(const view *v, int32_t node)
 	return v->g->buf[node];
 }
 
+/* Plan node u opens an occupancy at position v->nocc (ALLOC, SPILL_IN) or
+ * closes its buffer's open one, cur[b] (FREE, SPILL_OUT); other nodes
+ * do neither. */
+static void view_step(view *v, int32_t u, int32_t *cur, int32_t total)
+{
+	const ds_graph *g = v->g;
+	const ds_plan *p = v->p;
+	bool opens, closes;
+	if (u < g->n) {
+		opens = g->kind[u] == DS_ALLOC;
+		closes = g->kind[u] == DS_FREE;
+	} else {
+		opens = is_spill_in(v, u);
+		closes = !opens;
+	}
+	if (!opens && !closes)
+		return;
+	int32_t b = node_buf(v, u);
+	if (opens) {
+		DS_ASSERT(v->nocc < total);
+		(void)total;
+		occ *o = &v->occ[v->nocc];
+		o->buf = b;
+		o->from = u;
+		o->to = -1;
+		o->lo = !p->offset ? -1
+			: u < g->n ? p->offset[b]
+				   : p->spill[(u - g->n) / 2].offset;
+		o->t0 = v->start[u];
+		cur[b] = v->nocc++;
+	} else {
+		occ *o = &v->occ[cur[b]];
+		DS_ASSERT(o->buf == b && o->to < 0);
+		o->to = u;
+		o->t1 = v->finish[u];
+	}
+}
+
+/* The occupancies of a plan the replay accepted, in schedule order of
+ * their first node: each buffer opens once at its ALLOC and once per
+ * SPILL_IN, and every occupancy is closed by FREE at last. */
+static int view_occupancies(view *v, ds_err *e)
+{
+	const ds_graph *g = v->g;
+	const ds_plan *p = v->p;
+	int32_t total = g->nbuf + p->nspill;
+	v->occ = ds_alloc(v->h, (size_t)(total > 0 ? total : 1), sizeof *v->occ);
+	int32_t *cur = ds_alloc(v->h, (size_t)(g->nbuf > 0 ? g->nbuf : 1),
+				sizeof *cur);
+	if (!v->occ || !cur) {
+		ds_free(v->h, cur);
+		return ds_fail(e, DS_ENOMEM, "out of memory");
+	}
+	for (int32_t i = 0; i < p->len; i++)
+		view_step(v, p->order[i], cur, total);
+	DS_ASSERT(v->nocc == total);
+	ds_free(v->h, cur);
+	for (int32_t b = 0; b < g->nbuf; b++)
+		v->nmem_bufs[g->buf_mem[b]]++;
+	return DS_OK;
+}
+
 /* Replays the plan (refusing it as the replay does) and lists the
  * occupancies in schedule order of their first node. */
 static int view_init(view *v, const ds_graph *g, const ds_plan *p, ds_err *e)
@@ -89,54 +151,7 @@ static int view_init(view *v, const ds_graph *g, const ds_plan *p, ds_err *e)
 	ds_replay_opts o = {.q1 = false, .start = v->start,
 			    .finish = v->finish};
 	int rc = ds_replay(g, p, &o, &v->f, e);
-	if (rc)
-		return rc;
-	/* the replay accepted it: each buffer opens once at its ALLOC and
-	 * once per SPILL_IN, and every occupancy is closed by FREE at last */
-	int32_t total = g->nbuf + p->nspill;
-	v->occ = ds_alloc(v->h, (size_t)(total > 0 ? total : 1), sizeof *v->occ);
-	int32_t *cur = ds_alloc(v->h, (size_t)(g->nbuf > 0 ? g->nbuf : 1),
-				sizeof *cur);
-	if (!v->occ || !cur) {
-		ds_free(v->h, cur);
-		return ds_fail(e, DS_ENOMEM, "out of memory");
-	}
-	for (int32_t i = 0; i < p->len; i++) {
-		int32_t u = p->order[i];
-		bool opens, closes;
-		if (u < g->n) {
-			opens = g->kind[u] == DS_ALLOC;
-			closes = g->kind[u] == DS_FREE;
-		} else {
-			opens = is_spill_in(v, u);
-			closes = !opens;
-		}
-		if (!opens && !closes)
-			continue;
-		int32_t b = node_buf(v, u);
-		if (opens) {
-			DS_ASSERT(v->nocc < total);
-			occ *o = &v->occ[v->nocc];
-			o->buf = b;
-			o->from = u;
-			o->to = -1;
-			o->lo = !p->offset ? -1
-				: u < g->n ? p->offset[b]
-					   : p->spill[(u - g->n) / 2].offset;
-			o->t0 = v->start[u];
-			cur[b] = v->nocc++;
-		} else {
-			occ *o = &v->occ[cur[b]];
-			DS_ASSERT(o->buf == b && o->to < 0);
-			o->to = u;
-			o->t1 = v->finish[u];
-		}
-	}
-	DS_ASSERT(v->nocc == total);
-	ds_free(v->h, cur);
-	for (int32_t b = 0; b < g->nbuf; b++)
-		v->nmem_bufs[g->buf_mem[b]]++;
-	return DS_OK;
+	return rc ? rc : view_occupancies(v, e);
 }
 
 /* ---- escaping ---- */
