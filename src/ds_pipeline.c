@@ -363,12 +363,11 @@ static int dan_dlr(const ds_graph *g, const ds_run_opts *o, dan_run *d,
 	return rc;
 }
 
-/* The traffic cap: the budget over DLR's figure. */
+/* The traffic cap: the budget over DLR's figure, by CPE's own rule
+ * (ds_cpe_budget), so that the two never differ by a rounding. */
 int64_t ds_traffic_cap(const ds_run_opts *o, int64_t dlr_ddr)
 {
-	double pct = o->cpe.traffic_budget_pct > 0 ? o->cpe.traffic_budget_pct
-						   : 0;
-	return (int64_t)((double)dlr_ddr * (1 + pct / 100));
+	return ds_cpe_budget(dlr_ddr, o->cpe.traffic_budget_pct);
 }
 
 /* Retiming after CPE (ds_retime.c), its traffic cap the budget over
