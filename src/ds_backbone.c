@@ -5,8 +5,9 @@
  * least-traffic one, not the one whose spills wait least; this file
  * places DLR's order and variants of it again (aged victims, staggered
  * accumulators, relayed groups, the wave and tail orders, spill-separated
- * uses pulled together) and keeps the one whose replay is shortest
- * within the traffic cap (ds_backbone_choose says which and why).
+ * uses pulled together; where DLR's plan is packed, ds_pack.c, those over
+ * the cap packed too) and keeps the one whose replay is shortest within
+ * the traffic cap (ds_backbone_choose says which and why).
  *
  * Requires: a valid graph and DLR's plan for it (ds_replay accepts it),
  * with its figures.
@@ -80,8 +81,14 @@ static int backbone_keep(const ds_graph *g, ds_plan *p, int64_t max_ddr,
  * tie_pct, kept in bb when its plan has at most max_ddr extra DDR
  * traffic, a peak_vstay of at most max_peak (checked on the order first:
  * a walk, where the placement costs much more) and a replay shorter than
- * bb's by more than margin per mille.  *ddr: its extra DDR traffic (0
- * when not placed). */
+ * bb's by more than margin per mille; where DLR's plan is packed
+ * (bb->pack) and this placement exceeds max_ddr, also placed packed
+ * (ds_pack.c, the spills decided on bytes: Conv_Case0's relayed order
+ * 41,476 bytes against 45,696, the cap 43,554) and judged alike.  Only
+ * there: `gen --kind random --nodes 1500 --seed 2`, whose DLR plan has
+ * no spill, came to 23,983 cycles from a packed backbone, 23,713
+ * without.  *ddr: the least extra DDR traffic of the placements (0 when
+ * none was made). */
 static int backbone_try(const ds_graph *g, const int32_t *order,
 			int32_t tie_pct, int64_t max_ddr, int64_t max_peak,
 			int32_t margin, ds_backbone *bb, int64_t *ddr,
@@ -95,7 +102,18 @@ static int backbone_try(const ds_graph *g, const int32_t *order,
 	int rc = ds_place(g, order, &po, &p, e);
 	if (rc)
 		return rc;
-	return backbone_keep(g, &p, max_ddr, max_peak, margin, bb, ddr, e);
+	rc = backbone_keep(g, &p, max_ddr, max_peak, margin, bb, ddr, e);
+	if (rc || *ddr <= max_ddr || !bb->pack)
+		return rc;
+	bool fits;
+	int64_t packed;
+	rc = ds_place_packed(g, order, &po, &p, &fits, e);
+	if (rc || !fits)
+		return rc;
+	rc = backbone_keep(g, &p, max_ddr, max_peak, margin, bb, &packed, e);
+	if (rc == DS_OK && packed > 0 && packed < *ddr)
+		*ddr = packed;
+	return rc;
 }
 
 /* The next lag divisor to try after div's placement exceeded the cap:
@@ -371,11 +389,12 @@ static int backbone_pulled(const ds_graph *g, const ds_run_opts *o,
  * chain) one more and the staggered order's O((N + E) log N), the wave
  * order's O((N + E) log N) and its walk. */
 int ds_backbone_choose(const ds_graph *g, const ds_run_opts *o,
-		       const ds_plan *dlr, const ds_figures *df,
+		       const ds_plan *dlr, const ds_figures *df, bool packed,
 		       ds_backbone *bb, ds_err *e)
 {
 	memset(bb, 0, sizeof *bb); /* the caller frees it, whatever rc */
 	bb->best = *df;
+	bb->pack = packed;
 	int32_t *order = ds_alloc(g->heap, 2 * (size_t)g->n, sizeof *order);
 	if (!order)
 		return ds_fail(e, DS_ENOMEM, "out of memory");

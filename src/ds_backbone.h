@@ -16,13 +16,16 @@ typedef struct ds_backbone {
 	bool had_prev;
 	int64_t prev_peak; /* prev's peak_vstay (DLR's when prev is) */
 	bool pulled;	   /* plan is backbone_pulled's */
+	bool pack;	   /* DLR's plan is packed (ds_pack.c): so are the
+			      candidates whose ordinary placement exceeds
+			      the cap */
 } ds_backbone;
 
-/* CPE's backbone from DLR's plan dlr (figures *df), into *bb: see
- * ds_backbone.c.  The caller frees *bb (ds_backbone_free), whatever the
- * result. */
+/* CPE's backbone from DLR's plan dlr (figures *df; packed: a packed
+ * placement, ds_place_packed's), into *bb: see ds_backbone.c.  The caller
+ * frees *bb (ds_backbone_free), whatever the result. */
 int ds_backbone_choose(const ds_graph *g, const ds_run_opts *o,
-		       const ds_plan *dlr, const ds_figures *df,
+		       const ds_plan *dlr, const ds_figures *df, bool packed,
 		       ds_backbone *bb, ds_err *e);
 void ds_backbone_free(const ds_graph *g, ds_backbone *bb);
 

@@ -46,7 +46,8 @@ typedef struct placer {
 	/* per buffer */
 	uint8_t *state;
 	int64_t *off;
-	int32_t *use_off, *use_pos, *use_ptr; /* positions of uses + FREE */
+	ds_uses uses;
+
 	int32_t *mark;			     /* protection stamp */
 	/* per memory: resident buffers sorted by offset */
 	slot *res[DS_NMEM];
@@ -73,22 +74,70 @@ static int emit(placer *s, int32_t v)
 	return DS_OK;
 }
 
+bool ds_uses_init(ds_uses *u, const ds_graph *g, const int32_t *order,
+		  ds_arena *a)
+{
+	const size_t nb = (size_t)g->nbuf;
+	u->off = ds_arena_alloc(a, nb + 1, sizeof *u->off);
+	u->ptr = ds_arena_alloc(a, nb, sizeof *u->ptr);
+	u->pos = ds_arena_alloc(a, (size_t)g->use_off[g->n] + nb,
+				sizeof *u->pos);
+	if (a->failed)
+		return false;
+	for (int32_t i = 0; i < g->n; i++) {
+		int32_t v = order[i];
+		if (g->kind[v] == DS_FREE)
+			u->off[g->buf[v] + 1]++;
+		for (int32_t k = g->use_off[v]; k < g->use_off[v + 1]; k++)
+			u->off[g->use[k] + 1]++;
+	}
+	for (int32_t b = 0; b < g->nbuf; b++) {
+		u->off[b + 1] += u->off[b];
+		u->ptr[b] = u->off[b];
+	}
+	for (int32_t i = 0; i < g->n; i++) {
+		int32_t v = order[i];
+		if (g->kind[v] == DS_FREE)
+			u->pos[u->ptr[g->buf[v]]++] = i;
+		for (int32_t k = g->use_off[v]; k < g->use_off[v + 1]; k++)
+			u->pos[u->ptr[g->use[k]]++] = i;
+	}
+	ds_uses_rewind(u, g);
+	return true;
+}
+
+void ds_uses_rewind(ds_uses *u, const ds_graph *g)
+{
+	for (int32_t b = 0; b < g->nbuf; b++)
+		u->ptr[b] = u->off[b];
+}
+
+int32_t ds_uses_next(ds_uses *u, int32_t b, int32_t now)
+{
+	int32_t k = u->ptr[b];
+	while (k < u->off[b + 1] && u->pos[k] < now)
+		k++;
+	u->ptr[b] = k;
+	return k < u->off[b + 1] ? u->pos[k] : INT32_MAX;
+}
+
+int32_t ds_uses_prev(const ds_uses *u, int32_t b)
+{
+	int32_t k = u->ptr[b];
+	return k > u->off[b] ? u->pos[k - 1] : -1;
+}
+
 /* Position of b's next use (an operation or its FREE) at or after now. */
 static int32_t next_use(placer *s, int32_t b)
 {
-	int32_t k = s->use_ptr[b];
-	while (k < s->use_off[b + 1] && s->use_pos[k] < s->now)
-		k++;
-	s->use_ptr[b] = k;
-	return k < s->use_off[b + 1] ? s->use_pos[k] : INT32_MAX;
+	return ds_uses_next(&s->uses, b, s->now);
 }
 
 /* Position of b's last use (an operation) before now, -1 when none: call
- * after next_use, which moves use_ptr past the uses before now. */
+ * after next_use, which moves its pointer past the uses before now. */
 static int32_t prev_use(const placer *s, int32_t b)
 {
-	int32_t k = s->use_ptr[b];
-	return k > s->use_off[b] ? s->use_pos[k - 1] : -1;
+	return ds_uses_prev(&s->uses, b);
 }
 
 static void res_insert(placer *s, int m, int32_t b, int64_t lo)
@@ -405,56 +454,29 @@ int ds_check_fits(const ds_graph *g, ds_err *e)
 	return DS_OK;
 }
 
-/* The scratch of s from arena a, and the plan's offsets; false when one
- * failed. */
-static bool place_alloc(placer *s, ds_arena *a)
+/* The scratch of s from arena a (the uses along order), and the plan's
+ * offsets; false when one failed. */
+static bool place_alloc(placer *s, const int32_t *order, ds_arena *a)
 {
 	const ds_graph *g = s->g;
 	const size_t nb = (size_t)g->nbuf;
 	s->state = ds_arena_alloc(a, nb, 1);
 	s->off = ds_arena_alloc(a, nb, sizeof *s->off);
-	s->use_off = ds_arena_alloc(a, nb + 1, sizeof *s->use_off);
-	s->use_ptr = ds_arena_alloc(a, nb, sizeof *s->use_ptr);
 	s->mark = ds_arena_alloc(a, nb, sizeof *s->mark);
 	s->wval = ds_arena_alloc(a, nb, sizeof *s->wval);
 	s->wsince = ds_arena_alloc(a, nb, sizeof *s->wsince);
 	s->wprot = ds_arena_alloc(a, nb, 1);
 	s->open_spill = ds_arena_alloc(a, nb, sizeof *s->open_spill);
-	s->use_pos = ds_arena_alloc(a, (size_t)g->use_off[g->n] + nb,
-				    sizeof *s->use_pos);
 	for (int m = 0; m < DS_NMEM; m++)
 		s->res[m] = ds_arena_alloc(a, nb, sizeof *s->res[m]);
-	s->p->offset = ds_alloc(s->h, nb, sizeof *s->p->offset);
-	return !a->failed && s->p->offset;
-}
-
-/* Positions of each buffer's uses and FREE along order, in order. */
-static void place_uses(placer *s, const int32_t *order)
-{
-	const ds_graph *g = s->g;
-	const int32_t n = g->n, nb = g->nbuf;
-	for (int32_t i = 0; i < n; i++) {
-		int32_t v = order[i];
-		if (g->kind[v] == DS_FREE)
-			s->use_off[g->buf[v] + 1]++;
-		for (int32_t k = g->use_off[v]; k < g->use_off[v + 1]; k++)
-			s->use_off[g->use[k] + 1]++;
-	}
-	for (int32_t b = 0; b < nb; b++) {
-		s->use_off[b + 1] += s->use_off[b];
-		s->use_ptr[b] = s->use_off[b];
+	if (a->failed || !ds_uses_init(&s->uses, g, order, a))
+		return false;
+	for (size_t b = 0; b < nb; b++) {
 		s->mark[b] = -1;
 		s->open_spill[b] = -1;
 	}
-	for (int32_t i = 0; i < n; i++) {
-		int32_t v = order[i];
-		if (g->kind[v] == DS_FREE)
-			s->use_pos[s->use_ptr[g->buf[v]]++] = i;
-		for (int32_t k = g->use_off[v]; k < g->use_off[v + 1]; k++)
-			s->use_pos[s->use_ptr[g->use[k]]++] = i;
-	}
-	for (int32_t b = 0; b < nb; b++)
-		s->use_ptr[b] = s->use_off[b];
+	s->p->offset = ds_alloc(s->h, nb, sizeof *s->p->offset);
+	return s->p->offset != NULL;
 }
 
 /* Node v at position i of the order: an ALLOC is placed, a FREE's buffer
@@ -495,10 +517,9 @@ int ds_place(const ds_graph *g, const int32_t *order,
 	ds_arena a;
 	ds_arena_init(&a, g->heap);
 	placer s = {.g = g, .o = o, .h = g->heap, .e = e, .p = out};
-	if (!place_alloc(&s, &a)) {
+	if (!place_alloc(&s, order, &a)) {
 		rc = ds_fail(e, DS_ENOMEM, "out of memory");
 	} else {
-		place_uses(&s, order);
 		for (int32_t i = 0; i < g->n && rc == DS_OK; i++)
 			rc = place_node(&s, order[i], i);
 	}

@@ -47,8 +47,12 @@
  * (rt_rotate_phase): for each reload the busiest pipe waits for, a
  * resident idle from before it until after it goes out after its last
  * use and lends it its addresses (the slot used longest ago, not the
- * one just used), each checked alone by a replay, all of them in one
- * candidate, kept when it gains a cycle per RT_ROT_BYTES_PER_CYCLE bytes;
+ * one just used), each checked alone by a replay, and of those the ones
+ * that fit the traffic cap together, the most cycles gained per byte
+ * first (in the plan's order, the first ones used up the cap: packed
+ * Conv_Case0 410,524 cycles at 41,472 bytes, 405,466 at 43,008 with
+ * the late layers' rotation taken instead), in one candidate, kept
+ * when it gains a cycle per RT_ROT_BYTES_PER_CYCLE bytes;
  * when the second is taken, the local search again from there
  * (Conv_Case0: 416,511 -> 413,994 cycles at the default budget, at
  * --traffic-budget 25 413,139 -> 393,721 at 56,448 bytes; see

@@ -461,33 +461,73 @@ static int32_t rot_reload(const rt *r, int32_t u, int32_t q)
 	return r->occ_at[v];
 }
 
+/* Keeps, of the rotations rx/rz[0..n) found (each passed rot_probe alone,
+ * gaining gain[k] cycles on the start of the node that waited), those
+ * that fit the traffic cap together, the most cycles per byte first
+ * (then the earlier), in their found order; returns how many. */
+static int32_t rot_select(rt *r, int32_t n, const int64_t *gain)
+{
+	const ds_graph *g = r->g;
+	int64_t ddr = r->cf.extra_ddr;
+	bool take[RT_MAX_ADD] = {false};
+	for (int32_t left = n; left > 0; left--) {
+		int32_t best = -1;
+		int64_t bt = 0;
+		for (int32_t k = 0; k < n; k++) {
+			int64_t tr = ds_spill_traffic(g, r->oc_buf[r->rz[k]]);
+			if (take[k] || ddr + tr > r->max_ddr)
+				continue;
+			/* gain[k] / tr > gain[best] / bt, exactly */
+			if (best < 0 || gain[k] * bt > gain[best] * tr)
+				best = k, bt = tr;
+		}
+		if (best < 0)
+			break;
+		take[best] = true;
+		ddr += bt;
+	}
+	int32_t m = 0;
+	for (int32_t k = 0; k < n; k++)
+		if (take[k]) {
+			r->rx[m] = r->rx[k];
+			r->rz[m] = r->rz[k];
+			m++;
+		}
+	return m;
+}
+
 /* One candidate in the trial plan: the rotations that pass rot_probe,
- * for the reloads the busiest pipe waits for, in the plan's order.  *nr:
- * how many (none: the trial is left as it is). */
+ * for the reloads the busiest pipe waits for, in the plan's order, each
+ * judged against the plan's own traffic; those that fit the cap
+ * together then (rot_select).  *nr: how many (none: the trial is left as
+ * it is). */
 static int rot_candidate(rt *r, int32_t *nr)
 {
 	memset(r->rmark, 0, (size_t)r->nocc);
-	int64_t ddr = r->cf.extra_ddr;
+	int64_t gain[RT_MAX_ADD];
 	int32_t q = busiest_pipe(r);
 	int rc = DS_OK;
 	*nr = 0;
-	for (int32_t i = 0; i < r->total && rc == DS_OK &&
+	for (int32_t i = 0; i < r->total && rc == DS_OK && *nr < RT_MAX_ADD &&
 			    r->cur.nspill + *nr < r->smax &&
 			    r->work < r->budget;
 	     i++) {
-		int32_t x = rot_reload(r, r->cur.order[i], q);
-		int32_t z = x < 0 ? -1 : rot_victim(r, x, ddr);
+		int32_t u = r->cur.order[i];
+		int32_t x = rot_reload(r, u, q);
+		int32_t z = x < 0 ? -1 : rot_victim(r, x, r->cf.extra_ddr);
 		if (z < 0)
 			continue;
 		r->rx[*nr] = x, r->rz[*nr] = z;
 		bool good;
-		rc = rot_probe(r, r->cur.order[i], *nr, &good);
+		rc = rot_probe(r, u, *nr, &good);
 		if (!good)
 			continue;
 		r->rmark[x] = r->rmark[z] = 1;
-		ddr += ds_spill_traffic(r->g, r->oc_buf[z]);
+		gain[*nr] = r->start[u] - r->tstart[u];
 		(*nr)++;
 	}
+	if (rc == DS_OK)
+		*nr = rot_select(r, *nr, gain);
 	if (rc == DS_OK && *nr > 0)
 		rot_build(r, 0, *nr);
 	return rc;

@@ -28,6 +28,26 @@ typedef struct ds_place_opts {
 	int32_t tie_pct; /* DS_VICTIM_AGED's tolerance */
 } ds_place_opts;
 
+/* Each buffer's uses along an order, by position: its operations and its
+ * FREE (ds_place.c; shared by both placers).  ptr moves forward only, so
+ * the positions asked of one buffer must not decrease between rewinds. */
+typedef struct ds_uses {
+	int32_t *off; /* [nbuf + 1] CSR into pos */
+	int32_t *pos;
+	int32_t *ptr; /* per buffer: its first use not before the last asked */
+} ds_uses;
+
+/* The arrays of u from a (false when one failed), then filled along order
+ * (the n graph nodes) and rewound. */
+bool ds_uses_init(ds_uses *u, const ds_graph *g, const int32_t *order,
+		  ds_arena *a);
+void ds_uses_rewind(ds_uses *u, const ds_graph *g);
+/* Position of b's next use at or after now (INT32_MAX: none). */
+int32_t ds_uses_next(ds_uses *u, int32_t b, int32_t now);
+/* Position of b's last use before the position last asked of
+ * ds_uses_next, -1 when none. */
+int32_t ds_uses_prev(const ds_uses *u, int32_t b);
+
 /* Every operation's buffers fit together in each memory; DS_EINPUT with
  * the node otherwise (such a graph cannot be placed at all). */
 int ds_check_fits(const ds_graph *g, ds_err *e);
@@ -37,6 +57,15 @@ int ds_check_fits(const ds_graph *g, ds_err *e);
  * do not fit. */
 int ds_place(const ds_graph *g, const int32_t *order,
 	     const ds_place_opts *o, ds_plan *out, ds_err *e);
+
+/* The same with the spills decided on bytes alone and the addresses
+ * after, for all occupancies at once (ds_pack.c); *fits false, and no
+ * plan, when no packing fits. */
+int ds_place_packed(const ds_graph *g, const int32_t *order,
+		    const ds_place_opts *o, ds_plan *out, bool *fits,
+		    ds_err *e);
+/* Whether the passes try ds_place_packed on g (a size limit). */
+bool ds_pack_applies(const ds_graph *g);
 
 /* ---- orders (ds_order.c) ---- */
 

@@ -121,7 +121,9 @@ static void bundled_graphs(void **state)
  * shorter with a 5% budget than without (on its DLR plan of 1,280 bytes,
  * before the pulled rounds: 35,295 and 32,766; a single phase at the
  * budget's limit got 32,670), and Conv_Case0 no longer gets longer (it
- * did: 444,269 against 443,054 without the budget). */
+ * did: 444,269 against 443,054 without the budget; on its DLR plan of
+ * 45,888 bytes, before DLR's packed placement, 443,054 and 442,520; on
+ * the packed one of 41,480, 436,304 at 0, 5 and 50). */
 static void budget_case(const char *file, int64_t want0, int64_t want5)
 {
 	ds_graph *g = load_bundled(file);
@@ -152,7 +154,7 @@ static void peak_budget_pays(void **state)
 {
 	(void)state;
 	budget_case("FlashAttention_Case0.json", 34713, 32249);
-	budget_case("Conv_Case0.json", 443054, 442520);
+	budget_case("Conv_Case0.json", 436304, 436304);
 }
 
 /* ---- generated graphs, tight memories: many spills ---- */

@@ -10,7 +10,8 @@
  * a window larger than any one victim frees two adjacent ones, a spilled
  * buffer comes back before its next use, and a graph that cannot be placed
  * at all is refused; the aged victim rule spills, among near-equal
- * choices, the buffer used longest ago.  On a generated tiled matmul the reuse pilot keeps
+ * choices, the buffer used longest ago; placed packed (ds_pack.c), a
+ * graph whose free bytes best fit leaves in two holes needs no spill.  On a generated tiled matmul the reuse pilot keeps
  * the traffic under a measured bound, renumbered too, and plans one whose
  * chains read no inputs. */
 #include "test_util.h"
@@ -553,6 +554,115 @@ static void contiguous_window(void **state)
 	ds_graph_free(g);
 }
 
+/* L1 = 100 filled by A, B, C and D (25 bytes each, written together);
+ * A and C are read and freed, then T (50 bytes) comes while B and D
+ * wait for their reader.  Along the order, best fit put A..D side by
+ * side, so the two free quarters are apart and T costs a spill; placed
+ * packed (ds_place_packed: the spills on bytes, the addresses after),
+ * A and C share one half with T and nothing is spilled. */
+#define FRAG_JSON(tsize)                                                     \
+	GRAPH(ALLOC(0, 0, 25, L1) "," ALLOC(1, 1, 25, L1) ","                \
+	      ALLOC(2, 2, 25, L1) "," ALLOC(3, 3, 25, L1) ","                \
+	      OP(4, WRITE, MTE1, 10, "0,1,2,3") ","                          \
+	      OP(5, READ, MTE1, 10, "0") "," FREE(6, 0, 25, L1) ","          \
+	      OP(7, READ, MTE1, 10, "2") "," FREE(8, 2, 25, L1) ","          \
+	      ALLOC(9, 4, tsize, L1) "," OP(10, WORK, MTE1, 10, "4") ","     \
+	      FREE(11, 4, tsize, L1) ","                                     \
+	      OP(12, READ, MTE1, 10, "1,3") "," FREE(13, 1, 25, L1) ","      \
+	      FREE(14, 3, 25, L1),                                           \
+	      "[4,5],[4,7],[10,12]")
+static const char frag_json[] = FRAG_JSON(50);
+/* T of 75 bytes: the bytes do not fit, B or D goes out and back */
+static const char frag75_json[] = FRAG_JSON(75);
+
+/* frag_json's graph placed in Id order: by ds_place (packed false) or
+ * ds_place_packed; the plan must pass ds_replay. */
+static void place_frag(const ds_graph *g, bool packed, ds_plan *p,
+		       ds_figures *f)
+{
+	int32_t order[15];
+	assert_int_equal(g->n, 15);
+	for (int32_t i = 0; i < g->n; i++)
+		order[i] = i;
+	ds_place_opts o = {DS_BEST_FIT, DS_VICTIM_FURTHEST, 0};
+	ds_err e;
+	bool fits = true;
+	int rc = packed ? ds_place_packed(g, order, &o, p, &fits, &e)
+			: ds_place(g, order, &o, p, &e);
+	if (rc)
+		fail_msg("placement failed: %s", e.msg);
+	assert_true(fits);
+	if (ds_replay(g, p, NULL, f, &e))
+		fail_msg("replay refuses the plan: %s", e.msg);
+}
+
+static void packed_without_holes(void **state)
+{
+	(void)state;
+	ds_graph *g = load_l1(frag_json, 100);
+	ds_plan p;
+	ds_figures f;
+	place_frag(g, false, &p, &f);
+	assert_int_equal(f.spills, 1);
+	ds_plan_free(g->heap, &p);
+	place_frag(g, true, &p, &f);
+	assert_int_equal(f.spills, 0);
+	assert_int_equal(f.extra_ddr, 0);
+	/* T lies where A and C were */
+	int64_t t = p.offset[ds_graph_find_buf(g, 4)];
+	int64_t a = p.offset[ds_graph_find_buf(g, 0)];
+	int64_t c = p.offset[ds_graph_find_buf(g, 2)];
+	assert_true(a >= t && a + 25 <= t + 50);
+	assert_true(c >= t && c + 25 <= t + 50);
+	ds_plan_free(g->heap, &p);
+	ds_graph_free(g);
+	g = load_l1(frag75_json, 100);
+	place_frag(g, true, &p, &f);
+	assert_int_equal(f.spills, 1);
+	assert_int_equal(f.extra_ddr, 50);
+	check_reloads(g, &p);
+	ds_plan_free(g->heap, &p);
+	ds_graph_free(g);
+}
+
+/* ds_place_packed under every allocation failing in turn. */
+typedef struct frag_ctx {
+	ds_graph *g;
+	ds_plan p;
+} frag_ctx;
+
+static int frag_run(void *ctx, ds_err *e)
+{
+	frag_ctx *c = ctx;
+	int32_t order[15];
+	for (int32_t i = 0; i < 15; i++)
+		order[i] = i;
+	ds_place_opts o = {DS_BEST_FIT, DS_VICTIM_COST, 0};
+	bool fits;
+	return ds_place_packed(c->g, order, &o, &c->p, &fits, e);
+}
+
+static void frag_done(void *ctx, int rc)
+{
+	frag_ctx *c = ctx;
+	if (rc == DS_OK)
+		ds_plan_free(c->g->heap, &c->p);
+}
+
+static void packed_out_of_memory(void **state)
+{
+	(void)state;
+	ds_faulty st = {0, 0, 0};
+	ds_heap fh = ds_heap_faulty(&st);
+	frag_ctx c = {load_l1(frag75_json, 100), {0}};
+	const ds_heap *keep = c.g->heap;
+	c.g->heap = &fh;
+	sweep w = {frag_run, frag_done, &c};
+	assert_true(alloc_sweep(&st, &w) > 0);
+	c.g->heap = keep;
+	ds_graph_free(c.g);
+}
+
 /* One operation needs more L1 than there is: refused, nothing returned. */
 static void cannot_be_placed(void **state)
 {
@@ -1019,6 +1129,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(copyin_victim_costs_size),
 		cmocka_unit_test(contiguous_window),
+		cmocka_unit_test(packed_without_holes),
+		cmocka_unit_test(packed_out_of_memory),
 		cmocka_unit_test(aged_victims),
 		cmocka_unit_test(pull_spilled_use),
 		cmocka_unit_test(pull_any_pair),
