@@ -537,9 +537,7 @@ int ds_place_packed(const ds_graph *g, const int32_t *order,
 {
 	memset(out, 0, sizeof *out);
 	*fits = false;
-	int rc = ds_order_check(g, order, "placement", e);
-	if (rc == DS_OK)
-		rc = ds_check_fits(g, e);
+	int rc = ds_place_check(g, order, e);
 	if (rc)
 		return rc;
 	ds_arena a;

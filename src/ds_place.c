@@ -505,13 +505,17 @@ static int place_node(placer *s, int32_t v, int32_t i)
 	return rc == DS_OK ? emit(s, v) : rc;
 }
 
+int ds_place_check(const ds_graph *g, const int32_t *order, ds_err *e)
+{
+	int rc = ds_order_check(g, order, "placement", e);
+	return rc ? rc : ds_check_fits(g, e);
+}
+
 int ds_place(const ds_graph *g, const int32_t *order,
 	     const ds_place_opts *o, ds_plan *out, ds_err *e)
 {
 	memset(out, 0, sizeof *out);
-	int rc = ds_order_check(g, order, "placement", e);
-	if (rc == DS_OK)
-		rc = ds_check_fits(g, e);
+	int rc = ds_place_check(g, order, e);
 	if (rc)
 		return rc;
 	ds_arena a;

@@ -52,6 +52,11 @@ int32_t ds_uses_prev(const ds_uses *u, int32_t b);
  * the node otherwise (such a graph cannot be placed at all). */
 int ds_check_fits(const ds_graph *g, ds_err *e);
 
+/* What both placers require: order is a topological order of the n
+ * nodes (ds_order_check) and every operation's buffers fit (ds_check_fits);
+ * DS_EINPUT naming the problem otherwise. */
+int ds_place_check(const ds_graph *g, const int32_t *order, ds_err *e);
+
 /* Places the buffers along order (a topological order of all n nodes,
  * checked: DS_EINPUT otherwise, see ds_order_check) and spills where they
  * do not fit. */

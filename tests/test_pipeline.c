@@ -447,6 +447,20 @@ static void renumbered_same_final(void **state)
 	ds_graph_free(g);
 }
 
+/* g planned by ds_run up to stage (DS_STAGE_MPAS, _DLR or _CPE) at the
+ * default options, into *p (free it) with its figures *f; the test fails
+ * when it does not plan. */
+static inline void must_run_stage(const ds_graph *g, int stage, ds_plan *p,
+				  ds_figures *f)
+{
+	ds_run_opts o;
+	ds_run_opts_default(&o);
+	o.stage = stage;
+	ds_err e;
+	if (ds_run(g, &o, p, f, &e))
+		fail_msg("%s: %s", g->source, e.msg);
+}
+
 /* DLR's packed placement where the first packing of a memory does not
  * fit: the spills decided again with the capacity lowered where the
  * occupancies stood out (ds_pack.c, pk_lower).  `dansched gen --kind
@@ -456,14 +470,9 @@ static void packed_dlr_lowered(void **state)
 {
 	(void)state;
 	ds_graph *g = must_generate(DS_GEN_RANDOM, 2000, 11);
-	ds_run_opts o;
-	ds_run_opts_default(&o);
-	o.stage = DS_STAGE_DLR;
 	ds_plan p;
 	ds_figures f;
-	ds_err e;
-	if (ds_run(g, &o, &p, &f, &e))
-		fail_msg("%s: %s", g->source, e.msg);
+	must_run_stage(g, DS_STAGE_DLR, &p, &f);
 	assert_int_equal(f.extra_ddr, 544);
 	ds_plan_free(g->heap, &p);
 	ds_graph_free(g);
