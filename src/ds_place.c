@@ -46,8 +46,7 @@ typedef struct placer {
 	/* per buffer */
 	uint8_t *state;
 	int64_t *off;
-	ds_uses uses;
-
+	ds_uses uses;			     /* along the order */
 	int32_t *mark;			     /* protection stamp */
 	/* per memory: resident buffers sorted by offset */
 	slot *res[DS_NMEM];
@@ -73,6 +72,8 @@ static int emit(placer *s, int32_t v)
 	p->order[p->len++] = v;
 	return DS_OK;
 }
+
+/* ---- each buffer's uses along the order (ds_uses, ds_pack.c's too) ---- */
 
 bool ds_uses_init(ds_uses *u, const ds_graph *g, const int32_t *order,
 		  ds_arena *a)
