@@ -377,6 +377,10 @@ typedef struct ds_figures {
 	bool has_memory;	   /* offsets were checked, reuse edges used */
 } ds_figures;
 
+/* Plan p's order without its spill nodes into out[0..n): the graph's
+ * nodes in the order p runs them. */
+void ds_plan_nodes(const ds_graph *g, const ds_plan *p, int32_t *out);
+
 /* Keep-if-better, one home: with take, the candidate *cand (figures
  * *fcand) replaces *cur and *fcur, cur's plan freed; else cand's plan is
  * freed.  Either way cand is left empty (its plan owned or freed). */

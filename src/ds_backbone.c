@@ -218,15 +218,6 @@ static int backbone_tail(const ds_graph *g, const ds_run_opts *o,
 	return rc;
 }
 
-/* Plan p's order without its spill nodes into out[0..n). */
-static void plan_nodes(const ds_graph *g, const ds_plan *p, int32_t *out)
-{
-	int32_t len = 0;
-	for (int32_t i = 0; i < p->len; i++)
-		if (p->order[i] < g->n)
-			out[len++] = p->order[i];
-}
-
 /* Pairs backbone_pulled looks at, at most (in the order of their first
  * SPILL_OUTs).  Conv_Case0's backbone (its relay order, aged) has 21; the
  * one pull taken is the first. */
@@ -330,7 +321,7 @@ static int backbone_pulled(const ds_graph *g, const ds_run_opts *o,
 		return ds_fail(e, DS_ENOMEM, "out of memory");
 	}
 	int32_t npairs = 0;
-	plan_nodes(g, base, ord);
+	ds_plan_nodes(g, base, ord);
 	ds_plan p = {0};
 	int taken = 0;
 	int rc = ds_pull_pairs(g, base, PULL_PAIRS, pair, pair + PULL_PAIRS,
@@ -398,7 +389,7 @@ int ds_backbone_choose(const ds_graph *g, const ds_run_opts *o,
 	int32_t *order = ds_alloc(g->heap, 2 * (size_t)g->n, sizeof *order);
 	if (!order)
 		return ds_fail(e, DS_ENOMEM, "out of memory");
-	plan_nodes(g, dlr, order);
+	ds_plan_nodes(g, dlr, order);
 	const int64_t cap = ds_traffic_cap(o, df->extra_ddr);
 	int64_t ddr;
 	int rc = DS_OK;

@@ -284,10 +284,7 @@ static int dlr_packed(const ds_graph *g, const int32_t *mpas, ds_plan *best,
 	int32_t *own = ds_alloc(g->heap, (size_t)g->n, sizeof *own);
 	if (!own)
 		return ds_fail(e, DS_ENOMEM, "out of memory");
-	int32_t len = 0;
-	for (int32_t i = 0; i < best->len; i++)
-		if (best->order[i] < g->n)
-			own[len++] = best->order[i];
+	ds_plan_nodes(g, best, own);
 	int rc = DS_OK;
 	for (int k = 0; k < 4 && rc == DS_OK; k++)
 		rc = dlr_pack_one(g, k < 2 ? mpas : own,

@@ -20,6 +20,14 @@ void ds_plan_free(const ds_heap *h, ds_plan *p)
 	memset(p, 0, sizeof *p);
 }
 
+void ds_plan_nodes(const ds_graph *g, const ds_plan *p, int32_t *out)
+{
+	int32_t len = 0;
+	for (int32_t i = 0; i < p->len; i++)
+		if (p->order[i] < g->n)
+			out[len++] = p->order[i];
+}
+
 void ds_plan_keep(const ds_heap *h, bool take, ds_plan *cur,
 		  ds_figures *fcur, ds_plan *cand, const ds_figures *fcand)
 {
