@@ -127,6 +127,8 @@ static const char usage_schedule[] =
 	"                        is kept where it is shorter with no more\n"
 	"                        traffic, and above 5 the plan at the next\n"
 	"                        lower of 5, 25, 100 and 400 where it is\n"
+	"                        shorter, and the plan from the starting\n"
+	"                        plan chosen within 5's cap where that is\n"
 	"                        shorter\n"
 	"  --peak-budget PCT     CPE may raise peak_vstay by PCT % over the DLR\n"
 	"                        plan's where keeping it held CPE back\n"
