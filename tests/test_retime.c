@@ -436,20 +436,12 @@ static void rotations_at_budget(void **state)
 	ds_graph_free(g);
 }
 
-/* Where the renumbered copy (seed 14) is known to stray more than 3%: the
- * makespan it reaches (build/tests/test_retime), else 0.  Quality must not
- * depend on Ids: each entry is a known bug, reported to the lead.
- * Matmul_Case0: DLR on that copy gets 12,672 bytes of traffic instead of
- * 11,520 (99 spills, not 90: its lower_bnd 83,418, not 78,952); the
- * staggered backbone (ds_dlr_stagger.c) takes both to 1.08-1.11 x their
- * own bound, 87,470 and 90,460 (3.4% apart; 93,018 and 92,785 before;
- * 87,306 and 90,460 with retime's readiness phase, 3.6%). */
-static int64_t renumbered_known(const char *name)
-{
-	return strcmp(name, "Matmul_Case0") == 0 ? 90460 : 0;
-}
-
-/* The pipeline on a renumbered copy: the same final makespan within 3%. */
+/* The pipeline on a renumbered copy (Ids and BufIds shuffled, seed 14):
+ * the same final makespan and traffic.  The issue's rule is 3 %; the
+ * structural rank that breaks the passes' ties is canonical, so the
+ * figures are the same (Matmul_Case0's copy was 3.6 % longer until its
+ * DLR plan needed 99 spills instead of 90: 90,460 cycles against
+ * 87,470; now 85,347 both). */
 static void renumbered_copy(void **state)
 {
 	(void)state;
@@ -468,15 +460,8 @@ static void renumbered_copy(void **state)
 			fail_msg("%s: %s", some[c], e.msg);
 		print_message("%s: makespan %lld, renumbered %lld\n", some[c],
 			      (long long)f.makespan, (long long)fr.makespan);
-		double d = (double)fr.makespan / (double)f.makespan;
-		if (d > 1.03 && fr.makespan <= renumbered_known(some[c]))
-			print_message("%s: renumbered copy %lld vs %lld (known "
-				      "gap)\n",
-				      some[c], (long long)fr.makespan,
-				      (long long)f.makespan);
-		else if (d > 1.03 || d < 1 / 1.03)
-			fail_msg("%s: renumbered copy %lld vs %lld", some[c],
-				 (long long)fr.makespan, (long long)f.makespan);
+		assert_int_equal(fr.makespan, f.makespan);
+		assert_int_equal(fr.extra_ddr, f.extra_ddr);
 		ds_plan_free(g->heap, &p);
 		ds_plan_free(r->heap, &q);
 		free(perm);
