@@ -471,6 +471,27 @@ static void keep_shorter(const ds_graph *g, ds_plan *out, ds_figures *f,
 		     out, f, q, fq);
 }
 
+/* o without its progress lines, at traffic budget pct. */
+static ds_run_opts quiet_at(const ds_run_opts *o, double pct)
+{
+	ds_run_opts q = *o;
+	q.progress = NULL;
+	q.cpe.traffic_budget_pct = pct;
+	return q;
+}
+
+/* The end of a floor's run: with rc DS_OK, plan q (figures fq) made and
+ * kept as keep_shorter says; else q freed.  Returns rc. */
+static int keep_made(const ds_graph *g, int rc, ds_plan *out, ds_figures *f,
+		     ds_plan *q, const ds_figures *fq)
+{
+	if (rc == DS_OK)
+		keep_shorter(g, out, f, q, fq);
+	else
+		ds_plan_free(g->heap, q);
+	return rc;
+}
+
 /* CPE and retiming again, each from the other's plan, while the pair
  * shortens it: CPE reworks the order around the spills retiming added and
  * moved, and retiming then finds the waits of the new critical chain.
@@ -543,11 +564,7 @@ static int chain_from_prev(const ds_graph *g, const ds_run_opts *o,
 	if (rc == DS_OK && rounds_peak > 0)
 		rc = cpe_retime_rounds(g, &quiet, rounds_peak, dlr_ddr, &q, &fq,
 				       e);
-	if (rc == DS_OK)
-		keep_shorter(g, out, f, &q, &fq);
-	else
-		ds_plan_free(g->heap, &q);
-	return rc;
+	return keep_made(g, rc, out, f, &q, &fq);
 }
 
 /* With more effort (--effort N > 1), CPE and retime also from the
@@ -629,16 +646,13 @@ static int chain_keep(const ds_graph *g, const ds_run_opts *o,
 	memset(&q, 0, sizeof q);
 	ds_figures fq;
 	int rc = chain_on(g, &quiet, bb, dlr, df, &q, &fq, NULL, e);
-	if (rc == DS_OK)
-		keep_shorter(g, out, f, &q, &fq);
-	else
-		ds_plan_free(g->heap, &q);
-	return rc;
+	return keep_made(g, rc, out, f, &q, &fq);
 }
 
-/* The floors (lean, budget, ladder) apply to graphs of at most this many nodes (the
- * limit of the rounds, CPE_RETIME_MAX_NODES): at 1M nodes it would
- * double the cpe line of `schedule -v` (22 s). */
+/* The floors (lean, budget, ladder) apply to graphs of at most this
+ * many nodes (the limit of the rounds, CPE_RETIME_MAX_NODES): at 1M
+ * nodes the budget floor would double the cpe line of `schedule -v`
+ * (22 s). */
 #define BUDGET_FLOOR_MAX_NODES CPE_RETIME_MAX_NODES
 
 /* The budget a backbone may spend at most in the lean floor: the
@@ -674,9 +688,7 @@ static int lean_floor(const ds_graph *g, const ds_run_opts *o,
 	if (o->cpe.traffic_budget_pct <= LEAN_BUDGET_PCT ||
 	    g->n > BUDGET_FLOOR_MAX_NODES)
 		return DS_OK;
-	ds_run_opts lean = *o;
-	lean.progress = NULL;
-	lean.cpe.traffic_budget_pct = LEAN_BUDGET_PCT;
+	ds_run_opts lean = quiet_at(o, LEAN_BUDGET_PCT);
 	ds_backbone lb;
 	int rc = ds_backbone_choose(g, &lean, dlr, df, d->packed, &lb, e);
 	if (rc == DS_OK && (lb.best.makespan != bb->best.makespan ||
@@ -733,9 +745,7 @@ static int budget_floor(const ds_graph *g, const ds_run_opts *o,
 	if (o->cpe.traffic_budget_pct <= 0 || df->extra_ddr == 0 ||
 	    g->n > BUDGET_FLOOR_MAX_NODES)
 		return DS_OK;
-	ds_run_opts zero = *o;
-	zero.progress = NULL;
-	zero.cpe.traffic_budget_pct = 0;
+	ds_run_opts zero = quiet_at(o, 0);
 	ds_plan q;
 	memset(&q, 0, sizeof q);
 	ds_figures fq;
@@ -779,18 +789,12 @@ static int ladder_floor(const ds_graph *g, const ds_run_opts *o,
 	if (below == 0 || df->extra_ddr == 0 ||
 	    g->n > BUDGET_FLOOR_MAX_NODES)
 		return DS_OK;
-	ds_run_opts lower = *o;
-	lower.progress = NULL;
-	lower.cpe.traffic_budget_pct = below;
+	ds_run_opts lower = quiet_at(o, below);
 	ds_plan q;
 	memset(&q, 0, sizeof q);
 	ds_figures fq;
 	int rc = cpe_stage(g, &lower, d, dlr, df, &q, &fq, NULL, e);
-	if (rc == DS_OK)
-		keep_shorter(g, out, f, &q, &fq);
-	else
-		ds_plan_free(g->heap, &q);
-	return rc;
+	return keep_made(g, rc, out, f, &q, &fq);
 }
 
 /* CPE's stage before its check: CPE's chain from DLR's plan (figures
