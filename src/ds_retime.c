@@ -840,28 +840,31 @@ static int round_once(rt *r, int32_t *usrc, bool *took)
 
 /* ---- the pass ---- */
 
-static int rt_init(rt *r, const ds_graph *g, const ds_plan *in,
-		   const ds_retime_opts *o, ds_err *e)
+/* The pipes spill nodes run on (MTE2, MTE3: numbered after the graph's
+ * own where it has none), the search's budgets and the plan's room for
+ * added spills; *np: the pipes counted. */
+static void rt_limits(rt *r, const ds_graph *g, const ds_plan *in,
+		      const ds_retime_opts *o, int32_t *np)
 {
-	memset(r, 0, sizeof *r);
-	r->g = g;
-	r->h = g->heap;
-	r->e = e;
-	r->total = in->len;
-	ds_arena_init(&r->a, g->heap);
-	int32_t np = g->npipes;
+	*np = g->npipes;
 	r->mte2 = ds_graph_find_pipe(g, "MTE2");
 	r->mte3 = ds_graph_find_pipe(g, "MTE3");
 	if (r->mte3 < 0)
-		r->mte3 = np++;
+		r->mte3 = (*np)++;
 	if (r->mte2 < 0)
-		r->mte2 = np++;
+		r->mte2 = (*np)++;
 	int64_t effort = o && o->effort > 0 ? o->effort : 1;
 	r->budget = RT_WORK * effort;
 	r->rot_budget = RT_ROT_WORK * effort;
 	r->max_ddr = o ? o->max_extra_ddr : -1;
 	r->smax = in->nspill + RT_MAX_ADD;
 	r->tmax = in->len + 2 * RT_MAX_ADD;
+}
+
+/* The search's arrays, from r's arena, sized by rt_limits' room; false
+ * when one could not be had. */
+static bool rt_arrays(rt *r, const ds_graph *g, int32_t np)
+{
 	size_t t = (size_t)r->tmax + 1, no = (size_t)g->nbuf + r->smax + 1;
 	ds_arena *a = &r->a;
 	r->start = ds_arena_alloc(a, t, sizeof *r->start);
@@ -899,7 +902,22 @@ static int rt_init(rt *r, const ds_graph *g, const ds_plan *in,
 	r->rmark = ds_arena_alloc(a, no, sizeof *r->rmark);
 	r->rx = ds_arena_alloc(a, RT_MAX_ADD, sizeof *r->rx);
 	r->rz = ds_arena_alloc(a, RT_MAX_ADD, sizeof *r->rz);
-	if (a->failed || plan_alloc(r, &r->cur) || plan_alloc(r, &r->trial))
+	return !a->failed;
+}
+
+static int rt_init(rt *r, const ds_graph *g, const ds_plan *in,
+		   const ds_retime_opts *o, ds_err *e)
+{
+	memset(r, 0, sizeof *r);
+	r->g = g;
+	r->h = g->heap;
+	r->e = e;
+	r->total = in->len;
+	ds_arena_init(&r->a, g->heap);
+	int32_t np;
+	rt_limits(r, g, in, o, &np);
+	if (!rt_arrays(r, g, np) || plan_alloc(r, &r->cur) ||
+	    plan_alloc(r, &r->trial))
 		return ds_fail(e, DS_ENOMEM, "out of memory");
 	rt_plan_copy(g, in, &r->cur);
 	return DS_OK;
