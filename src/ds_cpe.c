@@ -597,6 +597,36 @@ static int64_t cpe_relaxed_rounds(const ds_graph *g, const ds_cpe_opts *o,
 	return k < rounds ? k : rounds;
 }
 
+/* The rounds within the input's peak, then, when the guard held
+ * something back and the budget lets the peak rise, the rounds again
+ * with the limit relaxed to the budget: never worse than the first
+ * phase (its plan is the best so far, in *b), and the extra rounds only
+ * where the limit bound.  bb and cand: the rounds' scratch plans. */
+static int cpe_phases(cpe *c, const ds_cpe_opts *o, ds_plan *bb,
+		      ds_plan *cand, best *b, ds_err *e)
+{
+	const ds_graph *g = c->g;
+	int64_t rounds = CPE_DEFAULT_ROUNDS * cpe_effort(o);
+	int rc = DS_OK;
+	for (int phase = 0; phase < 2 && rc == DS_OK; phase++) {
+		int64_t nr = rounds;
+		if (phase == 1) {
+			nr = cpe_relaxed_rounds(g, o, rounds);
+			if (b->refused == 0 || b->peak_budget <= b->max_peak)
+				break;
+			b->max_peak = b->peak_budget;
+		}
+		int64_t stay_sum = cpe_stay_sum(g, b->max_peak);
+		for (int64_t r = 0; r < nr; r++) {
+			int64_t before = b->f.makespan;
+			if ((rc = cpe_round(c, bb, cand, b, stay_sum, e)) ||
+			    !cpe_another_round(o, before, b->f.makespan))
+				break;
+		}
+	}
+	return rc;
+}
+
 int ds_cpe(const ds_graph *g, const ds_plan *in, const ds_cpe_opts *o,
 	   ds_plan *out, ds_err *e)
 {
@@ -610,7 +640,6 @@ int ds_cpe(const ds_graph *g, const ds_plan *in, const ds_cpe_opts *o,
 	if (rc)
 		return rc;
 	cpe_budgets(&b, o);
-	int64_t rounds = CPE_DEFAULT_ROUNDS * cpe_effort(o);
 
 	cpe c;
 	ds_plan cand, bb;
@@ -624,27 +653,7 @@ int ds_cpe(const ds_graph *g, const ds_plan *in, const ds_cpe_opts *o,
 		goto out;
 	}
 	cpe_plan_copy(g, in, &b.plan);
-	/* the rounds within the input's peak, then, when the guard held
-	 * something back and the budget lets the peak rise, the rounds
-	 * again with the limit relaxed to the budget: never worse than the
-	 * first phase (its plan is the best so far), and the extra rounds
-	 * only where the limit bound */
-	for (int phase = 0; phase < 2 && rc == DS_OK; phase++) {
-		int64_t nr = rounds;
-		if (phase == 1) {
-			nr = cpe_relaxed_rounds(g, o, rounds);
-			if (b.refused == 0 || b.peak_budget <= b.max_peak)
-				break;
-			b.max_peak = b.peak_budget;
-		}
-		int64_t stay_sum = cpe_stay_sum(g, b.max_peak);
-		for (int64_t r = 0; r < nr; r++) {
-			int64_t before = b.f.makespan;
-			if ((rc = cpe_round(&c, &bb, &cand, &b, stay_sum, e)) ||
-			    !cpe_another_round(o, before, b.f.makespan))
-				break;
-		}
-	}
+	rc = cpe_phases(&c, o, &bb, &cand, &b, e);
 out:
 	cpe_free(&c);
 	ds_plan_free(h, &cand);
