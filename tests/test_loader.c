@@ -5,6 +5,8 @@
  * right CSR arrays and buffer table. */
 #include "test_util.h"
 
+#include <cjson/cJSON.h>
+
 /* The smallest sensible graph: ALLOC -> EXP -> FREE of one UB buffer. */
 #define TINY                                                                 \
 	GRAPH(ALLOC(0, 7, 16, UB) "," OP(1, EXP, VECTOR, 60, "7") "," FREE( \
@@ -701,6 +703,147 @@ static void bundled_graphs_load(void **state)
 	assert_true(for_each_bundled(check_loaded, NULL) >= 1);
 }
 
+/* ---- one element at a time, or the whole document ---- */
+
+/* Heap calls that loading json makes (ds_heap_faulty counting), *g the
+ * graph (NULL when refused). */
+static long load_counted(const char *json, ds_graph **g)
+{
+	ds_faulty st = {0};
+	ds_heap h = ds_heap_faulty(&st);
+	ds_caps caps;
+	ds_caps_default(&caps);
+	ds_err e;
+	*g = NULL;
+	(void)ds_load_json_text(&h, "t.json", json, strlen(json), &caps, g, &e);
+	return st.calls;
+}
+
+#define SIX_NODES                                                            \
+	N_ALLOC5 "," N_ALLOC3 "," N_COPYIN "," N_EXP "," N_FREE3 "," N_FREE5
+
+static void streamed_or_whole(void **state)
+{
+	(void)state;
+	/* the usual shape is read one element at a time; another key, the
+	 * edges first, a second "Nodes" take the whole-document path, which
+	 * feeds the builder again after the streamed attempt stopped */
+	static const char *const whole[] = {
+		"{\"Nodes\":[" SIX_NODES "],\"Edges\":[" SIX_EDGES
+		"],\"Name\":\"six\"}",
+		"{\"Edges\":[" SIX_EDGES "],\"Nodes\":[" SIX_NODES "]}",
+		"{\"Nodes\":[" SIX_NODES "],\"Edges\":[" SIX_EDGES
+		"]\f}",
+	};
+	ds_graph *g;
+	long streamed = load_counted(GRAPH(SIX_NODES, SIX_EDGES), &g);
+	assert_non_null(g);
+	check_six(g);
+	ds_graph_free(g);
+	for (size_t k = 0; k < sizeof whole / sizeof *whole; k++) {
+		long calls = load_counted(whole[k], &g);
+		if (!g)
+			fail_msg("refused: %s", whole[k]);
+		check_six(g);
+		ds_graph_free(g);
+		assert_true(calls > streamed);
+	}
+	/* both say the same of a bad element; the first node's Id is a
+	 * string (streamed: the node fails, the whole path says why) */
+	refuse(GRAPH("{\"Id\":\"0\",\"Op\":\"ALLOC\",\"BufId\":5,\"Size\":16,"
+		     "\"Type\":\"UB\"}",
+		     "[0,1]"),
+	       "node at index 0", "\"0\"");
+	refuse("{\"Nodes\":[" SIX_NODES "],\"Nodes\":[],\"Edges\":[" SIX_EDGES
+	       "]}",
+	       "\"Nodes\"", "2 times");
+}
+
+/* A node nested k arrays deep in a key of its own. */
+static char *deep_node(int k)
+{
+	const char *head = "{\"Nodes\":[" N_ALLOC5 "," N_ALLOC3 "," N_COPYIN
+			   "," N_EXP "," N_FREE3 ",{\"Id\":5,\"Op\":\"FREE\","
+			   "\"BufId\":5,\"Size\":16,\"Type\":\"UB\",\"X\":";
+	const char *tail = "}],\"Edges\":[" SIX_EDGES "]}";
+	size_t n = strlen(head) + 2 * (size_t)k + strlen(tail) + 1;
+	char *t = malloc(n);
+	assert_non_null(t);
+	char *c = t + sprintf(t, "%s", head);
+	memset(c, '[', (size_t)k);
+	memset(c + k, ']', (size_t)k);
+	strcpy(c + 2 * k, tail);
+	return t;
+}
+
+static void nesting_limit(void **state)
+{
+	(void)state;
+	/* cJSON refuses a document nested more than CJSON_NESTING_LIMIT
+	 * deep; a node parsed alone starts three levels further up, and
+	 * must still be refused where the document is */
+	int k = CJSON_NESTING_LIMIT - 3; /* root, "Nodes", the node */
+	char *ok = deep_node(k), *deep = deep_node(k + 1);
+	ds_graph *g = must_load(ok);
+	check_six(g);
+	ds_graph_free(g);
+	refuse(deep, "t.json:1:", "JSON syntax error");
+	free(ok);
+	free(deep);
+	/* a byte order mark is skipped at the start of the file only */
+	refuse("{\"Nodes\":[\xEF\xBB\xBF" SIX_NODES "],\"Edges\":[" SIX_EDGES
+	       "]}",
+	       "t.json:1:", "JSON syntax error");
+}
+
+/* Each bundled graph read one element at a time and as a whole (a key
+ * added at the end) is the same graph: the same file written. */
+static void same_both_ways(const char *name, const char *path, ds_graph *g,
+			   void *ud)
+{
+	const char *dir = ud;
+	char *text;
+	size_t len;
+	ds_err e;
+	assert_int_equal(ds_read_file(ds_heap_std(), path, &text, &len, &e),
+			 DS_OK);
+	assert_true(len > 0 && text[len - 1] == '}');
+	char *whole = malloc(len + 16);
+	assert_non_null(whole);
+	memcpy(whole, text, len - 1);
+	memcpy(whole + len - 1, ",\"X\":0}", 7);
+	ds_caps caps;
+	ds_caps_default(&caps);
+	ds_graph *w = NULL;
+	assert_int_equal(ds_load_json_text(ds_heap_std(), path, whole, len + 6,
+					   &caps, &w, &e),
+			 DS_OK);
+	char a[512], b[512];
+	snprintf(a, sizeof a, "%s/%s_streamed.json", dir, name);
+	snprintf(b, sizeof b, "%s/%s_whole.json", dir, name);
+	assert_int_equal(ds_write_json(g, a, &e), DS_OK);
+	assert_int_equal(ds_write_json(w, b, &e), DS_OK);
+	char *ta, *tb;
+	size_t la, lb;
+	assert_int_equal(ds_read_file(ds_heap_std(), a, &ta, &la, &e), DS_OK);
+	assert_int_equal(ds_read_file(ds_heap_std(), b, &tb, &lb, &e), DS_OK);
+	assert_int_equal(la, lb);
+	assert_memory_equal(ta, tb, la);
+	free(ta);
+	free(tb);
+	free(whole);
+	free(text);
+	ds_graph_free(w);
+}
+
+static void bundled_both_ways(void **state)
+{
+	(void)state;
+	char *dir = make_tmpdir();
+	assert_true(for_each_bundled(same_both_ways, dir) >= 1);
+	rm_tree(dir);
+}
+
 static void missing_file(void **state)
 {
 	(void)state;
@@ -1045,6 +1188,9 @@ int main(void)
 		cmocka_unit_test(valid_out_of_order),
 		cmocka_unit_test(valid_builder),
 		cmocka_unit_test(bundled_graphs_load),
+		cmocka_unit_test(streamed_or_whole),
+		cmocka_unit_test(nesting_limit),
+		cmocka_unit_test(bundled_both_ways),
 		cmocka_unit_test(missing_file),
 		cmocka_unit_test(allocation_failures),
 	};
