@@ -15,13 +15,17 @@
  * which says what is wrong; so both accept the same files, feed the
  * builder the same calls in the same order and refuse with the same
  * message.
+ *
  * Guarantees: a loaded graph has passed every check of ds_builder_finish;
  * before that, every structural problem of the file (bad UTF-8, syntax,
  * missing or duplicate keys, wrong JSON types, numbers that are not integers
  * in 0..DS_VALUE_MAX) is refused with one line that starts with the file
  * name and names the item.  ds_write_json writes the exact layout of the
  * bundled data (tabs, CRLF, no final newline), so loading a bundled file and
- * writing it back reproduces it byte for byte. */
+ * writing it back reproduces it byte for byte.
+ * Cost: time linear in the text (twice for a file the streamed path
+ * leaves); memory the text, the builder and one element's tree (the
+ * whole document's on the other path). */
 #include "ds.h"
 
 #include <cjson/cJSON.h>
