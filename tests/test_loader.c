@@ -726,8 +726,9 @@ static void streamed_or_whole(void **state)
 {
 	(void)state;
 	/* the usual shape is read one element at a time; another key, the
-	 * edges first, a second "Nodes" take the whole-document path, which
-	 * feeds the builder again after the streamed attempt stopped */
+	 * edges first, white space cJSON allows and JSON does not (a form
+	 * feed) take the whole-document path, which feeds the builder again
+	 * after the streamed attempt stopped: more heap calls */
 	static const char *const whole[] = {
 		"{\"Nodes\":[" SIX_NODES "],\"Edges\":[" SIX_EDGES
 		"],\"Name\":\"six\"}",
@@ -748,8 +749,8 @@ static void streamed_or_whole(void **state)
 		ds_graph_free(g);
 		assert_true(calls > streamed);
 	}
-	/* both say the same of a bad element; the first node's Id is a
-	 * string (streamed: the node fails, the whole path says why) */
+	/* a bad element (the first node's Id a string) stops the streamed
+	 * attempt and the whole path names it; so is a second "Nodes" */
 	refuse(GRAPH("{\"Id\":\"0\",\"Op\":\"ALLOC\",\"BufId\":5,\"Size\":16,"
 		     "\"Type\":\"UB\"}",
 		     "[0,1]"),
