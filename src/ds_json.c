@@ -353,6 +353,15 @@ static bool json_space(char c)
 	return c == ' ' || c == '\t' || c == '\n' || c == '\r';
 }
 
+/* The first position from at on that is not JSON white space (len when
+ * none is). */
+static size_t skip_space(const char *text, size_t len, size_t at)
+{
+	while (at < len && json_space(text[at]))
+		at++;
+	return at;
+}
+
 /* Refuses a text cJSON must not be given: bad UTF-8, a NUL byte, or
  * nothing but white space from start on. */
 static int load_check_text(const char *source, const char *text, size_t len,
@@ -373,10 +382,7 @@ static int load_check_text(const char *source, const char *text, size_t len,
 		return ds_fail(e, DS_EINPUT, "%s:%ld:%ld: NUL byte in the text",
 			       source, line, col);
 	}
-	size_t first = start;
-	while (first < len && json_space(text[first]))
-		first++;
-	if (first == len)
+	if (skip_space(text, len, start) == len)
 		return ds_fail(e, DS_EINPUT, "%s: the file is empty", source);
 	return DS_OK;
 }
@@ -423,8 +429,7 @@ static int load_parse(const char *source, const char *text, size_t len,
 	size_t at = end ? (size_t)(end - text) : start;
 	if (!*root)
 		return load_syntax_error(source, text, len, start, at, e);
-	while (at < len && json_space(text[at]))
-		at++;
+	at = skip_space(text, len, at);
 	if (at < len) {
 		cJSON_Delete(*root);
 		*root = NULL;
@@ -472,8 +477,7 @@ typedef struct stream {
 /* The next character after white space is c: consumed, true. */
 static bool st_take(stream *s, char c)
 {
-	while (s->at < s->len && json_space(s->text[s->at]))
-		s->at++;
+	s->at = skip_space(s->text, s->len, s->at);
 	if (s->at < s->len && s->text[s->at] == c) {
 		s->at++;
 		return true;
@@ -501,8 +505,7 @@ static int nesting(const cJSON *v, int limit)
  * rather than from depth (the arrays and objects around it). */
 static cJSON *st_value(stream *s, int depth)
 {
-	while (s->at < s->len && json_space(s->text[s->at]))
-		s->at++;
+	s->at = skip_space(s->text, s->len, s->at);
 	if (s->at >= s->len || s->text[s->at] == '\xEF') {
 		s->ok = false;
 		return NULL;
@@ -572,11 +575,8 @@ static bool load_stream(loader *L, ds_builder *b, const char *text,
 	if (!s.ok || !st_take(&s, ',') || st_key(&s) != 2)
 		return false;
 	st_array(&s, L, b, load_edge, e);
-	if (!s.ok || !st_take(&s, '}'))
-		return false;
-	while (s.at < len && json_space(text[s.at]))
-		s.at++;
-	return s.at == len;
+	return s.ok && st_take(&s, '}') &&
+	       skip_space(text, len, s.at) == len;
 }
 
 /* The graph of a document load_stream reads (*read true), or nothing
