@@ -8,8 +8,9 @@
  * pipe names, buffer lists and edges as the bytes say, right or wrong),
  * finished under capacities parsed from a string (dansched_caps_parse);
  * on that graph, or the fixed FA_FIXED_GRAPH when it is refused:
- * dansched_plan_make from arrays, dansched_schedule with options of any
- * value (scheduler, stage, effort, budgets), the bounds, the accessors
+ * dansched_plan_make from arrays, dansched_schedule (or
+ * dansched_schedule_tradeoff) with options of any value (scheduler,
+ * stage, effort, budgets), the bounds, the accessors
  * and the name lookups; and dansched_generate with a kind, a size, a
  * seed and capacities.  fuzz_gen_one (the fuzz_gen target) goes on to
  * schedule the generated graph as above: valid graphs of every kind at
@@ -22,7 +23,9 @@
  *
  * Checked beyond the sanitizers: a refused call leaves its out pointer
  * NULL and a one-line message; a plan dansched_schedule returns passes
- * dansched_evaluate with the figures it reported. */
+ * dansched_evaluate with the figures it reported, and so does each of
+ * dansched_schedule_tradeoff's, the figures dansched_schedule gives at
+ * its budget. */
 #ifndef FUZZ_API_H
 #define FUZZ_API_H
 
@@ -268,6 +271,50 @@ static inline void fa_check_plan(const dansched_graph *g,
 		fuzz_die("dansched_plan_spill", "refuses the plan's last spill");
 }
 
+/* The plan dansched_schedule makes with o at tradeoff budget i has
+ * figures f (dansched_schedule_tradeoff's at i). */
+static inline void fa_same_point(const dansched_graph *g,
+				 const dansched_options *o, int i,
+				 const dansched_figures *f)
+{
+	dansched_options at = *o;
+	at.traffic_budget_pct = dansched_tradeoff_budget(i);
+	dansched_plan *p = NULL;
+	dansched_figures r;
+	dansched_error e;
+	int rc = dansched_schedule(g, &at, &p, &r, &e);
+	dansched_plan_destroy(p);
+	if (rc == DANSCHED_NO_MEMORY)
+		return;
+	if (rc != DANSCHED_OK || r.makespan != f->makespan ||
+	    r.extra_ddr != f->extra_ddr || r.peak_vstay != f->peak_vstay)
+		fuzz_die("dansched_schedule_tradeoff",
+			 "a point is not dansched_schedule's at its budget");
+}
+
+/* dansched_schedule_tradeoff with o (NULL: the defaults): refused with
+ * every out[i] NULL, or plans that replay to their figures, each the
+ * one dansched_schedule makes at its budget. */
+static inline bool fa_tradeoff(const dansched_graph *g,
+			       const dansched_options *o)
+{
+	dansched_plan *p[DANSCHED_NTRADEOFF];
+	dansched_figures f[DANSCHED_NTRADEOFF];
+	dansched_error e;
+	dansched_options def;
+	dansched_options_default(&def);
+	int rc = dansched_schedule_tradeoff(g, o, p, f, &e);
+	for (int i = 0; i < DANSCHED_NTRADEOFF; i++) {
+		fa_refused(rc, &e, p[i], "dansched_schedule_tradeoff");
+		if (rc == DANSCHED_OK) {
+			fa_check_plan(g, p[i], &f[i]);
+			fa_same_point(g, o ? o : &def, i, &f[i]);
+		}
+		dansched_plan_destroy(p[i]);
+	}
+	return rc == DANSCHED_OK;
+}
+
 static inline bool fa_schedule(const dansched_graph *g, fuzz_bytes *b)
 {
 	dansched_options o;
@@ -292,6 +339,8 @@ static inline bool fa_schedule(const dansched_graph *g, fuzz_bytes *b)
 			fuzz_die("dansched_schedule", "took a NULL output");
 		return false;
 	}
+	if (set & 128) /* the budgets' ladder instead */
+		return fa_tradeoff(g, set & 32 ? NULL : &o);
 	int rc = dansched_schedule(g, set & 32 ? NULL : &o, &p, &f, &e);
 	fa_refused(rc, &e, p, "dansched_schedule");
 	if (rc == DANSCHED_OK)

@@ -236,6 +236,21 @@ int dansched_schedule(const dansched_graph *g, const dansched_options *o,
 		      dansched_plan **out, dansched_figures *fig,
 		      dansched_error *err);
 
+/* Plans g with dan at each budget of dansched_tradeoff_budget: out[i] and
+ * fig[i] (fig may be NULL) are the plan and figures dansched_schedule
+ * makes at budget i with the rest of o, the work the budgets share (MPAS,
+ * DLR, the plans the floors take from the lower budgets) done once:
+ * `dansched tradeoff`'s points.  o as dansched_schedule's, but for the
+ * dan scheduler to stage CPE, and with its traffic budget left at the
+ * default (another is DANSCHED_BAD_INPUT); the progress callback hears
+ * mpas and dlr once, then retime and cpe at each budget.  On failure
+ * every out[i] is NULL. */
+int dansched_schedule_tradeoff(const dansched_graph *g,
+			       const dansched_options *o,
+			       dansched_plan *out[DANSCHED_NTRADEOFF],
+			       dansched_figures fig[DANSCHED_NTRADEOFF],
+			       dansched_error *err);
+
 /* A lower bound on the makespan of every plan of g (any order, offsets and
  * spills), at least its critical path and often well above max(critical
  * path, busiest pipe) when the graph's phases load different pipes: for

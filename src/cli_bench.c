@@ -488,15 +488,13 @@ typedef struct curve {
 	int64_t lb_any;
 } curve;
 
-/* Plans g with scheduler s (dan: at traffic budget pct), figures only. */
-static int plan_point(const dansched_graph *g, int s, double pct,
-		      int64_t *ddr, int64_t *mk, dansched_error *e)
+/* Plans g with baseline s, figures only. */
+static int plan_point(const dansched_graph *g, int s, int64_t *ddr,
+		      int64_t *mk, dansched_error *e)
 {
 	dansched_options o;
 	dansched_options_default(&o);
 	o.scheduler = s;
-	if (s == DANSCHED_DAN)
-		o.traffic_budget_pct = pct;
 	dansched_plan *p;
 	dansched_figures f;
 	int rc = dansched_schedule(g, &o, &p, &f, e);
@@ -506,9 +504,28 @@ static int plan_point(const dansched_graph *g, int s, double pct,
 	return rc;
 }
 
-/* The points of graph path into c.  A budget whose plan is worse than
- * the previous budget's (longer, or as long with more traffic) keeps the
- * previous plan, which it is allowed to use. */
+/* dan's points on g into c: its plans at the tradeoff budgets, made in
+ * one run.  A budget whose plan is worse than the previous budget's
+ * (longer, or as long with more traffic) keeps the previous plan, which
+ * it is allowed to use. */
+static int trade_dan(const dansched_graph *g, curve *c, dansched_error *e)
+{
+	dansched_plan *p[NBUDGET];
+	dansched_figures f[NBUDGET];
+	int rc = dansched_schedule_tradeoff(g, NULL, p, f, e);
+	for (int i = 0; i < NBUDGET && rc == 0; i++) {
+		dansched_plan_destroy(p[i]);
+		c->ddr[i] = f[i].extra_ddr;
+		c->mk[i] = f[i].makespan;
+		if (i > 0 &&
+		    (c->mk[i] > c->mk[i - 1] ||
+		     (c->mk[i] == c->mk[i - 1] && c->ddr[i] > c->ddr[i - 1])))
+			c->mk[i] = c->mk[i - 1], c->ddr[i] = c->ddr[i - 1];
+	}
+	return rc;
+}
+
+/* The points of graph path into c. */
 static int trade_graph(const char *path, const args *a, curve *c,
 		       dansched_error *e)
 {
@@ -519,16 +536,10 @@ static int trade_graph(const char *path, const args *a, curve *c,
 		return e->status = DANSCHED_BAD_INPUT;
 	}
 	int rc = dansched_graph_load(NULL, path, &a->caps, &g, e);
-	for (int i = 0; i < NBUDGET && rc == 0; i++) {
-		rc = plan_point(g, DANSCHED_DAN, dansched_tradeoff_budget(i),
-				&c->ddr[i], &c->mk[i], e);
-		if (rc == 0 && i > 0 &&
-		    (c->mk[i] > c->mk[i - 1] ||
-		     (c->mk[i] == c->mk[i - 1] && c->ddr[i] > c->ddr[i - 1])))
-			c->mk[i] = c->mk[i - 1], c->ddr[i] = c->ddr[i - 1];
-	}
+	if (rc == 0)
+		rc = trade_dan(g, c, e);
 	for (int s = 0; s < DANSCHED_DAN && rc == 0; s++)
-		rc = plan_point(g, s, 0, &c->base_ddr[s], &c->base_mk[s], e);
+		rc = plan_point(g, s, &c->base_ddr[s], &c->base_mk[s], e);
 	if (rc == 0)
 		rc = dansched_any_bound(g, NULL, &c->lb_any, NULL, NULL, e);
 	dansched_graph_destroy(g); /* NULL when it did not load */

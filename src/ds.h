@@ -387,6 +387,11 @@ void ds_plan_nodes(const ds_graph *g, const ds_plan *p, int32_t *out);
 void ds_plan_keep(const ds_heap *h, bool take, ds_plan *cur,
 		  ds_figures *fcur, ds_plan *cand, const ds_figures *fcand);
 
+/* A copy of plan p into *out (its own arrays), DS_ENOMEM when they
+ * cannot be had (*out then empty). */
+int ds_plan_copy(const ds_graph *g, const ds_plan *p, ds_plan *out,
+		 ds_err *e);
+
 typedef struct ds_replay_opts {
 	bool q1; /* at most one live buffer in each of L0A, L0B, L0C */
 	/* optional outputs, each [plan->len] indexed by node id: */

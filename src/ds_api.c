@@ -466,6 +466,32 @@ static int options_check(const dansched_options *o, ds_err *e)
 	return options_unused(o, e);
 }
 
+/* The caller's options o, or the defaults (in *def) when o is NULL. */
+static const dansched_options *options_given(const dansched_options *o,
+					     dansched_options *def)
+{
+	if (o)
+		return o;
+	dansched_options_default(def);
+	return def;
+}
+
+/* The pipeline's options for the caller's o. */
+static void run_opts(const dansched_options *o, ds_run_opts *r)
+{
+	ds_run_opts_default(r);
+	r->scheduler = o->scheduler;
+	r->stage = o->stage;
+	r->mpas.effort = r->dlr.effort = r->cpe.effort = o->effort;
+	r->retime.effort = o->effort;
+	r->cpe.traffic_budget_pct = o->traffic_budget_pct;
+	r->cpe.peak_budget_pct = o->peak_budget_pct;
+	if (o->progress) {
+		r->progress = relay_progress;
+		r->progress_ud = (void *)o;
+	}
+}
+
 int dansched_schedule(const dansched_graph *g, const dansched_options *o,
 		      dansched_plan **out, dansched_figures *fig,
 		      dansched_error *err)
@@ -473,22 +499,9 @@ int dansched_schedule(const dansched_graph *g, const dansched_options *o,
 	if (!g || !out)
 		return missing(g ? "output" : "graph", err);
 	dansched_options def;
-	if (!o) {
-		dansched_options_default(&def);
-		o = &def;
-	}
+	o = options_given(o, &def);
 	ds_run_opts r;
-	ds_run_opts_default(&r);
-	r.scheduler = o->scheduler;
-	r.stage = o->stage;
-	r.mpas.effort = r.dlr.effort = r.cpe.effort = o->effort;
-	r.retime.effort = o->effort;
-	r.cpe.traffic_budget_pct = o->traffic_budget_pct;
-	r.cpe.peak_budget_pct = o->peak_budget_pct;
-	if (o->progress) {
-		r.progress = relay_progress;
-		r.progress_ud = (void *)o;
-	}
+	run_opts(o, &r);
 	ds_err e;
 	*out = NULL;
 	int rc = options_check(o, &e);
@@ -506,6 +519,62 @@ int dansched_schedule(const dansched_graph *g, const dansched_options *o,
 	figures_out(&f, fig);
 	*out = p;
 	return out_err(DS_OK, &e, err);
+}
+
+/* The options a tradeoff run refuses: options_check's, then another
+ * scheduler or stage, and a traffic budget of its own (the ladder's are
+ * its). */
+static int tradeoff_options(const dansched_options *o, ds_err *e)
+{
+	int rc = options_check(o, e);
+	if (rc)
+		return rc;
+	dansched_options d;
+	dansched_options_default(&d);
+	if (o->scheduler != DANSCHED_DAN || o->stage != DANSCHED_CPE)
+		return ds_fail(e, DS_EINPUT, "the tradeoff budgets are the dan "
+			       "scheduler's, to its last stage");
+	if (o->traffic_budget_pct != d.traffic_budget_pct)
+		return ds_fail(e, DS_EINPUT, "traffic budget %g: a tradeoff "
+			       "run plans at dansched_tradeoff_budget's",
+			       o->traffic_budget_pct);
+	return DS_OK;
+}
+
+int dansched_schedule_tradeoff(const dansched_graph *g,
+			       const dansched_options *o,
+			       dansched_plan *out[DANSCHED_NTRADEOFF],
+			       dansched_figures fig[DANSCHED_NTRADEOFF],
+			       dansched_error *err)
+{
+	if (out)
+		memset(out, 0, DS_NLADDER * sizeof *out);
+	if (!g || !out)
+		return missing(g ? "output" : "graph", err);
+	dansched_options def;
+	o = options_given(o, &def);
+	ds_err e;
+	dansched_plan *p[DS_NLADDER] = {0};
+	int rc = tradeoff_options(o, &e);
+	for (int i = 0; i < DS_NLADDER && rc == DS_OK; i++)
+		if (!(p[i] = plan_new(g)))
+			rc = ds_fail(&e, DS_ENOMEM, "out of memory");
+	ds_plan pl[DS_NLADDER];
+	ds_figures f[DS_NLADDER];
+	ds_run_opts r;
+	run_opts(o, &r);
+	if (rc == DS_OK)
+		rc = ds_run_ladder(g->g, &r, pl, f, &e);
+	for (int i = 0; i < DS_NLADDER; i++) {
+		if (rc == DS_OK) {
+			p[i]->p = pl[i];
+			figures_out(&f[i], fig ? &fig[i] : NULL);
+			out[i] = p[i];
+		} else {
+			ds_free(&g->heap, p[i]);
+		}
+	}
+	return out_err(rc, &e, err);
 }
 
 int dansched_plan_read(const dansched_graph *g, const char *schedule,

@@ -24,7 +24,9 @@
  * (default_floor); the baselines' orders and plans compete at each stage
  * (ds_portfolio.c), and a graph of a few parts is also planned part by
  * part (ds_parts.c).  The baselines are an order plus the shared placer
- * with their policy.
+ * with their policy.  A run makes each floor's plan once (dan_run's
+ * memos), and ds_run_ladder plans at every budget of the ladder in one
+ * run, each plan the one ds_run makes at that budget.
  *
  * Requires: a valid graph.  Guarantees: the plan returned has passed
  * ds_replay (with the one-live rule for an MPAS-only plan), its spills
@@ -295,7 +297,20 @@ static int dlr_packed(const ds_graph *g, const int32_t *mpas, ds_plan *best,
 	return rc;
 }
 
-/* What dan's stages hand on: MPAS's orders and the baselines'. */
+/* A plan CPE's stage makes more than once in a run, kept the first time
+ * (made) with its figures. */
+typedef struct memo {
+	bool made;
+	ds_plan plan;
+	ds_figures fig;
+} memo;
+
+/* What dan's stages hand on: MPAS's orders and the baselines', and the
+ * plans of CPE's stage that a run asks for again: at each budget of
+ * ds_budget_ladder (the ladder floor asks for the one below, a ladder
+ * run for each in turn) and CPE's chain at budget 0 (the budget floor's
+ * at every budget).  Each depends on the budget alone: the other options,
+ * DLR's plan and the rest of the run are the same throughout. */
 typedef struct dan_run {
 	int32_t *order; /* the MPAS stage's order */
 	int32_t *alt;	/* MPAS's other orders (nalt * n), then
@@ -304,6 +319,8 @@ typedef struct dan_run {
 	bool replaced;
 	bool packed; /* DLR's plan is dlr_packed's */
 	ds_portfolio pf;
+	memo zero;		/* chain_final at budget 0 */
+	memo stage[DS_NLADDER]; /* cpe_stage at ds_budget_ladder[i] */
 } dan_run;
 
 static void dan_free(const ds_graph *g, dan_run *d)
@@ -311,6 +328,31 @@ static void dan_free(const ds_graph *g, dan_run *d)
 	ds_free(g->heap, d->order);
 	ds_free(g->heap, d->alt);
 	ds_portfolio_free(g, &d->pf);
+	ds_plan_free(g->heap, &d->zero.plan);
+	for (int i = 0; i < DS_NLADDER; i++)
+		ds_plan_free(g->heap, &d->stage[i].plan);
+}
+
+/* *out and *f: a copy of m's plan and its figures. */
+static int memo_get(const ds_graph *g, const memo *m, ds_plan *out,
+		    ds_figures *f, ds_err *e)
+{
+	*f = m->fig;
+	return ds_plan_copy(g, &m->plan, out, e);
+}
+
+/* The end of a memo's making, rc its status: with DS_OK, a copy of p
+ * (figures *f) kept in m.  Returns rc, or the copy's failure. */
+static int memo_put(const ds_graph *g, int rc, memo *m, const ds_plan *p,
+		    const ds_figures *f, ds_err *e)
+{
+	if (rc == DS_OK)
+		rc = ds_plan_copy(g, p, &m->plan, e);
+	if (rc == DS_OK) {
+		m->fig = *f;
+		m->made = true;
+	}
+	return rc;
 }
 
 /* The one-live peak of order, INT64_MAX when it breaks the rule. */
@@ -715,6 +757,22 @@ static int cpe_chain(const ds_graph *g, const ds_run_opts *o,
 	return rc;
 }
 
+/* CPE's chain from DLR's plan dlr (figures *df), then against the
+ * baselines' plans (ds_portfolio_final), into *out (figures *f); t0 as
+ * chain_on's.  At budget 0 made once in a run (d->zero). */
+static int chain_final(const ds_graph *g, const ds_run_opts *o, dan_run *d,
+		       const ds_plan *dlr, const ds_figures *df,
+		       ds_plan *out, ds_figures *f, clock_t *t0, ds_err *e)
+{
+	const bool zero = o->cpe.traffic_budget_pct == 0;
+	if (zero && d->zero.made)
+		return memo_get(g, &d->zero, out, f, e);
+	int rc = cpe_chain(g, o, d, dlr, df, out, f, t0, e);
+	if (rc == DS_OK)
+		rc = ds_portfolio_final(g, &d->pf, &o->cpe, out, f, e);
+	return zero ? memo_put(g, rc, &d->zero, out, f, e) : rc;
+}
+
 /* The budget floor: a plan that spends a traffic budget is never beaten
  * on every figure by the plan CPE's chain makes at budget 0.  With a
  * budget above 0 (and DLR's plan spilling, else the caps are the same),
@@ -749,9 +807,7 @@ static int budget_floor(const ds_graph *g, const ds_run_opts *o,
 	ds_plan q;
 	memset(&q, 0, sizeof q);
 	ds_figures fq;
-	int rc = cpe_chain(g, &zero, d, dlr, df, &q, &fq, NULL, e);
-	if (rc == DS_OK)
-		rc = ds_portfolio_final(g, &d->pf, &zero.cpe, &q, &fq, e);
+	int rc = chain_final(g, &zero, d, dlr, df, &q, &fq, NULL, e);
 	ds_plan_keep(g->heap, rc == DS_OK && ds_portfolio_beats(&fq, f), out,
 		     f, &q, &fq);
 	return rc;
@@ -759,9 +815,9 @@ static int budget_floor(const ds_graph *g, const ds_run_opts *o,
 
 const double ds_budget_ladder[DS_NLADDER] = {0, 5, 25, 100, 400};
 
-static int cpe_stage(const ds_graph *g, const ds_run_opts *o, dan_run *d,
-		     const ds_plan *dlr, const ds_figures *df, ds_plan *out,
-		     ds_figures *f, clock_t *t0, ds_err *e);
+static int stage_at(const ds_graph *g, const ds_run_opts *o, dan_run *d,
+		    const ds_plan *dlr, const ds_figures *df, ds_plan *out,
+		    ds_figures *f, clock_t *t0, ds_err *e);
 
 /* The ladder floor: with a budget above 5, the whole of CPE's stage runs
  * again at the largest budget of ds_budget_ladder below it (that run
@@ -773,27 +829,32 @@ static int cpe_stage(const ds_graph *g, const ds_run_opts *o, dan_run *d,
  * rises along the ladder's budgets, nor above its last (between them it
  * may).  Why: a larger cap lets in other backbones and evictions, and
  * CPE is a heuristic; `dansched gen --kind matmul --nodes 1500 --seed
- * 15` had 63,453 cycles at budget 5 and 63,851 at 25 and 100 (of 72
- * generated graphs, four kinds, 300 to 6,000 nodes, the one longer at a
- * larger budget), `--nodes 5000 --seed 26` 109,447 at 5 and 109,523 at
- * 25.  Costs nothing at the default budget; `tradeoff` on the six
- * bundled graphs took 18.1 s instead of 13.6. */
+ * 4` has 34,386 cycles at budget 5, and its own plan at 25 34,886
+ * (test_pipeline; `--seed 15`, 63,453 at 5 and 63,851 at 25, the one of
+ * 72 generated graphs longer at a larger budget when this floor came,
+ * needs it no more since the lean floor).  Costs nothing at the default
+ * budget; above it, CPE's stage at each ladder budget below, each made
+ * once in a run (stage_at), as is the budget floor's chain at 0
+ * (chain_final): `schedule --traffic-budget 400` of Conv_Case0 took 1.32
+ * s when each lower budget's stage made its own chain at 0, 1.08 s now;
+ * and `tradeoff` on the six bundled graphs 21.2 s as one run per budget,
+ * 7.3 s as one for all (ds_run_ladder), the same plans. */
 static int ladder_floor(const ds_graph *g, const ds_run_opts *o,
 			dan_run *d, const ds_plan *dlr, const ds_figures *df,
 			ds_plan *out, ds_figures *f, ds_err *e)
 {
-	double below = 0;
+	int below = 0;
 	for (int i = 0; i < DS_NLADDER; i++)
 		if (ds_budget_ladder[i] < o->cpe.traffic_budget_pct)
-			below = ds_budget_ladder[i];
-	if (below == 0 || df->extra_ddr == 0 ||
+			below = i;
+	if (ds_budget_ladder[below] == 0 || df->extra_ddr == 0 ||
 	    g->n > BUDGET_FLOOR_MAX_NODES)
 		return DS_OK;
-	ds_run_opts lower = quiet_at(o, below);
+	ds_run_opts lower = quiet_at(o, ds_budget_ladder[below]);
 	ds_plan q;
 	memset(&q, 0, sizeof q);
 	ds_figures fq;
-	int rc = cpe_stage(g, &lower, d, dlr, df, &q, &fq, NULL, e);
+	int rc = stage_at(g, &lower, d, dlr, df, &q, &fq, NULL, e);
 	return keep_made(g, rc, out, f, &q, &fq);
 }
 
@@ -805,9 +866,7 @@ static int cpe_stage(const ds_graph *g, const ds_run_opts *o, dan_run *d,
 		     const ds_plan *dlr, const ds_figures *df, ds_plan *out,
 		     ds_figures *f, clock_t *t0, ds_err *e)
 {
-	int rc = cpe_chain(g, o, d, dlr, df, out, f, t0, e);
-	if (rc == DS_OK)
-		rc = ds_portfolio_final(g, &d->pf, &o->cpe, out, f, e);
+	int rc = chain_final(g, o, d, dlr, df, out, f, t0, e);
 	if (rc == DS_OK)
 		rc = ds_parts_plan(g, o, out, f, e);
 	if (rc == DS_OK)
@@ -815,6 +874,30 @@ static int cpe_stage(const ds_graph *g, const ds_run_opts *o, dan_run *d,
 	if (rc == DS_OK)
 		rc = ladder_floor(g, o, d, dlr, df, out, f, e);
 	return rc;
+}
+
+/* The index of budget pct in ds_budget_ladder, -1 when it is none. */
+static int ladder_index(double pct)
+{
+	for (int i = 0; i < DS_NLADDER; i++)
+		if (ds_budget_ladder[i] == pct)
+			return i;
+	return -1;
+}
+
+/* cpe_stage, made once in a run at each budget of the ladder
+ * (d->stage). */
+static int stage_at(const ds_graph *g, const ds_run_opts *o, dan_run *d,
+		    const ds_plan *dlr, const ds_figures *df, ds_plan *out,
+		    ds_figures *f, clock_t *t0, ds_err *e)
+{
+	const int i = ladder_index(o->cpe.traffic_budget_pct);
+	if (i < 0)
+		return cpe_stage(g, o, d, dlr, df, out, f, t0, e);
+	if (d->stage[i].made)
+		return memo_get(g, &d->stage[i], out, f, e);
+	int rc = cpe_stage(g, o, d, dlr, df, out, f, t0, e);
+	return memo_put(g, rc, &d->stage[i], out, f, e);
 }
 
 /* Stage 3: CPE's stage (cpe_stage) from DLR's plan (whose figures *fig
@@ -831,7 +914,7 @@ static int dan_cpe(const ds_graph *g, const ds_run_opts *o, dan_run *d,
 	const ds_figures df = *fig;
 	ds_figures f;
 	int32_t dead;
-	int rc = cpe_stage(g, o, d, dlr, &df, out, &f, &t0, e);
+	int rc = stage_at(g, o, d, dlr, &df, out, &f, &t0, e);
 	if (rc == DS_OK)
 		rc = ds_plan_drop_dead_reloads(g, out, &dead, e);
 	if (rc == DS_OK)
@@ -943,5 +1026,65 @@ int ds_run(const ds_graph *g, const ds_run_opts *o, ds_plan *out,
 					      : run_baseline(g, o, out, fig, e);
 	if (rc == DS_OK && (rc = finish(g, out, fig, e)))
 		ds_plan_free(g->heap, out);
+	return rc;
+}
+
+/* The ladder's plans, as run_dan makes each (o's own budget not read):
+ * MPAS and DLR once, then CPE's stage at each budget in turn, the floors
+ * taking the plans already made (dan_run).  On failure out[] may hold
+ * plans (the caller frees them). */
+static int ladder_dan(const ds_graph *g, const ds_run_opts *o,
+		      ds_plan out[DS_NLADDER], ds_figures fig[DS_NLADDER],
+		      ds_err *e)
+{
+	dan_run d;
+	memset(&d, 0, sizeof d);
+	ds_plan dlr;
+	memset(&dlr, 0, sizeof dlr);
+	ds_figures df;
+	int rc = dan_mpas(g, o, &d, &df, e);
+	if (rc == DS_OK)
+		rc = dan_dlr(g, o, &d, &dlr, &df, e);
+	for (int i = 0; i < DS_NLADDER && rc == DS_OK; i++) {
+		ds_run_opts at = *o;
+		at.cpe.traffic_budget_pct = ds_budget_ladder[i];
+		fig[i] = df;
+		rc = dan_cpe(g, &at, &d, &dlr, &out[i], &fig[i], e);
+	}
+	ds_plan_free(g->heap, &dlr);
+	dan_free(g, &d);
+	if (rc != DS_OK || !more_effort(o))
+		return rc;
+	/* default_floor's rule at each budget */
+	ds_run_opts one = *o;
+	one.mpas.effort = one.dlr.effort = one.cpe.effort = 1;
+	one.retime.effort = 1;
+	one.progress = NULL;
+	ds_plan q[DS_NLADDER];
+	ds_figures fq[DS_NLADDER];
+	memset(q, 0, sizeof q);
+	rc = ladder_dan(g, &one, q, fq, e);
+	for (int i = 0; i < DS_NLADDER; i++)
+		if (rc == DS_OK)
+			keep_shorter(g, &out[i], &fig[i], &q[i], &fq[i]);
+		else
+			ds_plan_free(g->heap, &q[i]);
+	return rc;
+}
+
+int ds_run_ladder(const ds_graph *g, const ds_run_opts *o,
+		  ds_plan out[DS_NLADDER], ds_figures fig[DS_NLADDER],
+		  ds_err *e)
+{
+	memset(out, 0, DS_NLADDER * sizeof *out);
+	if (o->scheduler != DS_SCHED_DAN || o->stage != DS_STAGE_CPE)
+		return ds_fail(e, DS_EINPUT, "the budget ladder is the dan "
+			       "scheduler's, to its last stage");
+	int rc = ladder_dan(g, o, out, fig, e);
+	for (int i = 0; i < DS_NLADDER && rc == DS_OK; i++)
+		rc = finish(g, &out[i], &fig[i], e);
+	if (rc)
+		for (int i = 0; i < DS_NLADDER; i++)
+			ds_plan_free(g->heap, &out[i]);
 	return rc;
 }

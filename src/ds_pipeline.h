@@ -48,5 +48,12 @@ int64_t ds_traffic_cap(const ds_run_opts *o, int64_t dlr_ddr);
 
 int ds_run(const ds_graph *g, const ds_run_opts *o, ds_plan *out,
 	   ds_figures *fig, ds_err *e);
+/* dan (o: the scheduler and stage CPE, else DS_EINPUT) at each budget of
+ * ds_budget_ladder, o's own not read: out[i] and fig[i] are the plan and
+ * figures ds_run makes at budget i, the stages' shared work made once.
+ * On failure every out[i] is empty. */
+int ds_run_ladder(const ds_graph *g, const ds_run_opts *o,
+		  ds_plan out[DS_NLADDER], ds_figures fig[DS_NLADDER],
+		  ds_err *e);
 
 #endif

@@ -41,6 +41,35 @@ void ds_plan_keep(const ds_heap *h, bool take, ds_plan *cur,
 	}
 }
 
+int ds_plan_copy(const ds_graph *g, const ds_plan *p, ds_plan *out,
+		 ds_err *e)
+{
+	const ds_heap *h = g->heap;
+	memset(out, 0, sizeof *out);
+	out->len = p->len;
+	out->nspill = p->nspill;
+	out->order = ds_alloc(h, (size_t)p->len, sizeof *out->order);
+	out->offset = p->offset ? ds_alloc(h, (size_t)g->nbuf + 1,
+					   sizeof *out->offset)
+				: NULL;
+	out->spill = p->nspill ? ds_alloc(h, (size_t)p->nspill,
+					  sizeof *out->spill)
+			       : NULL;
+	if (!out->order || (p->offset && !out->offset) ||
+	    (p->nspill && !out->spill)) {
+		ds_plan_free(h, out);
+		return ds_fail(e, DS_ENOMEM, "out of memory");
+	}
+	memcpy(out->order, p->order, (size_t)p->len * sizeof *p->order);
+	if (p->offset)
+		memcpy(out->offset, p->offset,
+		       (size_t)g->nbuf * sizeof *p->offset);
+	if (p->nspill)
+		memcpy(out->spill, p->spill,
+		       (size_t)p->nspill * sizeof *p->spill);
+	return DS_OK;
+}
+
 /* Reads a decimal integer (optional sign) at *s, skipping blanks first;
  * false when there is none or it does not fit DS_VALUE_MAX. */
 static bool read_int(const char **s, int64_t *out)

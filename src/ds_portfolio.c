@@ -235,36 +235,6 @@ bool ds_portfolio_better(const ds_figures *t, const ds_figures *f,
 	return mf > 0 && less_lex(f, cur); /* both meet them: keep cur */
 }
 
-/* A copy of plan p. */
-static int plan_copy(const ds_graph *g, const ds_plan *p, ds_plan *out,
-		     ds_err *e)
-{
-	const ds_heap *h = g->heap;
-	memset(out, 0, sizeof *out);
-	out->len = p->len;
-	out->nspill = p->nspill;
-	out->order = ds_alloc(h, (size_t)p->len, sizeof *out->order);
-	out->offset = p->offset ? ds_alloc(h, (size_t)g->nbuf + 1,
-					   sizeof *out->offset)
-				: NULL;
-	out->spill = p->nspill ? ds_alloc(h, (size_t)p->nspill,
-					  sizeof *out->spill)
-			       : NULL;
-	if (!out->order || (p->offset && !out->offset) ||
-	    (p->nspill && !out->spill)) {
-		ds_plan_free(h, out);
-		return ds_fail(e, DS_ENOMEM, "out of memory");
-	}
-	memcpy(out->order, p->order, (size_t)p->len * sizeof *p->order);
-	if (p->offset)
-		memcpy(out->offset, p->offset,
-		       (size_t)g->nbuf * sizeof *p->offset);
-	if (p->nspill)
-		memcpy(out->spill, p->spill,
-		       (size_t)p->nspill * sizeof *p->spill);
-	return DS_OK;
-}
-
 /* Baseline s's plan as a candidate: through CPE (cpe set, traffic and
  * peak budgets 0, so that its traffic stays its own) or as it is. */
 static int candidate(const ds_graph *g, const ds_portfolio *pf, int s,
@@ -273,7 +243,7 @@ static int candidate(const ds_graph *g, const ds_portfolio *pf, int s,
 {
 	if (!cpe) {
 		*f = pf->fig[s];
-		return plan_copy(g, &pf->plan[s], out, e);
+		return ds_plan_copy(g, &pf->plan[s], out, e);
 	}
 	ds_cpe_opts o = *cpe;
 	o.traffic_budget_pct = 0;

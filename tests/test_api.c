@@ -759,6 +759,165 @@ static void builder_errors(void **state)
 		     "Size 3000 exceeds L1 capacity 2048");
 }
 
+/* ---- the tradeoff's plans ---- */
+
+/* Plans p and q are the same: order, offsets and spills. */
+static void same_plan(const dansched_graph *g, const dansched_plan *p,
+		      const dansched_plan *q)
+{
+	int32_t len = dansched_plan_length(p);
+	assert_int_equal(dansched_plan_length(q), len);
+	assert_memory_equal(dansched_plan_order(p), dansched_plan_order(q),
+			    (size_t)len * sizeof(int32_t));
+	for (int32_t b = 0; b < dansched_graph_buffers(g); b++) {
+		int64_t id = dansched_graph_buffer_id(g, b);
+		assert_true(dansched_plan_offset(g, p, id) ==
+			    dansched_plan_offset(g, q, id));
+	}
+	int32_t k = dansched_plan_spill_count(p);
+	assert_int_equal(dansched_plan_spill_count(q), k);
+	for (int32_t i = 0; i < k; i++) {
+		int64_t bp, op, bq, oq;
+		assert_int_equal(dansched_plan_spill(g, p, i, &bp, &op), 0);
+		assert_int_equal(dansched_plan_spill(g, q, i, &bq, &oq), 0);
+		assert_true(bp == bq && op == oq);
+	}
+}
+
+/* dansched_schedule_tradeoff's plans on g (options o) are those
+ * dansched_schedule makes at each budget; their makespans into mk[]. */
+static void tradeoff_is_schedule(const dansched_graph *g,
+				 const dansched_options *o, int64_t *mk)
+{
+	dansched_plan *t[DANSCHED_NTRADEOFF];
+	dansched_figures ft[DANSCHED_NTRADEOFF];
+	dansched_error e;
+	assert_int_equal(dansched_schedule_tradeoff(g, o, t, ft, &e),
+			 DANSCHED_OK);
+	for (int i = 0; i < DANSCHED_NTRADEOFF; i++) {
+		dansched_options at = *o;
+		at.traffic_budget_pct = dansched_tradeoff_budget(i);
+		dansched_plan *p;
+		dansched_figures f;
+		assert_int_equal(dansched_schedule(g, &at, &p, &f, &e),
+				 DANSCHED_OK);
+		assert_memory_equal(&f, &ft[i], sizeof f);
+		same_plan(g, p, t[i]);
+		mk[i] = ft[i].makespan;
+		dansched_plan_destroy(p);
+		dansched_plan_destroy(t[i]);
+	}
+}
+
+/* The tradeoff's run on allocator c (the graph built there first), its
+ * allocation fail_at failing (0: none): its status, its plans
+ * destroyed. */
+static int tradeoff_on(counter *c, long fail_at)
+{
+	dansched_allocator al = {counting_fn, c};
+	*c = (counter){0, 0, 0, 0};
+	dansched_graph *g = build(&al);
+	dansched_plan *t[DANSCHED_NTRADEOFF];
+	dansched_error e;
+	c->calls = 0;
+	c->fail_at = fail_at;
+	int rc = dansched_schedule_tradeoff(g, NULL, t, NULL, &e);
+	for (int i = 0; i < DANSCHED_NTRADEOFF; i++) {
+		if (rc)
+			assert_null(t[i]);
+		dansched_plan_destroy(t[i]);
+	}
+	if (rc)
+		assert_int_equal(e.status, DANSCHED_NO_MEMORY);
+	dansched_graph_destroy(g);
+	return rc;
+}
+
+/* Allocations failing within the tradeoff's run, a spread of 100 of them
+ * (every one would take minutes: one run makes tens of thousands):
+ * each reported, nothing leaked. */
+static void tradeoff_out_of_memory(void)
+{
+	counter c;
+	assert_int_equal(tradeoff_on(&c, 0), DANSCHED_OK);
+	const long total = c.calls;
+	for (long j = 0; j < 100; j++) {
+		int rc = tradeoff_on(&c, 1 + j * total / 100);
+		assert_int_equal(c.failed, 1);
+		assert_int_equal(rc, DANSCHED_NO_MEMORY);
+		assert_int_equal(c.live, 0);
+	}
+}
+
+/* The tradeoff's points come from one run that shares the budgets' work
+ * (ds_pipeline.c, dan_run's plans made once); each is the plan a run at
+ * its budget makes.  On `gen --kind matmul --nodes 1500 --seed 15`
+ * budget 25's own plan is longer than budget 5's, which it keeps (the
+ * ladder floor, ds_pipeline.c); on `--nodes 1000 --seed 3` budget 25 is
+ * shorter than 5; at effort 2 each budget also meets the default's
+ * plan. */
+static void tradeoff_points(void **state)
+{
+	(void)state;
+	dansched_error e;
+	dansched_graph *g;
+	dansched_options o;
+	dansched_options_default(&o);
+	int64_t mk[DANSCHED_NTRADEOFF];
+	static const struct {
+		int64_t nodes, seed, want[DANSCHED_NTRADEOFF];
+	} gen[] = {
+		{1500, 15, {63851, 63453, 63453, 63453, 63453}},
+		{1000, 3, {44988, 44988, 44311, 44311, 44311}},
+	};
+	/* DS_TEST_QUICK (CI's sanitizer pass): the second graph only */
+	const char *quick = getenv("DS_TEST_QUICK");
+	for (size_t i = quick && *quick && strcmp(quick, "0") ? 1 : 0;
+	     i < sizeof gen / sizeof *gen; i++) {
+		assert_int_equal(dansched_generate(NULL, "matmul", gen[i].nodes,
+						   (uint64_t)gen[i].seed, NULL,
+						   &g, &e),
+				 DANSCHED_OK);
+		tradeoff_is_schedule(g, &o, mk);
+		assert_memory_equal(mk, gen[i].want, sizeof mk);
+		dansched_graph_destroy(g);
+	}
+	g = build(NULL);
+	o.effort = 2;
+	tradeoff_is_schedule(g, &o, mk);
+	/* refused: what schedule refuses, another scheduler or stage, a
+	 * budget of its own, no graph or output */
+	static const struct {
+		int scheduler, stage;
+		int64_t effort;
+		double traffic;
+		const char *word;
+	} bad[] = {
+		{DANSCHED_DAN, DANSCHED_CPE, -1, 5, "effort -1"},
+		{DANSCHED_LPMF, DANSCHED_CPE, 0, 5, "dan scheduler"},
+		{DANSCHED_DAN, DANSCHED_DLR, 0, 5, "last stage"},
+		{DANSCHED_DAN, DANSCHED_CPE, 0, 25, "traffic budget 25"},
+	};
+	dansched_plan *t[DANSCHED_NTRADEOFF];
+	for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+		dansched_options_default(&o);
+		o.scheduler = bad[i].scheduler;
+		o.stage = bad[i].stage;
+		o.effort = bad[i].effort;
+		o.traffic_budget_pct = bad[i].traffic;
+		t[4] = (dansched_plan *)&o; /* set to NULL on failure */
+		expect_error(dansched_schedule_tradeoff(g, &o, t, NULL, &e),
+			     DANSCHED_BAD_INPUT, bad[i].word);
+		assert_null(t[4]);
+	}
+	expect_error(dansched_schedule_tradeoff(NULL, NULL, t, NULL, &e),
+		     DANSCHED_BAD_INPUT, "graph");
+	expect_error(dansched_schedule_tradeoff(g, NULL, NULL, NULL, &e),
+		     DANSCHED_BAD_INPUT, "output");
+	dansched_graph_destroy(g);
+	tradeoff_out_of_memory();
+}
+
 /* An operation using a and b at once: 6000 bytes of L1 in 4096. */
 static void both_at_once(dansched_builder *b, dansched_error *e)
 {
@@ -1281,6 +1440,7 @@ int main(void)
 		cmocka_unit_test(stages_and_schedulers),
 		cmocka_unit_test(builder_errors),
 		cmocka_unit_test(plan_errors),
+		cmocka_unit_test(tradeoff_points),
 		cmocka_unit_test(save_load_generate),
 		cmocka_unit_test(caller_allocator),
 		cmocka_unit_test(null_arguments),

@@ -26,7 +26,8 @@ Graphs come from a file (load), from the JSON's dict (Graph.from_dict),
 from lists of nodes and edges (Graph.build) or from the generator
 (generate).  A plan comes from Graph.schedule, from caller-given arrays
 (Graph.make_plan, or evaluate to replay them at once) or from result files
-(Graph.read_plan).
+(Graph.read_plan); Graph.tradeoff gives dan's plans at the traffic
+budgets of `dansched tradeoff` (TRADEOFF_BUDGETS) from one run.
 
 Figures
 -------
@@ -104,6 +105,8 @@ SCHEDULERS = _names(_lib.dansched_scheduler_name, 0)
 STAGES = _names(_lib.dansched_stage_name, 1)
 #: The memories, by name, in the library's index order.
 MEMORIES = _names(_lib.dansched_memory_name, 0)
+#: The traffic budgets (%) of Graph.tradeoff, rising: 0, 5, 25, 100, 400.
+TRADEOFF_BUDGETS = tuple(_lib.dansched_tradeoff_budget(i) for i in range(5))
 #: The largest effort Graph.schedule takes (DANSCHED_EFFORT_MAX in
 #: dansched.h; a test holds the two equal).
 EFFORT_MAX = 1000
@@ -549,6 +552,27 @@ class Graph(_Owned):
                                            ctypes.byref(fig),
                                            ctypes.byref(err)), err)
         return self._plan(out.value, fig)
+
+    def tradeoff(self, effort=0, peak_budget=5.0):
+        """dan's plans at each of TRADEOFF_BUDGETS, a list of Plans: each
+        the plan schedule(traffic_budget=b, effort=effort,
+        peak_budget=peak_budget) gives, made in one run that shares the
+        budgets' work (MPAS and DLR once; a budget's floors take the
+        lower budgets' plans), as `dansched tradeoff` makes them.
+        """
+        self._handle()
+        o = _capi.Options()
+        self._lib.dansched_options_default(ctypes.byref(o))
+        o.effort = _int(effort, "effort", 0, EFFORT_MAX)
+        o.peak_budget_pct = _number(peak_budget, "peak_budget")
+        n = len(TRADEOFF_BUDGETS)
+        out = (ctypes.c_void_p * n)()
+        figs = (_capi.Figures * n)()
+        err = _capi.Err()
+        _check(self._lib.dansched_schedule_tradeoff(self._h, ctypes.byref(o),
+                                                    out, figs,
+                                                    ctypes.byref(err)), err)
+        return [self._plan(out[i], figs[i]) for i in range(n)]
 
     def make_plan(self, order, offsets=None, spills=()):
         """A plan from plain values, not yet checked against the rules

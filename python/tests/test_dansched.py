@@ -325,6 +325,32 @@ class TestGraphs(unittest.TestCase):
         self.addCleanup(t.cleanup)
         return t.name
 
+    def test_tradeoff(self):
+        """Graph.tradeoff: the CLI's tradeoff points, each the plan
+        schedule gives at its budget (FlashAttention_Case0: budget 25
+        is shorter than 5)."""
+        self.assertEqual(dansched.TRADEOFF_BUDGETS, (0, 5, 25, 100, 400))
+        path = [p for p in GRAPHS if case_of(p) == "FlashAttention_Case0"][0]
+        res = subprocess.run([CLI, "tradeoff", path, "-o", self._tmp(),
+                              "--json", "--quiet"], check=True,
+                             capture_output=True, text=True)
+        points = json.loads(res.stdout)["points"]
+        with dansched.load(path) as g:
+            plans = g.tradeoff()
+            self.assertEqual(len(set(p.figures["makespan"] for p in plans)),
+                             2)
+            for b, plan, point in zip(dansched.TRADEOFF_BUDGETS, plans,
+                                      points):
+                self.assertEqual(point["budget"], b)
+                self.assertEqual(plan.figures["makespan"], point["makespan"])
+                self.assertEqual(plan.figures["extra_ddr"],
+                                 point["extra_ddr"])
+                one = g.schedule(traffic_budget=b)
+                self.assertEqual((plan.order, plan.offsets, plan.spills),
+                                 (one.order, one.offsets, one.spills))
+            with self.assertRaises(dansched.BadInputError):
+                g.tradeoff(effort=-1)
+
     def test_views_and_save(self):
         d = self._tmp()
         with dansched.load(GRAPHS[0]) as g:
