@@ -333,28 +333,6 @@ static void dan_free(const ds_graph *g, dan_run *d)
 		ds_plan_free(g->heap, &d->stage[i].plan);
 }
 
-/* *out and *f: a copy of m's plan and its figures. */
-static int memo_get(const ds_graph *g, const memo *m, ds_plan *out,
-		    ds_figures *f, ds_err *e)
-{
-	*f = m->fig;
-	return ds_plan_copy(g, &m->plan, out, e);
-}
-
-/* The end of a memo's making, rc its status: with DS_OK, a copy of p
- * (figures *f) kept in m.  Returns rc, or the copy's failure. */
-static int memo_put(const ds_graph *g, int rc, memo *m, const ds_plan *p,
-		    const ds_figures *f, ds_err *e)
-{
-	if (rc == DS_OK)
-		rc = ds_plan_copy(g, p, &m->plan, e);
-	if (rc == DS_OK) {
-		m->fig = *f;
-		m->made = true;
-	}
-	return rc;
-}
-
 /* The one-live peak of order, INT64_MAX when it breaks the rule. */
 static int one_live_peak(const ds_graph *g, const int32_t *order,
 			 int64_t *peak, ds_err *e)
@@ -754,6 +732,31 @@ static int cpe_chain(const ds_graph *g, const ds_run_opts *o,
 	if (rc == DS_OK)
 		rc = lean_floor(g, o, d, &bb, dlr, df, out, f, e);
 	ds_backbone_free(g, &bb);
+	return rc;
+}
+
+/* *out and *f: a copy of m's plan and its figures. */
+static int memo_get(const ds_graph *g, const memo *m, ds_plan *out,
+		    ds_figures *f, ds_err *e)
+{
+	*f = m->fig;
+	return ds_plan_copy(g, &m->plan, out, e);
+}
+
+/* The end of a memo's making, rc its status: with DS_OK, a copy of p
+ * (figures *f) kept in m, on graphs where the floors run (no one asks
+ * for it again on larger ones).  Returns rc, or the copy's failure. */
+static int memo_put(const ds_graph *g, int rc, memo *m, const ds_plan *p,
+		    const ds_figures *f, ds_err *e)
+{
+	if (g->n > BUDGET_FLOOR_MAX_NODES)
+		return rc;
+	if (rc == DS_OK)
+		rc = ds_plan_copy(g, p, &m->plan, e);
+	if (rc == DS_OK) {
+		m->fig = *f;
+		m->made = true;
+	}
 	return rc;
 }
 
