@@ -363,6 +363,27 @@ static void on_progress(void *ud, const char *stage, double seconds,
 /* Options out of range, or that the run would not use, are refused with a
  * message naming them, and no plan; effort 1 is the default (the same
  * plan). */
+/* Options to be refused, and a word the message must hold. */
+typedef struct options_case {
+	int scheduler, stage;
+	int64_t effort;
+	double traffic, peak;
+	const char *word;
+} options_case;
+
+/* The default options with c's values. */
+static dansched_options options_of(const options_case *c)
+{
+	dansched_options o;
+	dansched_options_default(&o);
+	o.scheduler = c->scheduler;
+	o.stage = c->stage;
+	o.effort = c->effort;
+	o.traffic_budget_pct = c->traffic;
+	o.peak_budget_pct = c->peak;
+	return o;
+}
+
 static void options_checked(void **state)
 {
 	(void)state;
@@ -394,12 +415,7 @@ static void options_checked(void **state)
 		assert_non_null(strstr(e.message, bad[i].word));
 	}
 	/* what the run would not use (the CLI refuses the same) */
-	static const struct {
-		int scheduler, stage;
-		int64_t effort;
-		double traffic, peak;
-		const char *word;
-	} unused[] = {
+	static const options_case unused[] = {
 		{DANSCHED_LPMF, DANSCHED_MPAS, 0, 5, 5, "stage mpas"},
 		{DANSCHED_VPUX, DANSCHED_CPE, 2, 5, 5, "effort 2"},
 		{DANSCHED_ORIGINAL, DANSCHED_CPE, 0, 25, 5, "traffic budget 25"},
@@ -410,12 +426,7 @@ static void options_checked(void **state)
 		{DANSCHED_NSCHEDULERS, DANSCHED_CPE, 0, 5, 5, "scheduler 6"},
 	};
 	for (size_t i = 0; i < sizeof unused / sizeof *unused; i++) {
-		dansched_options_default(&o);
-		o.scheduler = unused[i].scheduler;
-		o.stage = unused[i].stage;
-		o.effort = unused[i].effort;
-		o.traffic_budget_pct = unused[i].traffic;
-		o.peak_budget_pct = unused[i].peak;
+		o = options_of(&unused[i]);
 		p = (dansched_plan *)&o;
 		assert_int_equal(dansched_schedule(g, &o, &p, NULL, &e),
 				 DANSCHED_BAD_INPUT);
@@ -887,24 +898,15 @@ static void tradeoff_points(void **state)
 	tradeoff_is_schedule(g, &o, mk);
 	/* refused: what schedule refuses, another scheduler or stage, a
 	 * budget of its own, no graph or output */
-	static const struct {
-		int scheduler, stage;
-		int64_t effort;
-		double traffic;
-		const char *word;
-	} bad[] = {
-		{DANSCHED_DAN, DANSCHED_CPE, -1, 5, "effort -1"},
-		{DANSCHED_LPMF, DANSCHED_CPE, 0, 5, "dan scheduler"},
-		{DANSCHED_DAN, DANSCHED_DLR, 0, 5, "last stage"},
-		{DANSCHED_DAN, DANSCHED_CPE, 0, 25, "traffic budget 25"},
+	static const options_case bad[] = {
+		{DANSCHED_DAN, DANSCHED_CPE, -1, 5, 5, "effort -1"},
+		{DANSCHED_LPMF, DANSCHED_CPE, 0, 5, 5, "dan scheduler"},
+		{DANSCHED_DAN, DANSCHED_DLR, 0, 5, 5, "last stage"},
+		{DANSCHED_DAN, DANSCHED_CPE, 0, 25, 5, "traffic budget 25"},
 	};
 	dansched_plan *t[DANSCHED_NTRADEOFF];
 	for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
-		dansched_options_default(&o);
-		o.scheduler = bad[i].scheduler;
-		o.stage = bad[i].stage;
-		o.effort = bad[i].effort;
-		o.traffic_budget_pct = bad[i].traffic;
+		o = options_of(&bad[i]);
 		t[4] = (dansched_plan *)&o; /* set to NULL on failure */
 		expect_error(dansched_schedule_tradeoff(g, &o, t, NULL, &e),
 			     DANSCHED_BAD_INPUT, bad[i].word);
