@@ -106,7 +106,15 @@ STAGES = _names(_lib.dansched_stage_name, 1)
 #: The memories, by name, in the library's index order.
 MEMORIES = _names(_lib.dansched_memory_name, 0)
 #: The traffic budgets (%) of Graph.tradeoff, rising: 0, 5, 25, 100, 400.
-TRADEOFF_BUDGETS = tuple(_lib.dansched_tradeoff_budget(i) for i in range(5))
+def _budgets():
+    out, i = [], 0
+    while _lib.dansched_tradeoff_budget(i) >= 0:
+        out.append(_lib.dansched_tradeoff_budget(i))
+        i += 1
+    return tuple(out)
+
+
+TRADEOFF_BUDGETS = _budgets()
 #: The largest effort Graph.schedule takes (DANSCHED_EFFORT_MAX in
 #: dansched.h; a test holds the two equal).
 EFFORT_MAX = 1000
@@ -553,14 +561,20 @@ class Graph(_Owned):
                                            ctypes.byref(err)), err)
         return self._plan(out.value, fig)
 
-    def tradeoff(self, effort=0, peak_budget=5.0):
+    def tradeoff(self, effort=0, peak_budget=5.0, capacities=None):
         """dan's plans at each of TRADEOFF_BUDGETS, a list of Plans: each
         the plan schedule(traffic_budget=b, effort=effort,
-        peak_budget=peak_budget) gives, made in one run that shares the
-        budgets' work (MPAS and DLR once; a budget's floors take the
-        lower budgets' plans), as `dansched tradeoff` makes them.
+        peak_budget=peak_budget, capacities=capacities) gives, made in
+        one run that shares the budgets' work (MPAS and DLR once; a
+        budget's floors take the lower budgets' plans), as `dansched
+        tradeoff` makes them.
         """
         self._handle()
+        if capacities is not None:
+            merged = dict(self._capacities)
+            merged.update(capacities)
+            if merged != self._capacities:
+                return self._remake(merged).tradeoff(effort, peak_budget)
         o = _capi.Options()
         self._lib.dansched_options_default(ctypes.byref(o))
         o.effort = _int(effort, "effort", 0, EFFORT_MAX)

@@ -350,6 +350,10 @@ class TestGraphs(unittest.TestCase):
                                  (one.order, one.offsets, one.spills))
             with self.assertRaises(dansched.BadInputError):
                 g.tradeoff(effort=-1)
+            big = g.tradeoff(capacities={"L1": 8192})
+            self.assertEqual(big[1].graph.capacities["L1"], 8192)
+            self.assertEqual(big[1].figures,
+                             g.schedule(capacities={"L1": 8192}).figures)
 
     def test_views_and_save(self):
         d = self._tmp()
