@@ -521,9 +521,9 @@ int dansched_schedule(const dansched_graph *g, const dansched_options *o,
 	return out_err(DS_OK, &e, err);
 }
 
-/* The options a tradeoff run refuses: options_check's, then another
- * scheduler or stage, and a traffic budget of its own (the ladder's are
- * its). */
+/* The options a tradeoff run refuses: options_check's, then a traffic
+ * budget of its own (the ladder's are its); another scheduler or stage
+ * ds_run_ladder refuses. */
 static int tradeoff_options(const dansched_options *o, ds_err *e)
 {
 	int rc = options_check(o, e);
@@ -531,9 +531,6 @@ static int tradeoff_options(const dansched_options *o, ds_err *e)
 		return rc;
 	dansched_options d;
 	dansched_options_default(&d);
-	if (o->scheduler != DANSCHED_DAN || o->stage != DANSCHED_CPE)
-		return ds_fail(e, DS_EINPUT, "the tradeoff budgets are the dan "
-			       "scheduler's, to its last stage");
 	if (o->traffic_budget_pct != d.traffic_budget_pct)
 		return ds_fail(e, DS_EINPUT, "traffic budget %g: a tradeoff "
 			       "run plans at dansched_tradeoff_budget's",

@@ -937,6 +937,17 @@ static bool more_effort(const ds_run_opts *o)
 	       o->retime.effort > 1;
 }
 
+/* o at every stage's default effort, without its progress lines: the
+ * default's run that a run with more effort also makes. */
+static ds_run_opts default_effort(const ds_run_opts *o)
+{
+	ds_run_opts one = *o;
+	one.mpas.effort = one.dlr.effort = one.cpe.effort = 1;
+	one.retime.effort = 1;
+	one.progress = NULL;
+	return one;
+}
+
 /* More effort is never worse than the default, by construction: the
  * default's plan is made too (quietly) and replaces *out when it is
  * shorter, or as long with less traffic.  The searches are heuristics,
@@ -947,10 +958,7 @@ static bool more_effort(const ds_run_opts *o)
 static int default_floor(const ds_graph *g, const ds_run_opts *o,
 			 ds_plan *out, ds_figures *fig, ds_err *e)
 {
-	ds_run_opts one = *o;
-	one.mpas.effort = one.dlr.effort = one.cpe.effort = 1;
-	one.retime.effort = 1;
-	one.progress = NULL;
+	ds_run_opts one = default_effort(o);
 	ds_plan q;
 	ds_figures fq;
 	memset(&q, 0, sizeof q); /* run_dan frees what it made on failure */
@@ -1059,10 +1067,7 @@ static int ladder_dan(const ds_graph *g, const ds_run_opts *o,
 	if (rc != DS_OK || !more_effort(o))
 		return rc;
 	/* default_floor's rule at each budget */
-	ds_run_opts one = *o;
-	one.mpas.effort = one.dlr.effort = one.cpe.effort = 1;
-	one.retime.effort = 1;
-	one.progress = NULL;
+	ds_run_opts one = default_effort(o);
 	ds_plan q[DS_NLADDER];
 	ds_figures fq[DS_NLADDER];
 	memset(q, 0, sizeof q);
