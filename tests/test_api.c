@@ -26,6 +26,7 @@
 
 #include "dansched.h"
 #include "../fuzz/fuzz_api.h"
+#include "test_quick.h"
 
 #define assert_contains(hay, needle)                                         \
 	do {                                                                 \
@@ -881,10 +882,9 @@ static void tradeoff_points(void **state)
 		{1500, 15, {63851, 63453, 63453, 63453, 63453}},
 		{1000, 3, {44988, 44988, 44311, 44311, 44311}},
 	};
-	/* DS_TEST_QUICK (CI's sanitizer pass): the second graph only */
-	const char *quick = getenv("DS_TEST_QUICK");
-	for (size_t i = quick && *quick && strcmp(quick, "0") ? 1 : 0;
-	     i < sizeof gen / sizeof *gen; i++) {
+	/* quick (CI's sanitizer pass): the second graph only */
+	for (size_t i = test_quick() ? 1 : 0; i < sizeof gen / sizeof *gen;
+	     i++) {
 		assert_int_equal(dansched_generate(NULL, "matmul", gen[i].nodes,
 						   (uint64_t)gen[i].seed, NULL,
 						   &g, &e),

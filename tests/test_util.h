@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "ds.h"
+#include "test_quick.h"
 
 /* Inline JSON pieces.  Numbers are pasted as written, so a test can put any
  * token (2.5, -5, "60") where a number belongs. */
@@ -325,18 +326,6 @@ static inline int bundled_filter(const struct dirent *de)
 	return l > 5 && strcmp(de->d_name + l - 5, ".json") == 0;
 }
 
-/* Calls fn(name, path, g, ud) for every data/<name>.json of the source tree in
- * name order (the folder may gain graphs: nothing is named here), each
- * loaded with the default capacities and freed after fn returns.  Returns
- * how many graphs there were. */
-/* The sanitizer pass of CI sets DS_TEST_QUICK=1: the slow tests then do a
- * part of their work (the first pass did all of it). */
-static inline bool test_quick(void)
-{
-	const char *q = getenv("DS_TEST_QUICK");
-	return q && *q && strcmp(q, "0") != 0;
-}
-
 /* The bundled graph data/<file> (a file name, "Conv_Case0.json"), at the
  * default capacities on the standard heap; fails the test otherwise. */
 static inline ds_graph *load_bundled(const char *file)
@@ -352,6 +341,10 @@ static inline ds_graph *load_bundled(const char *file)
 	return g;
 }
 
+/* Calls fn(name, path, g, ud) for every data/<name>.json of the source tree in
+ * name order (the folder may gain graphs: nothing is named here), each
+ * loaded with the default capacities and freed after fn returns.  Returns
+ * how many graphs there were. */
 typedef void (*bundled_fn)(const char *name, const char *path, ds_graph *g,
 			   void *ud);
 static inline int for_each_bundled(bundled_fn fn, void *ud)
