@@ -37,7 +37,8 @@ BLOCKS = {
               os.environ.get("SCALE_NODES", "1000000"), "--repeat", "3"],
 }
 CHECKED = ["schedule", "mpas", "bench"]  # scale is all run times
-QUICK_NODES = 10000  # as test_quick() in tests/test_util.h
+QUICK_NODES = 10000  # as the quick tests (test_quick(), tests/test_quick.h) skip
+# the graphs over 10,000 nodes (tests/test_pipeline.c)
 
 
 def block_re(name):
