@@ -11,7 +11,8 @@
  * shorter within the traffic cap, or that backbone with a use its spills
  * separate pulled next to the earlier one, with the loads it needs,
  * where DLR places that better: ds_backbone.c; after a pull CPE also
- * runs from the backbone it replaced: pull_floor) and its retiming
+ * runs from the backbone it replaced: pull_floor, and from the second
+ * backbone the choice may make: over_floor) and its retiming
  * (ds_retime.c), then both again, each on the other's plan, while that
  * shortens it (cpe_retime_rounds), and the final plan's dead reloads
  * dropped (ds_plan_drop_dead_reloads) — stopping after the stage asked
@@ -675,13 +676,36 @@ static int chain_keep(const ds_graph *g, const ds_run_opts *o,
  * (22 s). */
 #define BUDGET_FLOOR_MAX_NODES CPE_RETIME_MAX_NODES
 
+/* The over floor: where the backbone choice made a second backbone
+ * (bb->alt: the pulls from the aged placement over the cap,
+ * ds_backbone.c pulled_over), CPE's chain also runs from it, and its
+ * plan replaces *out (figures *f) when it is shorter, or as long with
+ * less traffic.  Why a floor and not a candidate: both backbones are
+ * judged by their replay before CPE, a rough guide (pulled_over says
+ * what each way gave).  Cost: one more chain where bb->alt is made
+ * (none on the six bundled graphs). */
+static int over_floor(const ds_graph *g, const ds_run_opts *o,
+		      const ds_backbone *bb, const ds_plan *dlr,
+		      const ds_figures *df, ds_plan *out, ds_figures *f,
+		      ds_err *e)
+{
+	if (bb->alt.len == 0)
+		return DS_OK;
+	ds_backbone alt; /* borrows bb's alt: not freed here */
+	memset(&alt, 0, sizeof alt);
+	alt.plan = bb->alt;
+	alt.best = bb->alt_best;
+	return chain_keep(g, o, &alt, dlr, df, out, f, e);
+}
+
 /* The budget a backbone may spend at most in the lean floor: the
  * default budget (ds_run_opts_default), the one the backbones' rules
  * were measured at (ds_backbone.c). */
 #define LEAN_BUDGET_PCT 5
 
 /* The lean floor: with a budget above LEAN_BUDGET_PCT, CPE's chain also
- * runs from the backbone chosen within that budget's cap, CPE and
+ * runs from the backbone chosen within that budget's cap (and from that
+ * choice's second backbone, over_floor), CPE and
  * retiming still within the whole budget's, where that backbone is not
  * the one chosen (bb: its figures differ); its plan replaces *out
  * (figures *f) when it is shorter, or as long with less traffic.  Why: a
@@ -712,14 +736,18 @@ static int lean_floor(const ds_graph *g, const ds_run_opts *o,
 	ds_backbone lb;
 	int rc = ds_backbone_choose(g, &lean, dlr, df, d->packed, &lb, e);
 	if (rc == DS_OK && (lb.best.makespan != bb->best.makespan ||
-			    lb.best.extra_ddr != bb->best.extra_ddr))
+			    lb.best.extra_ddr != bb->best.extra_ddr)) {
 		rc = chain_keep(g, o, &lb, dlr, df, out, f, e);
+		if (rc == DS_OK)
+			rc = over_floor(g, o, &lb, dlr, df, out, f, e);
+	}
 	ds_backbone_free(g, &lb);
 	return rc;
 }
 
 /* CPE's chain from DLR's plan dlr (figures *df): the backbone, then
- * chain_on and the lean floor, into *out (figures *f); t0 as chain_on's. */
+ * chain_on and the lean and over floors, into *out (figures *f); t0 as
+ * chain_on's. */
 static int cpe_chain(const ds_graph *g, const ds_run_opts *o,
 		     const dan_run *d, const ds_plan *dlr,
 		     const ds_figures *df, ds_plan *out, ds_figures *f,
@@ -731,6 +759,8 @@ static int cpe_chain(const ds_graph *g, const ds_run_opts *o,
 		rc = chain_on(g, o, &bb, dlr, df, out, f, t0, e);
 	if (rc == DS_OK)
 		rc = lean_floor(g, o, d, &bb, dlr, df, out, f, e);
+	if (rc == DS_OK)
+		rc = over_floor(g, o, &bb, dlr, df, out, f, e);
 	ds_backbone_free(g, &bb);
 	return rc;
 }

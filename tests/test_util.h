@@ -98,6 +98,20 @@ static inline ds_graph *must_generate(int kind, int64_t nodes, uint64_t seed)
 	return must_generate_caps(kind, nodes, seed, NULL);
 }
 
+/* A generated graph at the default capacities (`dansched gen` with no
+ * --cap) to be planned at capacities spec, as `dansched schedule --cap
+ * SPEC` plans the generated file; any failure fails the test. */
+static inline ds_graph *must_generate_planned_at(int kind, int64_t nodes,
+						 uint64_t seed,
+						 const char *spec)
+{
+	ds_graph *g = must_generate(kind, nodes, seed);
+	ds_err e;
+	if (ds_caps_parse(&g->caps, spec, &e))
+		fail_msg("ds_caps_parse: %s", e.msg);
+	return g;
+}
+
 /* A fresh temporary folder; the caller removes it with rm_tree. */
 static inline char *make_tmpdir(void)
 {
