@@ -21,8 +21,8 @@ typedef struct ds_backbone {
 			      (len 0: none) */
 	int64_t over_makespan; /* over's replay */
 	ds_plan alt;	   /* a second backbone (len 0: none): over's
-			      pulls, where they replay shorter than plan
-			      (ds_backbone.c: pulled_over) */
+			      pulls, where one is kept (ds_backbone.c:
+			      pulled_over) */
 	ds_figures alt_best; /* alt's replay */
 	bool pack;	   /* DLR's plan is packed (ds_pack.c): so are the
 			      candidates whose ordinary placement exceeds
