@@ -65,9 +65,9 @@ static int backbone_keep(const ds_graph *g, ds_plan *p, int64_t max_ddr,
 	ds_figures f;
 	int rc = ds_replay(g, p, NULL, &f, e);
 	*ddr = rc == DS_OK ? f.extra_ddr : 0;
-	bool fits = f.extra_ddr <= max_ddr && f.peak_vstay <= max_peak;
-	if (rc == DS_OK && fits &&
-	    f.makespan * (1000 + margin) < bb->best.makespan * 1000) {
+	bool fits = rc == DS_OK && f.extra_ddr <= max_ddr &&
+		    f.peak_vstay <= max_peak;
+	if (fits && f.makespan * (1000 + margin) < bb->best.makespan * 1000) {
 		ds_plan_free(g->heap, &bb->prev);
 		bb->prev = bb->plan;
 		bb->had_prev = true;
