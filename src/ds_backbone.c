@@ -55,11 +55,19 @@ static const int32_t aged_tie_pcts[] = {10, 15};
  * feeders found in Id order.) */
 #define WAVE_MARGIN 5
 
+/* While the backbone is chosen: the aged placement of DLR's order that
+ * replayed shortest over the cap (plan len 0: none), the base of
+ * pulled_over's pulls. */
+typedef struct over_plan {
+	ds_plan plan;
+	int64_t makespan; /* its replay */
+} over_plan;
+
 /* Plan p (taken over) replayed, kept in bb as backbone_try says; with
- * over, a plan kept from that only by its traffic goes to bb->over when
- * it replays shorter than the one there. */
+ * over (not NULL), a plan kept from that only by its traffic goes to
+ * *over when it replays shorter than the one there. */
 static int backbone_keep(const ds_graph *g, ds_plan *p, int64_t max_ddr,
-			 int64_t max_peak, int32_t margin, bool over,
+			 int64_t max_peak, int32_t margin, over_plan *over,
 			 ds_backbone *bb, int64_t *ddr, ds_err *e)
 {
 	ds_figures f;
@@ -76,10 +84,10 @@ static int backbone_keep(const ds_graph *g, ds_plan *p, int64_t max_ddr,
 		bb->plan = *p;
 		bb->best = f;
 	} else if (rc == DS_OK && over && !fits && f.peak_vstay <= max_peak &&
-		   (bb->over.len == 0 || f.makespan < bb->over_makespan)) {
-		ds_plan_free(g->heap, &bb->over);
-		bb->over = *p;
-		bb->over_makespan = f.makespan;
+		   (over->plan.len == 0 || f.makespan < over->makespan)) {
+		ds_plan_free(g->heap, &over->plan);
+		over->plan = *p;
+		over->makespan = f.makespan;
 	} else {
 		ds_plan_free(g->heap, p);
 	}
@@ -96,12 +104,12 @@ static int backbone_keep(const ds_graph *g, ds_plan *p, int64_t max_ddr,
  * 41,476 bytes against 45,696, the cap 43,554) and judged alike.  Only
  * there: `gen --kind random --nodes 1500 --seed 2`, whose DLR plan has
  * no spill, came to 23,983 cycles from a packed backbone, 23,713
- * without.  With over, a placement over max_ddr may be kept in bb->over
- * (backbone_keep).  *ddr: the least extra DDR traffic of the placements
+ * without.  With over (not NULL), a placement over max_ddr may be kept
+ * in *over (backbone_keep).  *ddr: the least extra DDR traffic of the placements
  * (0 when none was made). */
 static int backbone_try(const ds_graph *g, const int32_t *order,
 			int32_t tie_pct, int64_t max_ddr, int64_t max_peak,
-			int32_t margin, bool over, ds_backbone *bb,
+			int32_t margin, over_plan *over, ds_backbone *bb,
 			int64_t *ddr, ds_err *e)
 {
 	ds_place_opts po = {DS_BEST_FIT, DS_VICTIM_AGED, tie_pct};
@@ -171,7 +179,7 @@ static int backbone_stagger(const ds_graph *g, int32_t *order, int64_t cap,
 		rc = ds_dlr_stagger(g, order, div, order + g->n, &changed, e);
 		if (rc == DS_OK && changed)
 			rc = backbone_try(g, order + g->n, STAGGER_TIE_PCT, cap,
-					  INT64_MAX, 0, false, bb, &ddr, e);
+					  INT64_MAX, 0, NULL, bb, &ddr, e);
 		if (rc || !changed || ddr <= cap)
 			break;
 		div = stagger_next(div, ddr - dlr_ddr, cap - dlr_ddr);
@@ -190,7 +198,7 @@ static int backbone_relay(const ds_graph *g, int32_t *order, int64_t cap,
 	int rc = ds_dlr_relay(g, order, order + g->n, &changed, e);
 	if (rc == DS_OK && changed)
 		rc = backbone_try(g, order + g->n, aged_tie_pcts[0], cap,
-				  INT64_MAX, 0, false, bb, &ddr, e);
+				  INT64_MAX, 0, NULL, bb, &ddr, e);
 	return rc;
 }
 
@@ -225,7 +233,7 @@ static int backbone_tail(const ds_graph *g, const ds_run_opts *o,
 	ds_plan p;
 	rc = ds_dlr(g, order + g->n, &lite, &p, e);
 	if (rc == DS_OK)
-		rc = backbone_keep(g, &p, cap, df->peak_vstay, 0, false, bb,
+		rc = backbone_keep(g, &p, cap, df->peak_vstay, 0, NULL, bb,
 				   &ddr, e);
 	return rc;
 }
@@ -343,7 +351,7 @@ static int backbone_pulled(const ds_graph *g, const ds_run_opts *o,
 			       ord + g->n, &p, &taken, e);
 	int64_t ddr, was = bb->best.makespan;
 	if (rc == DS_OK && taken > 0)
-		rc = backbone_keep(g, &p, cap, INT64_MAX, 0, false, bb, &ddr,
+		rc = backbone_keep(g, &p, cap, INT64_MAX, 0, NULL, bb, &ddr,
 				   e);
 	else
 		ds_plan_free(g->heap, &p);
@@ -352,8 +360,8 @@ static int backbone_pulled(const ds_graph *g, const ds_run_opts *o,
 	return rc;
 }
 
-/* The pulls from bb->over, the aged placement of DLR's order that
- * replayed shortest over the cap, into bb->alt (figures bb->alt_best)
+/* The pulls from over, the aged placement of DLR's order that replayed
+ * shortest over the cap, into bb->alt (figures bb->alt_best)
  * when one is kept (within the cap): a second backbone, not in place of
  * bb's (CPE's chain runs from both: ds_pipeline.c, over_floor).  Why:
  * the pulls are placed by DLR lite and judged by their own traffic, so a
@@ -374,12 +382,13 @@ static int backbone_pulled(const ds_graph *g, const ds_run_opts *o,
  * L1=2048,UB=768: 71,328 -> 70,455 from a backbone that replays 105,788
  * against bb's 105,063) and none longer. */
 static int pulled_over(const ds_graph *g, const ds_run_opts *o,
-		       int64_t cap, ds_backbone *bb, ds_err *e)
+		       const ds_plan *over, int64_t cap, ds_backbone *bb,
+		       ds_err *e)
 {
 	ds_backbone alt;
 	memset(&alt, 0, sizeof alt);
 	alt.best.makespan = INT64_MAX / 1000; /* no bound: any pull is kept */
-	int rc = backbone_pulled(g, o, &bb->over, cap, &alt, e);
+	int rc = backbone_pulled(g, o, over, cap, &alt, e);
 	bb->alt = alt.plan;
 	bb->alt_best = alt.best;
 	ds_plan_free(g->heap, &alt.prev);
@@ -444,10 +453,11 @@ int ds_backbone_choose(const ds_graph *g, const ds_run_opts *o,
 	ds_plan_nodes(g, dlr, order);
 	const int64_t cap = ds_traffic_cap(o, df->extra_ddr);
 	int64_t ddr;
+	over_plan over = {0};
 	int rc = DS_OK;
 	for (size_t k = 0; k < AGED_NTIES && rc == DS_OK; k++)
 		rc = backbone_try(g, order, aged_tie_pcts[k], cap, INT64_MAX,
-				  0, true, bb, &ddr, e);
+				  0, &over, bb, &ddr, e);
 	if (rc == DS_OK)
 		rc = backbone_stagger(g, order, cap, df->extra_ddr, bb, e);
 	if (rc == DS_OK)
@@ -457,13 +467,13 @@ int ds_backbone_choose(const ds_graph *g, const ds_run_opts *o,
 	if (rc == DS_OK)
 		rc = backbone_try(g, order + g->n, aged_tie_pcts[0],
 				  bb->best.extra_ddr, df->peak_vstay, WAVE_MARGIN,
-				  false, bb, &ddr, e);
+				  NULL, bb, &ddr, e);
 	if (rc == DS_OK)
 		rc = backbone_pulled(g, o, bb->plan.len ? &bb->plan : dlr, cap,
 				     bb, e);
-	if (rc == DS_OK && bb->over.len)
-		rc = pulled_over(g, o, cap, bb, e);
-	ds_plan_free(g->heap, &bb->over);
+	if (rc == DS_OK && over.plan.len)
+		rc = pulled_over(g, o, &over.plan, cap, bb, e);
+	ds_plan_free(g->heap, &over.plan);
 	if (rc == DS_OK)
 		rc = backbone_tail(g, o, order, cap, df, bb, e);
 	ds_free(g->heap, order);
@@ -474,7 +484,6 @@ void ds_backbone_free(const ds_graph *g, ds_backbone *bb)
 {
 	ds_plan_free(g->heap, &bb->plan);
 	ds_plan_free(g->heap, &bb->prev);
-	ds_plan_free(g->heap, &bb->over);
 	ds_plan_free(g->heap, &bb->alt);
 }
 

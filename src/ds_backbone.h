@@ -16,13 +16,9 @@ typedef struct ds_backbone {
 	bool had_prev;
 	int64_t prev_peak; /* prev's peak_vstay (DLR's when prev is) */
 	bool pulled;	   /* plan is backbone_pulled's */
-	ds_plan over;	   /* while choosing: the aged placement of DLR's
-			      order that replayed shortest over the cap
-			      (len 0: none) */
-	int64_t over_makespan; /* over's replay */
-	ds_plan alt;	   /* a second backbone (len 0: none): over's
-			      pulls, where one is kept (ds_backbone.c:
-			      pulled_over) */
+	ds_plan alt;	   /* a second backbone (len 0: none): the pulls
+			      from the aged placement over the cap, where
+			      one is kept (ds_backbone.c: pulled_over) */
 	ds_figures alt_best; /* alt's replay */
 	bool pack;	   /* DLR's plan is packed (ds_pack.c): so are the
 			      candidates whose ordinary placement exceeds
