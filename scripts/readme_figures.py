@@ -179,6 +179,15 @@ def check(binary, names):
 
 if __name__ == "__main__":
     args = sys.argv[1:]
+    if args and args[0] in ("-h", "--help"):
+        print(__doc__.strip())
+        sys.exit(0)
+    unknown = [a for a in args if a not in BLOCKS and a != "--check"]
+    if args and args[0] == "--check":
+        unknown = [a for a in args[2:] if a not in BLOCKS]
+    if unknown:
+        sys.exit("readme_figures.py: no README block %s (the blocks: %s)"
+                 % (", ".join(unknown), ", ".join(sorted(BLOCKS))))
     if args and args[0] == "--check":
         if len(args) < 2:
             sys.exit(__doc__)

@@ -14,27 +14,56 @@
  * not beat it on every figure (shorter, with no more traffic and spills):
  * a plan within the sums can still be beaten so (`dansched gen --kind
  * matmul --nodes 2000 --seed 4` at budget 0 planned whole 49,004 cycles,
- * its parts 48,621 at the same traffic).
+ * its parts 48,621 at the same traffic).  A whole plan not within the
+ * sums gives way only to a parts' plan preferred to it: at stage CPE the
+ * shorter of the two plans within the traffic cap over the lesser
+ * traffic of the two (the budget's own rule: the parts found a plan of
+ * less traffic), at stage DLR the one of less (extra_ddr, spills,
+ * makespan); so a whole plan of less traffic and makespan is not given
+ * up for fewer spills (`gen --kind conv --nodes 1000 --seed 4` at
+ * L1=1536,UB=640: 47,102 cycles at 3,420 bytes and 14 spills whole,
+ * 48,960 at 3,641 and 10 as parts).
  *
  * Requires: a valid graph and a plan of it from dan's DLR or CPE stage.
- * Guarantees: the plan returned passed ds_replay; with 2 to PARTS_MAX
- * parts its extra_ddr, spills and makespan are at most the parts' sums.
+ * Guarantees: the plan returned passed ds_replay; with 2 parts or more
+ * (up to PARTS_MAX, or PARTS_SMALL_MAX on graphs of up to
+ * DS_SMALL_GRAPH_NODES nodes) it is the parts' plan or within the parts'
+ * sums, or preferred to the parts' plan as above.
  * Cost: one pass over the constraints (and one over the edges for the
  * parts' bounds, which spare the parts a plan without spills that ends
- * within them); with 2 to PARTS_MAX parts otherwise, dan on
- * every part (about the whole graph's cost again), a replay and a CPE run.
+ * within them); with parts to plan otherwise, dan on every part (about
+ * the whole graph's cost again: generated graphs of 1,000 to 3,000 nodes
+ * in 5 to 14 parts, 27 of them at three capacities, took 1.7x the time
+ * in all), a replay and a CPE run; a pass over the nodes and edges per
+ * part.
  */
 #include "ds_portfolio.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-/* Graphs of more parts are planned whole only: the generated random and
- * attention graphs fall into 7 to 42 parts, where planning each alone
- * (up to 16 DLR starts each) cost 3x the time for the same plan (random
- * 20k seed 3, 42 parts: 4.97 s against 1.66 s, 21,824 bytes either way);
- * a union of two operators has 2. */
+/* Graphs of more parts are planned whole only.  Large graphs: the
+ * generated random and attention graphs fall into 7 to 42 parts, where
+ * planning each alone (up to 16 DLR starts each, and the rounds of CPE
+ * and retiming for parts of up to DS_SMALL_GRAPH_NODES nodes that the
+ * whole graph did not get) cost up to 9x the time (`gen --kind random
+ * --nodes 20000 --seed 3`, 42 parts: 8.9 s against 0.96 s, for 350,901
+ * cycles at 16,512 bytes against 379,852 at 22,464); a union of two
+ * operators has 2. */
 #define PARTS_MAX 4
+/* Graphs of up to DS_SMALL_GRAPH_NODES nodes: unions of generated graphs
+ * have 7 to 15 parts, and planned whole lose to their parts (`gen --kind
+ * conv --nodes 1000 --seed 1` with `--kind matmul --nodes 1000 --seed 1`
+ * at L1=2048,UB=768, 11 parts: 97,172 cycles at 13,056 bytes whole,
+ * 83,709 at 7,680 as parts).  Parts of 55 nodes cost about 2 ms each
+ * (60 of them: 0.08 s whole, 0.19 s with the parts). */
+#define PARTS_SMALL_MAX 64
+
+/* The most parts g is planned by. */
+static int32_t parts_max(const ds_graph *g)
+{
+	return g->n <= DS_SMALL_GRAPH_NODES ? PARTS_SMALL_MAX : PARTS_MAX;
+}
 
 /* comp[v]: the part of node v, by a flood over the constraints; *k parts,
  * numbered by their least node. */
@@ -293,6 +322,26 @@ static int parts_candidate(const ds_graph *g, const ds_run_opts *o,
 	return rc;
 }
 
+/* Is the parts' plan (figures c) preferred to the whole graph's (w),
+ * neither within the other's figures?  At stage CPE the shorter of those
+ * within the traffic cap over the lesser traffic of the two, else the
+ * one of less (extra_ddr, spills, makespan). */
+static bool preferred(const ds_run_opts *o, const ds_figures *c,
+		      const ds_figures *w)
+{
+	if (o->stage != DS_STAGE_CPE)
+		return ds_portfolio_less_lex(c, w);
+	int64_t least = c->extra_ddr < w->extra_ddr ? c->extra_ddr
+						     : w->extra_ddr;
+	int64_t cap = ds_traffic_cap(o, least);
+	bool cin = c->extra_ddr <= cap, win = w->extra_ddr <= cap;
+	if (cin != win)
+		return cin;
+	if (c->makespan != w->makespan)
+		return c->makespan < w->makespan;
+	return ds_portfolio_less_lex(c, w);
+}
+
 int ds_parts_plan(const ds_graph *g, const ds_run_opts *o, ds_plan *best,
 		  ds_figures *bf, ds_err *e)
 {
@@ -305,7 +354,7 @@ int ds_parts_plan(const ds_graph *g, const ds_run_opts *o, ds_plan *best,
 	int rc = pt.comp && pt.nodes && pt.local
 			 ? label(g, pt.comp, &pt.k, e)
 			 : ds_fail(e, DS_ENOMEM, "out of memory");
-	if (pt.k > PARTS_MAX)
+	if (pt.k > parts_max(g))
 		pt.k = 1;
 	/* a plan without spills within the parts' bounds needs no parts */
 	int64_t lbs = 0;
@@ -321,7 +370,8 @@ int ds_parts_plan(const ds_graph *g, const ds_run_opts *o, ds_plan *best,
 	if (rc == DS_OK && pt.k > 1)
 		rc = parts_candidate(g, o, &pt, &c, &fc, e);
 	if (rc == DS_OK && pt.k > 1 &&
-	    (!within(bf, &pt.sum) || ds_portfolio_beats(&fc, bf))) {
+	    ((!within(bf, &pt.sum) && preferred(o, &fc, bf)) ||
+	     ds_portfolio_beats(&fc, bf))) {
 		ds_plan_free(h, best);
 		*best = c;
 		*bf = fc;

@@ -23,8 +23,9 @@
  * backbone chosen within 5's cap too (lean_floor); with more
  * effort the default's plan is made too and the shorter kept
  * (default_floor); the baselines' orders and plans compete at each stage
- * (ds_portfolio.c), and a graph of a few parts is also planned part by
- * part (ds_parts.c).  The baselines are an order plus the shared placer
+ * (ds_portfolio.c), and a graph of a few parts (of up to 64 on graphs
+ * of up to DS_SMALL_GRAPH_NODES nodes) is also planned part by part
+ * (ds_parts.c).  The baselines are an order plus the shared placer
  * with their policy.  A run makes each floor's plan once (dan_run's
  * memos), and ds_run_ladder plans at every budget of the ladder in one
  * run, each plan the one ds_run makes at that budget.
@@ -533,7 +534,7 @@ static int keep_made(const ds_graph *g, int rc, ds_plan *out, ds_figures *f,
  * 0.4 s more in all, and on 1M generated nodes (the graph of bench
  * --scale) the two rounds took the cpe line of `schedule -v` from 22.3 s
  * to 36.1 s, for a makespan 0.05 % shorter. */
-#define CPE_RETIME_MAX_NODES 20000
+#define CPE_RETIME_MAX_NODES DS_SMALL_GRAPH_NODES
 
 static int cpe_retime_rounds(const ds_graph *g, const ds_run_opts *o,
 			     int64_t peak_cap, int64_t dlr_ddr, ds_plan *p,
@@ -820,7 +821,9 @@ static int chain_final(const ds_graph *g, const ds_run_opts *o, dan_run *d,
  * matmul --nodes 3000 --seed 7` at the default budget had 233,489 cycles
  * and 51,968 bytes against 232,665 and 51,456 at budget 0 (its aged
  * backbone, 512 bytes over DLR's, replayed 244,451 against DLR's own
- * 249,405); of 72 generated graphs (four kinds, 300 to 6,000 nodes),
+ * 249,405; its parts planned alone, ds_parts.c, now beat both, and
+ * test_pipeline holds `--nodes 1500 --seed 1`: 54,892 at 6,400 bytes
+ * against 54,334 at 6,144); of 72 generated graphs (four kinds, 300 to 6,000 nodes),
  * one was longer at 5 than at 0 and two at 25 than at 5 (those two as
  * long at 0 as at 5); with the floor, none.  The floor's plan meets the
  * final one, the baselines' and the parts' plans taken into account: kept

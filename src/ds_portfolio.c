@@ -212,8 +212,7 @@ bool ds_portfolio_beats(const ds_figures *f, const ds_figures *cur)
 	       f->spills <= cur->spills;
 }
 
-/* Less (extra_ddr, spills, makespan). */
-static bool less_lex(const ds_figures *f, const ds_figures *cur)
+bool ds_portfolio_less_lex(const ds_figures *f, const ds_figures *cur)
 {
 	if (f->extra_ddr != cur->extra_ddr)
 		return f->extra_ddr < cur->extra_ddr;
@@ -232,7 +231,8 @@ bool ds_portfolio_better(const ds_figures *t, const ds_figures *f,
 	int mf = misses(t, f), mc = misses(t, cur);
 	if (mf != mc)
 		return mf < mc;
-	return mf > 0 && less_lex(f, cur); /* both meet them: keep cur */
+	/* both meet them: keep cur */
+	return mf > 0 && ds_portfolio_less_lex(f, cur);
 }
 
 /* Baseline s's plan as a candidate: through CPE (cpe set, traffic and

@@ -63,6 +63,9 @@ bool ds_portfolio_dominates(const ds_figures *a, const ds_figures *b);
  * had on traffic and spills.) */
 bool ds_portfolio_beats(const ds_figures *f, const ds_figures *cur);
 
+/* Has f less (extra_ddr, spills, makespan) than cur, in that order? */
+bool ds_portfolio_less_lex(const ds_figures *f, const ds_figures *cur);
+
 /* Keeps in *best (figures *bf) the better of it and the baselines' plans,
  * each through CPE with opts cpe unless cpe is NULL (then the plans
  * compete by (extra_ddr, spills, makespan)).  A baseline whose bounds

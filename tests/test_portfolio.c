@@ -180,8 +180,7 @@ static void check_union(const ds_graph *a, const ds_graph *b,
 /* Generated graphs at tight capacities (L1=1024, UB=384), so that they
  * spill: matmul seed 6
  * and attention seed 4 (800 nodes) fall into 2 parts each, so that their
- * unions have 4, within the parts ds_parts.c plans one by one (graphs of
- * more parts are planned whole only). */
+ * unions have 4 (many_parts: graphs of more). */
 static void generated_unions(void **state)
 {
 	(void)state;
@@ -250,6 +249,52 @@ static void parts_dominating(void **state)
 	ds_graph_free(g);
 }
 
+/* dan's final figures on g at capacities spec (NULL: g's own). */
+static ds_figures run_at(ds_graph *g, const char *spec)
+{
+	ds_err e;
+	if (spec && ds_caps_parse(&g->caps, spec, &e))
+		fail_msg("ds_caps_parse: %s", e.msg);
+	return run(g, DS_SCHED_DAN, DS_STAGE_CPE);
+}
+
+/* Graphs of more than 4 parts, up to 64 on graphs of up to 20,000 nodes,
+ * are planned part by part too (ds_parts.c, PARTS_SMALL_MAX).  The union
+ * of `dansched gen --kind conv --nodes 1000 --seed 1` (7 parts) and
+ * `--kind matmul --nodes 1000 --seed 1` (4) at L1=2048,UB=768 came to
+ * 97,172 cycles at 13,056 bytes planned whole; its parts planned alone
+ * to 83,709 at 7,680 (the two graphs alone: 29,868 at 0 and 53,514 at
+ * 7,680).  Where neither plan is within the other's figures, the
+ * preferred one (ds_parts.c, preferred): `--kind conv --nodes 1000
+ * --seed 4` (7 parts) at L1=2048,UB=768 keeps its parts' 38,259 cycles
+ * at 1,411 bytes and 6 spills (within the cap over the whole plan's
+ * 1,394 bytes, and shorter than its 39,575), and at L1=1536,UB=640 its
+ * whole plan's 47,102 at 3,420 bytes and 14 spills (the parts': 48,960
+ * at 3,641 and 10). */
+static void many_parts(void **state)
+{
+	(void)state;
+	ds_graph *c = must_generate(DS_GEN_CONV, 1000, 1);
+	ds_graph *m = must_generate(DS_GEN_MATMUL, 1000, 1);
+	ds_graph *u = test_union(c, m);
+	ds_figures f = run_at(u, "L1=2048,UB=768");
+	print_message("conv + matmul (11 parts): %lld cycles, %lld bytes\n",
+		      (long long)f.makespan, (long long)f.extra_ddr);
+	assert_int_equal(f.makespan, 83709);
+	assert_int_equal(f.extra_ddr, 7680);
+	ds_graph_free(u);
+	ds_graph_free(c);
+	ds_graph_free(m);
+	ds_graph *g = must_generate(DS_GEN_CONV, 1000, 4);
+	f = run_at(g, "L1=2048,UB=768");
+	assert_int_equal(f.makespan, 38259);
+	assert_int_equal(f.extra_ddr, 1411);
+	f = run_at(g, "L1=1536,UB=640");
+	assert_int_equal(f.makespan, 47102);
+	assert_int_equal(f.extra_ddr, 3420);
+	ds_graph_free(g);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -258,6 +303,7 @@ int main(void)
 		cmocka_unit_test(generated_unions),
 		cmocka_unit_test(bundled_unions),
 		cmocka_unit_test(parts_dominating),
+		cmocka_unit_test(many_parts),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
