@@ -226,6 +226,30 @@ static void parts_free(const ds_graph *g, parts *pt)
 	ds_plan_free(g->heap, &pt->cat);
 }
 
+/* pt->seq: the parts in the order they run, the largest first, parts of
+ * one size by their first node in the structural rank, so that the order
+ * does not follow the Ids (parts of 61 nodes in `gen --kind attention
+ * --nodes 2000 --seed 3` taken by their least Id: 43,309 cycles at
+ * L1=2048,UB=768, 43,412 on a renumbered copy).  pt->local is scratch. */
+static int part_sequence(const ds_graph *g, parts *pt, ds_err *e)
+{
+	int32_t *rank = pt->local;
+	int rc = ds_structural_rank(g, rank, e);
+	if (rc)
+		return rc;
+	for (int32_t c = 0; c < pt->k; c++) {
+		pt->seq[c].h = ((uint64_t)g->n << 32) | UINT32_MAX;
+		pt->seq[c].x = c;
+	}
+	for (int32_t v = 0; v < g->n; v++) {
+		ds_hkey *q = &pt->seq[pt->comp[v]];
+		uint64_t r = (uint64_t)rank[v], first = q->h & UINT32_MAX;
+		q->h = ((q->h >> 32) - 1) << 32 | (r < first ? r : first);
+	}
+	qsort(pt->seq, (size_t)pt->k, sizeof *pt->seq, ds_hkey_cmp);
+	return DS_OK;
+}
+
 /* Every part planned alone, the plans concatenated into pt->cat. */
 static int plan_parts(const ds_graph *g, const ds_run_opts *o, parts *pt,
 		      ds_err *e)
@@ -236,14 +260,7 @@ static int plan_parts(const ds_graph *g, const ds_run_opts *o, parts *pt,
 	pt->seq = ds_alloc(h, (size_t)pt->k, sizeof *pt->seq);
 	if (!pt->cat.offset || !pt->seq)
 		return ds_fail(e, DS_ENOMEM, "out of memory");
-	for (int32_t c = 0; c < pt->k; c++) {
-		pt->seq[c].h = (uint64_t)g->n;
-		pt->seq[c].x = c;
-	}
-	for (int32_t v = 0; v < g->n; v++)
-		pt->seq[pt->comp[v]].h--;
-	qsort(pt->seq, (size_t)pt->k, sizeof *pt->seq, ds_hkey_cmp);
-	int rc = DS_OK;
+	int rc = part_sequence(g, pt, e);
 	for (int32_t c = 0; c < pt->k && rc == DS_OK; c++)
 		rc = plan_part(g, o, pt, pt->seq[c].x, e);
 	return rc;
