@@ -33,9 +33,9 @@
  * parts' bounds, which spare the parts a plan without spills that ends
  * within them); with parts to plan otherwise, dan on every part (about
  * the whole graph's cost again: generated graphs of 1,000 to 3,000 nodes
- * in 5 to 14 parts, 27 of them at three capacities, took 1.7x the time
- * in all), a replay and a CPE run; a pass over the nodes and edges per
- * part.
+ * in 5 to 14 parts, 27 of them at three capacities, took 1.7x to 1.8x
+ * the time in all), a replay and a CPE run; a pass over the nodes and
+ * edges per part.
  */
 #include "ds_portfolio.h"
 
@@ -339,8 +339,8 @@ static int parts_candidate(const ds_graph *g, const ds_run_opts *o,
 	return rc;
 }
 
-/* Is the parts' plan (figures c) preferred to the whole graph's (w),
- * neither within the other's figures?  At stage CPE the shorter of those
+/* Is the parts' plan (figures c) preferred to the whole graph's (w), a
+ * plan not within the parts' sums?  At stage CPE the shorter of the two
  * within the traffic cap over the lesser traffic of the two, else the
  * one of less (extra_ddr, spills, makespan). */
 static bool preferred(const ds_run_opts *o, const ds_figures *c,

@@ -823,9 +823,9 @@ static int chain_final(const ds_graph *g, const ds_run_opts *o, dan_run *d,
  * backbone, 512 bytes over DLR's, replayed 244,451 against DLR's own
  * 249,405; its parts planned alone, ds_parts.c, now beat both, and
  * test_pipeline holds `--nodes 1500 --seed 1`: 54,892 at 6,400 bytes
- * against 54,334 at 6,144); of 72 generated graphs (four kinds, 300 to 6,000 nodes),
- * one was longer at 5 than at 0 and two at 25 than at 5 (those two as
- * long at 0 as at 5); with the floor, none.  The floor's plan meets the
+ * against 54,334 at 6,144); of 72 generated graphs (four kinds, 300 to
+ * 6,000 nodes), one was longer at 5 than at 0 and two at 25 than at 5
+ * (those two as long at 0 as at 5); with the floor, none.  The floor's plan meets the
  * final one, the baselines' and the parts' plans taken into account: kept
  * in place of the chain's plan alone, a shorter one lost to the plan of
  * the parts that the chain's own plan had yielded to (`--nodes 2000

@@ -370,8 +370,8 @@ static void run_budget(const ds_graph *g, double pct, ds_figures *f)
  * 25's own plan ends at 34,886 cycles and 1,152 bytes against budget 5's
  * 34,386 and 1,024: budget 5's plan is kept (`--seed 15`, the case here
  * before, came to 63,453 cycles at 25 without the floor, as at 5, once
- * the lean floor had landed).  The makespans are held exactly.  With DS_TEST_QUICK, the first graph at budgets 0 and 5
- * only. */
+ * the lean floor had landed).  The makespans are held exactly.  With
+ * DS_TEST_QUICK, the first graph at budgets 0 and 5 only. */
 static void budget_floor_kept(void **state)
 {
 	(void)state;
