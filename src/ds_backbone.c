@@ -105,8 +105,8 @@ static int backbone_keep(const ds_graph *g, ds_plan *p, int64_t max_ddr,
  * there: `gen --kind random --nodes 1500 --seed 2`, whose DLR plan has
  * no spill, came to 23,983 cycles from a packed backbone, 23,713
  * without.  With over (not NULL), a placement over max_ddr may be kept
- * in *over (backbone_keep).  *ddr: the least extra DDR traffic of the placements
- * (0 when none was made). */
+ * in *over (backbone_keep).  *ddr: the least extra DDR traffic of the
+ * placements (0 when none was made). */
 static int backbone_try(const ds_graph *g, const int32_t *order,
 			int32_t tie_pct, int64_t max_ddr, int64_t max_peak,
 			int32_t margin, over_plan *over, ds_backbone *bb,

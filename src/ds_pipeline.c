@@ -825,13 +825,13 @@ static int chain_final(const ds_graph *g, const ds_run_opts *o, dan_run *d,
  * test_pipeline holds `--nodes 1500 --seed 1`: 54,892 at 6,400 bytes
  * against 54,334 at 6,144); of 72 generated graphs (four kinds, 300 to
  * 6,000 nodes), one was longer at 5 than at 0 and two at 25 than at 5
- * (those two as long at 0 as at 5); with the floor, none.  The floor's plan meets the
- * final one, the baselines' and the parts' plans taken into account: kept
- * in place of the chain's plan alone, a shorter one lost to the plan of
- * the parts that the chain's own plan had yielded to (`--nodes 2000
- * --seed 4`: 49,004 cycles against 48,621).  The parts are not planned
- * again at 0 (that doubled the time of a union of two bundled graphs):
- * each part's plan has its own floor. */
+ * (those two as long at 0 as at 5); with the floor, none.  The floor's
+ * plan meets the final one, the baselines' and the parts' plans taken
+ * into account: kept in place of the chain's plan alone, a shorter one
+ * lost to the plan of the parts that the chain's own plan had yielded to
+ * (`--nodes 2000 --seed 4`: 49,004 cycles against 48,621).  The parts
+ * are not planned again at 0 (that doubled the time of a union of two
+ * bundled graphs): each part's plan has its own floor. */
 static int budget_floor(const ds_graph *g, const ds_run_opts *o,
 			dan_run *d, const ds_plan *dlr, const ds_figures *df,
 			ds_plan *out, ds_figures *f, ds_err *e)

@@ -249,12 +249,10 @@ static void parts_dominating(void **state)
 	ds_graph_free(g);
 }
 
-/* dan's final figures on g at capacities spec (NULL: g's own). */
+/* dan's final figures on g at capacities spec. */
 static ds_figures run_at(ds_graph *g, const char *spec)
 {
-	ds_err e;
-	if (spec && ds_caps_parse(&g->caps, spec, &e))
-		fail_msg("ds_caps_parse: %s", e.msg);
+	must_set_caps(g, spec);
 	return run(g, DS_SCHED_DAN, DS_STAGE_CPE);
 }
 

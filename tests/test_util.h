@@ -98,6 +98,15 @@ static inline ds_graph *must_generate(int kind, int64_t nodes, uint64_t seed)
 	return must_generate_caps(kind, nodes, seed, NULL);
 }
 
+/* g to be planned at capacities spec, as `dansched schedule --cap SPEC`
+ * plans it; a spec that does not parse fails the test. */
+static inline void must_set_caps(ds_graph *g, const char *spec)
+{
+	ds_err e;
+	if (ds_caps_parse(&g->caps, spec, &e))
+		fail_msg("ds_caps_parse: %s", e.msg);
+}
+
 /* A generated graph at the default capacities (`dansched gen` with no
  * --cap) to be planned at capacities spec, as `dansched schedule --cap
  * SPEC` plans the generated file; any failure fails the test. */
@@ -106,9 +115,7 @@ static inline ds_graph *must_generate_planned_at(int kind, int64_t nodes,
 						 const char *spec)
 {
 	ds_graph *g = must_generate(kind, nodes, seed);
-	ds_err e;
-	if (ds_caps_parse(&g->caps, spec, &e))
-		fail_msg("ds_caps_parse: %s", e.msg);
+	must_set_caps(g, spec);
 	return g;
 }
 
