@@ -505,7 +505,7 @@ static inline void fuzz_plan_checks(const ds_heap *h, const ds_graph *g,
 	if (rl == DS_OK)
 		fuzz_sorted(h, g, q, &f);
 	ds_plan c;
-	ds_cpe_opts co = {5, 0, 1, 0};
+	ds_cpe_opts co = {.traffic_budget_pct = 5, .effort = 1};
 	int rc = ds_cpe(g, q, &co, &c, &e);
 	fuzz_agree(q->offset ? rl : DS_EINPUT, rc, "ds_cpe and ds_replay disagree");
 	if (rc == DS_OK) {

@@ -18,6 +18,7 @@ Usage:
       differs (block, table, graph, column, README and now).  With
       DS_TEST_QUICK=1 only the graphs under 10,000 nodes are run (named
       on the command line) and the bench's averages are not compared.
+      NAME: schedule, mpas or bench (scale holds only run times).
 """
 import json
 import os
@@ -191,5 +192,10 @@ if __name__ == "__main__":
     if args and args[0] == "--check":
         if len(args) < 2:
             sys.exit(__doc__)
+        times = [a for a in args[2:] if a not in CHECKED]
+        if times:
+            sys.exit("readme_figures.py: --check compares the figures of %s;"
+                     " %s holds only run times" % (", ".join(CHECKED),
+                                                   ", ".join(times)))
         sys.exit(check(args[1], args[2:]))
     regenerate(args)

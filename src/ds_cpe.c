@@ -593,7 +593,8 @@ static bool cpe_another_round(const ds_cpe_opts *o, int64_t before,
 static int64_t cpe_relaxed_rounds(const ds_graph *g, const ds_cpe_opts *o,
 				  int64_t rounds)
 {
-	int64_t k = CPE_RELAX_WORK * cpe_effort(o) / (g->n > 0 ? g->n : 1);
+	int64_t k = CPE_RELAX_WORK * cpe_effort(o) /
+		    ds_size_nodes(g, o ? o->size_nodes : 0);
 	return k < rounds ? k : rounds;
 }
 

@@ -236,6 +236,7 @@ typedef struct dlr {
 	const ds_graph *g;
 	const int32_t *order;
 	int64_t effort;
+	int64_t size_nodes; /* ds_dlr_opts' */
 	bool lite;
 	best b;
 	int32_t *pos1, *ord, *anchor, *posr;
@@ -280,6 +281,12 @@ static int dlr_chains(dlr *d, bool *chains, ds_err *e)
 	return DS_OK;
 }
 
+/* A work budget, d's graph's share of it. */
+static int64_t dlr_share(const dlr *d, int64_t work)
+{
+	return ds_work_share(d->g, d->size_nodes, work);
+}
+
 /* The chain order the pilot finds, the nested pilot and the improvement
  * refining it, each placed (the model's gain is not always the
  * placement's), with the budgets of effort level lvl. */
@@ -289,11 +296,12 @@ static int dlr_pilot(dlr *d, int64_t lvl, ds_err *e)
 	bool chains;
 	int32_t nalt = 0;
 	chopts co = {.share = 1.0,
-		     .pilot = PILOT_WORK * lvl / (d->lite ? LITE_SHARE : 1),
-		     .nest = d->lite ? 0 : NEST_WORK * lvl,
+		     .pilot = dlr_share(d, PILOT_WORK * lvl) /
+			      (d->lite ? LITE_SHARE : 1),
+		     .nest = d->lite ? 0 : dlr_share(d, NEST_WORK * lvl),
 		     .ref = d->chref,
 		     .ref_ddr = d->ref_ddr,
-		     .improve = d->lite ? 0 : IMPROVE_WORK * lvl,
+		     .improve = d->lite ? 0 : dlr_share(d, IMPROVE_WORK * lvl),
 		     .alt = d->chalt,
 		     .nalt = &nalt};
 	int rc;
@@ -339,7 +347,8 @@ static int dlr_run(dlr *d, ds_err *e)
 	bool chains;
 	if ((rc = dlr_follow(d, e)) || (rc = dlr_chains(d, &chains, e)))
 		return rc;
-	int64_t turn_tries = TURN_WORK * d->effort / (g->n > 0 ? g->n : 1);
+	int64_t turn_tries =
+		TURN_WORK * d->effort / ds_size_nodes(g, d->size_nodes);
 	if (turn_tries > TURN_TRIES * d->effort)
 		turn_tries = TURN_TRIES * d->effort;
 	if (chains && !d->lite && turn_tries > 0 &&
@@ -370,6 +379,7 @@ int ds_dlr(const ds_graph *g, const int32_t *order, const ds_dlr_opts *o,
 	dlr d = {.g = g,
 		 .order = order,
 		 .effort = o && o->effort > 0 ? o->effort : 1,
+		 .size_nodes = o ? o->size_nodes : 0,
 		 .lite = o && o->lite};
 	d.pos1 = ds_arena_alloc(&a, n, sizeof *d.pos1);
 	d.ord = ds_arena_alloc(&a, n, sizeof *d.ord);

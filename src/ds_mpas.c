@@ -796,7 +796,9 @@ int ds_mpas_alts(const ds_graph *g, const ds_mpas_opts *o, int32_t *order,
 	if (got)
 		*got = 0;
 	alts A = {.ord = NULL, .k = 0, .nalt = nalt};
-	const int64_t moves = LS_MOVES * (o && o->effort > 1 ? o->effort : 1);
+	const int64_t moves = ds_work_share(
+		g, o ? o->size_nodes : 0,
+		LS_MOVES * (o && o->effort > 1 ? o->effort : 1));
 	ds_arena ar;
 	ds_arena_init(&ar, g->heap);
 	split S = {0};

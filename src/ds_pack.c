@@ -526,9 +526,9 @@ static int pk_finish(packer *s)
  * nodes) the packings cost about 10 s in DLR and found nothing better. */
 #define PK_MAX_NODES 20000
 
-bool ds_pack_applies(const ds_graph *g)
+bool ds_pack_applies(const ds_graph *g, int64_t size_nodes)
 {
-	return g->n <= PK_MAX_NODES;
+	return ds_size_nodes(g, size_nodes) <= PK_MAX_NODES;
 }
 
 int ds_place_packed(const ds_graph *g, const int32_t *order,

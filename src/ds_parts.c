@@ -26,43 +26,46 @@
  *
  * Requires: a valid graph and a plan of it from dan's DLR or CPE stage.
  * Guarantees: the plan returned passed ds_replay; with 2 parts or more
- * (up to PARTS_MAX, or PARTS_SMALL_MAX on graphs of up to
- * DS_SMALL_GRAPH_NODES nodes) it is the parts' plan or within the parts'
- * sums, or preferred to the parts' plan as above.
+ * (up to PARTS_MAX) it is the parts' plan or within the parts' sums, or
+ * preferred to the parts' plan as above.
  * Cost: one pass over the constraints (and one over the edges for the
  * parts' bounds, which spare the parts a plan without spills that ends
  * within them); with parts to plan otherwise, dan on every part (about
  * the whole graph's cost again: generated graphs of 1,000 to 3,000 nodes
  * in 5 to 14 parts, 27 of them at three capacities, took 1.7x to 1.8x
- * the time in all), a replay and a CPE run; a pass over the nodes and
- * edges per part.
+ * the time in all; above DS_SMALL_GRAPH_NODES nodes, where the parts get
+ * the whole graph's budgets (part_opts), 1.1x to 3x: the 1M-node matmul
+ * graph of `bench --scale`, 29 parts, 20.6 s -> 40.8 s), a replay and a
+ * CPE run; a pass over the nodes and edges per part.
  */
 #include "ds_portfolio.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-/* Graphs of more parts are planned whole only.  Large graphs: the
- * generated random and attention graphs fall into 7 to 42 parts, where
- * planning each alone (up to 16 DLR starts each, and the rounds of CPE
- * and retiming for parts of up to DS_SMALL_GRAPH_NODES nodes that the
- * whole graph did not get) cost up to 9x the time (`gen --kind random
- * --nodes 20000 --seed 3`, 42 parts: 8.9 s against 0.96 s, for 350,901
- * cycles at 16,512 bytes against 379,852 at 22,464); a union of two
- * operators has 2. */
-#define PARTS_MAX 4
-/* Graphs of up to DS_SMALL_GRAPH_NODES nodes: unions of generated graphs
- * have 7 to 15 parts, and planned whole lose to their parts (`gen --kind
- * conv --nodes 1000 --seed 1` with `--kind matmul --nodes 1000 --seed 1`
- * at L1=2048,UB=768, 11 parts: 97,172 cycles at 13,056 bytes whole,
- * 83,709 at 7,680 as parts).  Parts of 55 nodes cost about 2 ms each
- * (60 of them: 0.08 s whole, 0.19 s with the parts). */
-#define PARTS_SMALL_MAX 64
+/* Graphs of more parts are planned whole only.  Unions of generated
+ * graphs have 7 to 15 parts, and planned whole lose to their parts (`gen
+ * --kind conv --nodes 1000 --seed 1` with `--kind matmul --nodes 1000
+ * --seed 1` at L1=2048,UB=768, 11 parts: 97,172 cycles at 13,056 bytes
+ * whole, 83,691 at 7,680 as parts); large generated graphs have 6 to 94
+ * (matmul of 30,000 nodes 6, of 1M nodes 29).  Parts of 55 nodes cost
+ * about 2 ms each (60 of them: 0.08 s whole, 0.19 s with the parts). */
+#define PARTS_MAX 64
 
-/* The most parts g is planned by. */
-static int32_t parts_max(const ds_graph *g)
+/* The options a part is planned with: o's, and on a graph of more than
+ * DS_SMALL_GRAPH_NODES nodes the whole graph's size for the budgets and
+ * size limits (ds_run_opts_size), so that the parts together cost about
+ * what the whole graph does and get what it gets (one DLR start, no rounds
+ * of CPE and retiming, no floors).  Planned as graphs of their own size,
+ * the parts got those (up to 16 DLR starts each): `gen --kind random
+ * --nodes 20000 --seed 3` (42 parts) took 8.9 s against 0.96 s whole. */
+static ds_run_opts part_opts(const ds_graph *g, const ds_run_opts *o)
 {
-	return g->n <= DS_SMALL_GRAPH_NODES ? PARTS_SMALL_MAX : PARTS_MAX;
+	ds_run_opts po = *o;
+	po.progress = NULL;
+	if (g->n > DS_SMALL_GRAPH_NODES)
+		ds_run_opts_size(&po, ds_size_nodes(g, o->size_nodes));
+	return po;
 }
 
 /* comp[v]: the part of node v, by a flood over the constraints; *k parts,
@@ -100,40 +103,90 @@ static int label(const ds_graph *g, int32_t *comp, int32_t *k, ds_err *e)
 	return DS_OK;
 }
 
-/* Node v of g into builder b as node id. */
-static int add_node(const ds_graph *g, int32_t v, int64_t id, ds_builder *b,
-		    int64_t *bufs, ds_err *e)
+/* The sums of the parts' figures, and their plans back to back. */
+typedef struct parts {
+	int32_t *comp, *nodes, *local, k;
+	int32_t *lbuf;	 /* per buffer of g: its BufId in its part's graph */
+	int32_t *gbuf;	 /* per BufId of the part's graph: g's buffer */
+	int64_t *edge;	 /* scratch: the part's edges, source << 32 | target */
+	ds_hkey *seq;	 /* the parts in the order they run: largest first */
+	ds_plan cat;
+	ds_figures sum;
+} parts;
+
+/* Node v of g into builder b as node id, its buffers by their BufIds in
+ * the part (lbuf). */
+static int add_node(const ds_graph *g, int32_t v, int64_t id,
+		    const int32_t *lbuf, ds_builder *b, int64_t *bufs,
+		    ds_err *e)
 {
 	if (g->kind[v] != DS_OP) {
 		int32_t x = g->buf[v];
 		return ds_builder_buffer(b, id, g->kind[v] == DS_FREE,
-					 g->buf_id[x], g->buf_size[x],
+					 lbuf[x], g->buf_size[x],
 					 ds_mem_names[g->buf_mem[x]], e);
 	}
 	int32_t nb = g->use_off[v + 1] - g->use_off[v];
 	for (int32_t k = 0; k < nb; k++)
-		bufs[k] = g->buf_id[g->use[g->use_off[v] + k]];
+		bufs[k] = lbuf[g->use[g->use_off[v] + k]];
 	return ds_builder_op(b, id, g->ops[g->op[v]], g->pipes[g->pipe[v]],
 			     g->cycles[v], bufs, nb, e);
 }
 
-/* The graph of part c: its nodes in g's order (node i of the part is
- * nodes[i] of g), its edges, g's capacities. */
-static int part_graph(const ds_graph *g, const int32_t *comp, int32_t c,
-		      const int32_t *nodes, int32_t nc, int32_t *local,
+/* Buffer x its part's next BufId, unless it has one. */
+static void number_buf(parts *pt, int32_t x, int32_t *next)
+{
+	if (pt->lbuf[x] >= 0)
+		return;
+	pt->gbuf[*next] = x;
+	pt->lbuf[x] = (*next)++;
+}
+
+/* The local numbering of part c, whose nodes are pt->nodes[0..nc): node
+ * i is nodes[i] (pt->local back), and its buffers numbered in the order
+ * they appear along nodes (pt->lbuf, pt->gbuf back). */
+static void part_number(const ds_graph *g, parts *pt, int32_t nc)
+{
+	for (int32_t i = 0; i < nc; i++)
+		if (g->kind[pt->nodes[i]] == DS_ALLOC)
+			pt->lbuf[g->buf[pt->nodes[i]]] = -1;
+	int32_t next = 0;
+	for (int32_t i = 0; i < nc; i++) {
+		int32_t v = pt->nodes[i];
+		pt->local[v] = i;
+		if (g->kind[v] != DS_OP)
+			number_buf(pt, g->buf[v], &next);
+		for (int32_t k = g->use_off[v]; k < g->use_off[v + 1]; k++)
+			number_buf(pt, g->use[k], &next);
+	}
+}
+
+static int edge_cmp(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+	return (x > y) - (x < y);
+}
+
+/* The graph of part c (nodes pt->nodes[0..nc), numbered by part_number),
+ * its edges sorted, g's capacities. */
+static int part_graph(const ds_graph *g, parts *pt, int32_t c, int32_t nc,
 		      ds_graph **out, ds_err *e)
 {
 	ds_builder *b = ds_builder_new(g->heap, g->source);
 	int64_t *bufs = ds_alloc(g->heap, (size_t)g->nbuf + 1, sizeof *bufs);
 	int rc = b && bufs ? DS_OK : ds_fail(e, DS_ENOMEM, "out of memory");
-	for (int32_t i = 0; i < nc && rc == DS_OK; i++) {
-		local[nodes[i]] = i;
-		rc = add_node(g, nodes[i], i, b, bufs, e);
-	}
-	for (int64_t k = 0; k < g->nedge && rc == DS_OK; k++)
-		if (comp[g->esrc[k]] == c)
-			rc = ds_builder_edge(b, local[g->esrc[k]],
-					     local[g->edst[k]], e);
+	part_number(g, pt, nc);
+	for (int32_t i = 0; i < nc && rc == DS_OK; i++)
+		rc = add_node(g, pt->nodes[i], i, pt->lbuf, b, bufs, e);
+	size_t ne = 0;
+	for (int64_t k = 0; k < g->nedge; k++)
+		if (pt->comp[g->esrc[k]] == c)
+			pt->edge[ne++] = (int64_t)pt->local[g->esrc[k]] << 32 |
+					 pt->local[g->edst[k]];
+	qsort(pt->edge, ne, sizeof *pt->edge, edge_cmp);
+	for (size_t k = 0; k < ne && rc == DS_OK; k++)
+		rc = ds_builder_edge(b, pt->edge[k] >> 32,
+				     pt->edge[k] & UINT32_MAX, e);
 	if (rc == DS_OK)
 		rc = ds_builder_finish(b, &g->caps, out, e);
 	ds_builder_free(b);
@@ -141,10 +194,47 @@ static int part_graph(const ds_graph *g, const int32_t *comp, int32_t c,
 	return rc;
 }
 
-/* Appends plan p of part graph pg (node i is nodes[i] of g) to cat, whose
- * spills so far are cat->nspill. */
+/* The graph of part c, its nodes pt->nodes[0..nc) (in g's order on
+ * entry) put in the order of the structural rank of the part alone, so
+ * that the part's graph depends neither on g's numbering nor on the
+ * other parts: a renumbered copy of g, or a union holding the part,
+ * gets the same graph and so the same plan of it.  Numbered in g's order,
+ * renumbered copies of `gen --kind random --nodes 4000 --seed 9` at
+ * L1=2048,UB=768 came to 106,015, 105,888 and 105,913 cycles, of `--kind
+ * attention --nodes 40000 --seed 1` to 780,092 at 0 bytes and 797,588 at
+ * 7,680; numbered so, to 105,888 each, and 797,575 at 7,168 each.  Of
+ * 144 runs of generated graphs of 1,000 to 3,000 nodes (4 kinds, seeds 1
+ * to 4, three capacities) 20 changed: 11 shorter (up to 6.8 %), 9 longer
+ * (up to 2.8 %). */
+static int part_canonical(const ds_graph *g, parts *pt, int32_t c,
+			  int32_t nc, ds_graph **out, ds_err *e)
+{
+	ds_graph *pg = NULL;
+	int rc = part_graph(g, pt, c, nc, &pg, e);
+	int32_t *rank = rc == DS_OK ? ds_alloc(g->heap, (size_t)nc + 1,
+					       sizeof *rank)
+				    : NULL;
+	if (rc == DS_OK && !rank)
+		rc = ds_fail(e, DS_ENOMEM, "out of memory");
+	if (rc == DS_OK)
+		rc = ds_structural_rank(pg, rank, e);
+	if (rc == DS_OK) {
+		/* pt->local: scratch, the part's nodes by rank */
+		for (int32_t i = 0; i < nc; i++)
+			pt->local[rank[i]] = pt->nodes[i];
+		memcpy(pt->nodes, pt->local, (size_t)nc * sizeof *pt->nodes);
+		rc = part_graph(g, pt, c, nc, out, e);
+	}
+	ds_free(g->heap, rank);
+	if (pg)
+		ds_graph_free(pg);
+	return rc;
+}
+
+/* Appends plan p of part graph pg (node i is nodes[i] of g, BufId j g's
+ * buffer gbuf[j]) to cat, whose spills so far are cat->nspill. */
 static void append(const ds_graph *g, const ds_graph *pg, const ds_plan *p,
-		   const int32_t *nodes, ds_plan *cat)
+		   const int32_t *nodes, const int32_t *gbuf, ds_plan *cat)
 {
 	int32_t k0 = cat->nspill;
 	for (int32_t i = 0; i < p->len; i++) {
@@ -153,11 +243,9 @@ static void append(const ds_graph *g, const ds_graph *pg, const ds_plan *p,
 			x < pg->n ? nodes[x] : g->n + 2 * k0 + (x - pg->n);
 	}
 	for (int32_t b = 0; b < pg->nbuf && p->offset; b++)
-		cat->offset[ds_graph_find_buf(g, pg->buf_id[b])] =
-			p->offset[b];
+		cat->offset[gbuf[pg->buf_id[b]]] = p->offset[b];
 	for (int32_t k = 0; k < p->nspill; k++) {
-		cat->spill[k0 + k].buf =
-			ds_graph_find_buf(g, pg->buf_id[p->spill[k].buf]);
+		cat->spill[k0 + k].buf = gbuf[pg->buf_id[p->spill[k].buf]];
 		cat->spill[k0 + k].offset = p->spill[k].offset;
 	}
 	cat->nspill += p->nspill;
@@ -178,14 +266,6 @@ static int reserve(const ds_graph *g, ds_plan *cat, const ds_plan *p,
 	return order && sp ? DS_OK : ds_fail(e, DS_ENOMEM, "out of memory");
 }
 
-/* The sums of the parts' figures, and their plans back to back. */
-typedef struct parts {
-	int32_t *comp, *nodes, *local, k;
-	ds_hkey *seq; /* the parts in the order they run: largest first */
-	ds_plan cat;
-	ds_figures sum;
-} parts;
-
 /* Plans part c alone with o and appends its plan to pt->cat. */
 static int plan_part(const ds_graph *g, const ds_run_opts *o, parts *pt,
 		     int32_t c, ds_err *e)
@@ -195,9 +275,8 @@ static int plan_part(const ds_graph *g, const ds_run_opts *o, parts *pt,
 		if (pt->comp[v] == c)
 			pt->nodes[nc++] = v;
 	ds_graph *pg = NULL;
-	int rc = part_graph(g, pt->comp, c, pt->nodes, nc, pt->local, &pg, e);
-	ds_run_opts po = *o;
-	po.progress = NULL;
+	int rc = part_canonical(g, pt, c, nc, &pg, e);
+	ds_run_opts po = part_opts(g, o);
 	ds_plan p;
 	ds_figures f;
 	memset(&p, 0, sizeof p);
@@ -206,7 +285,7 @@ static int plan_part(const ds_graph *g, const ds_run_opts *o, parts *pt,
 	if (rc == DS_OK)
 		rc = reserve(g, &pt->cat, &p, e);
 	if (rc == DS_OK) {
-		append(g, pg, &p, pt->nodes, &pt->cat);
+		append(g, pg, &p, pt->nodes, pt->gbuf, &pt->cat);
 		pt->sum.extra_ddr += f.extra_ddr;
 		pt->sum.spills += f.spills;
 		pt->sum.makespan += f.makespan;
@@ -222,6 +301,9 @@ static void parts_free(const ds_graph *g, parts *pt)
 	ds_free(g->heap, pt->comp);
 	ds_free(g->heap, pt->nodes);
 	ds_free(g->heap, pt->local);
+	ds_free(g->heap, pt->lbuf);
+	ds_free(g->heap, pt->gbuf);
+	ds_free(g->heap, pt->edge);
 	ds_free(g->heap, pt->seq);
 	ds_plan_free(g->heap, &pt->cat);
 }
@@ -258,7 +340,10 @@ static int plan_parts(const ds_graph *g, const ds_run_opts *o, parts *pt,
 	pt->cat.offset = ds_alloc(h, (size_t)g->nbuf + 1,
 				  sizeof *pt->cat.offset);
 	pt->seq = ds_alloc(h, (size_t)pt->k, sizeof *pt->seq);
-	if (!pt->cat.offset || !pt->seq)
+	pt->lbuf = ds_alloc(h, (size_t)g->nbuf + 1, sizeof *pt->lbuf);
+	pt->gbuf = ds_alloc(h, (size_t)g->nbuf + 1, sizeof *pt->gbuf);
+	pt->edge = ds_alloc(h, (size_t)g->nedge + 1, sizeof *pt->edge);
+	if (!pt->cat.offset || !pt->seq || !pt->lbuf || !pt->gbuf || !pt->edge)
 		return ds_fail(e, DS_ENOMEM, "out of memory");
 	int rc = part_sequence(g, pt, e);
 	for (int32_t c = 0; c < pt->k && rc == DS_OK; c++)
@@ -371,7 +456,7 @@ int ds_parts_plan(const ds_graph *g, const ds_run_opts *o, ds_plan *best,
 	int rc = pt.comp && pt.nodes && pt.local
 			 ? label(g, pt.comp, &pt.k, e)
 			 : ds_fail(e, DS_ENOMEM, "out of memory");
-	if (pt.k > parts_max(g))
+	if (pt.k > PARTS_MAX)
 		pt.k = 1;
 	/* a plan without spills within the parts' bounds needs no parts */
 	int64_t lbs = 0;

@@ -23,12 +23,11 @@
  * backbone chosen within 5's cap too (lean_floor); with more
  * effort the default's plan is made too and the shorter kept
  * (default_floor); the baselines' orders and plans compete at each stage
- * (ds_portfolio.c), and a graph of a few parts (of up to 64 on graphs
- * of up to DS_SMALL_GRAPH_NODES nodes) is also planned part by part
- * (ds_parts.c).  The baselines are an order plus the shared placer
- * with their policy.  A run makes each floor's plan once (dan_run's
- * memos), and ds_run_ladder plans at every budget of the ladder in one
- * run, each plan the one ds_run makes at that budget.
+ * (ds_portfolio.c), and a graph of a few parts (up to 64) is also
+ * planned part by part (ds_parts.c).  The baselines are an order plus
+ * the shared placer with their policy.  A run makes each floor's plan
+ * once (dan_run's memos), and ds_run_ladder plans at every budget of the
+ * ladder in one run, each plan the one ds_run makes at that budget.
  *
  * Requires: a valid graph.  Guarantees: the plan returned has passed
  * ds_replay (with the one-live rule for an MPAS-only plan), its spills
@@ -54,6 +53,19 @@ void ds_run_opts_default(ds_run_opts *o)
 	 * back (ds_cpe); 5, as the traffic budget: 3, 5 and 10 gave the
 	 * same plans on the six bundled graphs */
 	o->cpe.peak_budget_pct = 5;
+}
+
+void ds_run_opts_size(ds_run_opts *o, int64_t size_nodes)
+{
+	o->size_nodes = size_nodes;
+	o->mpas.size_nodes = o->dlr.size_nodes = size_nodes;
+	o->cpe.size_nodes = o->retime.size_nodes = size_nodes;
+}
+
+/* The graph size o's size-dependent choices are made for. */
+static int64_t run_size(const ds_graph *g, const ds_run_opts *o)
+{
+	return ds_size_nodes(g, o->size_nodes);
 }
 
 static double seconds_since(clock_t t0)
@@ -117,7 +129,7 @@ static int run_baseline(const ds_graph *g, const ds_run_opts *o,
 int ds_dlr_starts(const ds_graph *g, const ds_run_opts *o)
 {
 	int64_t work = DLR_START_WORK * (o->dlr.effort > 1 ? o->dlr.effort : 1);
-	int64_t k = work / (g->n > 0 ? g->n : 1);
+	int64_t k = work / run_size(g, o);
 	return k < 1 ? 1 : k > DLR_STARTS ? DLR_STARTS : (int)k;
 }
 
@@ -427,7 +439,7 @@ static int dan_dlr(const ds_graph *g, const ds_run_opts *o, dan_run *d,
 		rc = dlr_pulled(g, o, PULL_ANY_ROUNDS, false, out, &f, e);
 	if (rc == DS_OK)
 		rc = ds_portfolio_dlr(g, &d->pf, &o->dlr, out, &f, e);
-	if (rc == DS_OK && ds_pack_applies(g))
+	if (rc == DS_OK && ds_pack_applies(g, o->size_nodes))
 		rc = dlr_packed(g, d->order, out, &f, &d->packed, e);
 	if (rc == DS_OK && o->stage == DS_STAGE_DLR)
 		rc = dlr_final(g, o, d, out, t0, fig, e);
@@ -544,7 +556,8 @@ static int cpe_retime_rounds(const ds_graph *g, const ds_run_opts *o,
 	quiet.progress = NULL;
 	quiet.cpe.peak_cap = peak_cap;
 	int rc = DS_OK;
-	int rounds = g->n <= CPE_RETIME_MAX_NODES ? CPE_RETIME_ROUNDS : 0;
+	int rounds =
+		run_size(g, o) <= CPE_RETIME_MAX_NODES ? CPE_RETIME_ROUNDS : 0;
 	for (int r = 0; r < rounds && rc == DS_OK; r++) {
 		ds_plan q;
 		ds_figures fq;
@@ -731,7 +744,7 @@ static int lean_floor(const ds_graph *g, const ds_run_opts *o,
 		      ds_figures *f, ds_err *e)
 {
 	if (o->cpe.traffic_budget_pct <= LEAN_BUDGET_PCT ||
-	    g->n > BUDGET_FLOOR_MAX_NODES)
+	    run_size(g, o) > BUDGET_FLOOR_MAX_NODES)
 		return DS_OK;
 	ds_run_opts lean = quiet_at(o, LEAN_BUDGET_PCT);
 	ds_backbone lb;
@@ -777,10 +790,10 @@ static int memo_get(const ds_graph *g, const memo *m, ds_plan *out,
 /* The end of a memo's making, rc its status: with DS_OK, a copy of p
  * (figures *f) kept in m, on graphs where the floors run (no one asks
  * for it again on larger ones).  Returns rc, or the copy's failure. */
-static int memo_put(const ds_graph *g, int rc, memo *m, const ds_plan *p,
-		    const ds_figures *f, ds_err *e)
+static int memo_put(const ds_graph *g, const ds_run_opts *o, int rc,
+		    memo *m, const ds_plan *p, const ds_figures *f, ds_err *e)
 {
-	if (g->n > BUDGET_FLOOR_MAX_NODES)
+	if (run_size(g, o) > BUDGET_FLOOR_MAX_NODES)
 		return rc;
 	if (rc == DS_OK)
 		rc = ds_plan_copy(g, p, &m->plan, e);
@@ -804,7 +817,7 @@ static int chain_final(const ds_graph *g, const ds_run_opts *o, dan_run *d,
 	int rc = cpe_chain(g, o, d, dlr, df, out, f, t0, e);
 	if (rc == DS_OK)
 		rc = ds_portfolio_final(g, &d->pf, &o->cpe, out, f, e);
-	return zero ? memo_put(g, rc, &d->zero, out, f, e) : rc;
+	return zero ? memo_put(g, o, rc, &d->zero, out, f, e) : rc;
 }
 
 /* The budget floor: a plan that spends a traffic budget is never beaten
@@ -837,7 +850,7 @@ static int budget_floor(const ds_graph *g, const ds_run_opts *o,
 			ds_plan *out, ds_figures *f, ds_err *e)
 {
 	if (o->cpe.traffic_budget_pct <= 0 || df->extra_ddr == 0 ||
-	    g->n > BUDGET_FLOOR_MAX_NODES)
+	    run_size(g, o) > BUDGET_FLOOR_MAX_NODES)
 		return DS_OK;
 	ds_run_opts zero = quiet_at(o, 0);
 	ds_plan q;
@@ -884,7 +897,7 @@ static int ladder_floor(const ds_graph *g, const ds_run_opts *o,
 		if (ds_budget_ladder[i] < o->cpe.traffic_budget_pct)
 			below = i;
 	if (ds_budget_ladder[below] == 0 || df->extra_ddr == 0 ||
-	    g->n > BUDGET_FLOOR_MAX_NODES)
+	    run_size(g, o) > BUDGET_FLOOR_MAX_NODES)
 		return DS_OK;
 	ds_run_opts lower = quiet_at(o, ds_budget_ladder[below]);
 	ds_plan q;
@@ -933,7 +946,7 @@ static int stage_at(const ds_graph *g, const ds_run_opts *o, dan_run *d,
 	if (d->stage[i].made)
 		return memo_get(g, &d->stage[i], out, f, e);
 	int rc = cpe_stage(g, o, d, dlr, df, out, f, t0, e);
-	return memo_put(g, rc, &d->stage[i], out, f, e);
+	return memo_put(g, o, rc, &d->stage[i], out, f, e);
 }
 
 /* Stage 3: CPE's stage (cpe_stage) from DLR's plan (whose figures *fig

@@ -38,6 +38,12 @@ typedef struct ds_run_opts {
 	ds_dlr_opts dlr;
 	ds_cpe_opts cpe;
 	ds_retime_opts retime;
+	/* the graph size the size-dependent choices are made for (the DLR
+	 * starts, CPE's rounds, the floors, packing) and the stages'
+	 * budgets are shares of (ds_stage.h, ds_size_nodes): 0, the
+	 * graph's own; set with ds_run_opts_size, which gives the stages
+	 * the same */
+	int64_t size_nodes;
 	/* called after each stage with its time and figures (may be NULL) */
 	void (*progress)(void *ud, const char *stage, double seconds,
 			 const ds_figures *f);
@@ -45,6 +51,8 @@ typedef struct ds_run_opts {
 } ds_run_opts;
 
 void ds_run_opts_default(ds_run_opts *o);
+/* o->size_nodes and each stage's size_nodes set to size_nodes. */
+void ds_run_opts_size(ds_run_opts *o, int64_t size_nodes);
 
 /* Shared with CPE's backbone (ds_backbone.c).  How many orders DLR
  * places (1 on large graphs; the pulls and the tail order run only where

@@ -854,8 +854,11 @@ static void rt_limits(rt *r, const ds_graph *g, const ds_plan *in,
 	if (r->mte2 < 0)
 		r->mte2 = (*np)++;
 	int64_t effort = o && o->effort > 0 ? o->effort : 1;
-	r->budget = RT_WORK * effort;
-	r->rot_budget = RT_ROT_WORK * effort;
+	int64_t size = o ? o->size_nodes : 0;
+	r->budget = ds_work_share(g, size, RT_WORK * effort);
+	r->rot_budget = ds_work_share(g, size, RT_ROT_WORK * effort);
+	r->stream_budget = ds_work_share(g, size, RT_STREAM_WORK);
+	r->ready_budget = ds_work_share(g, size, RT_READY_WORK);
 	r->max_ddr = o ? o->max_extra_ddr : -1;
 	r->smax = in->nspill + RT_MAX_ADD;
 	r->tmax = in->len + 2 * RT_MAX_ADD;
@@ -993,8 +996,8 @@ int ds_retime(const ds_graph *g, const ds_plan *in, const ds_retime_opts *o,
 	       r.work + 5 * (int64_t)r.total < r.budget)
 		rc = round_once(&r, usrc, &took);
 	/* last, on a budget of its own: it can only shorten the plan */
-	r.budget = r.work + RT_READY_WORK;
-	if (rc == DS_OK && 5 * (int64_t)r.total < RT_READY_WORK)
+	r.budget = r.work + r.ready_budget;
+	if (rc == DS_OK && 5 * (int64_t)r.total < r.ready_budget)
 		rc = rt_ready_phase(&r);
 	if (rc == DS_OK) {
 		*out = r.cur;

@@ -270,7 +270,7 @@ int rt_stream_phase(rt *r)
 	bool took = true;
 	int rc = DS_OK;
 	while (rc == DS_OK && took && fails < RT_STREAM_FAILS &&
-	       r->work - w0 + 5 * (int64_t)r->total < RT_STREAM_WORK) {
+	       r->work - w0 + 5 * (int64_t)r->total < r->stream_budget) {
 		rc = rt_refresh(r);
 		if (rc)
 			break;
@@ -278,7 +278,7 @@ int rt_stream_phase(rt *r)
 		took = false;
 		for (int32_t c = 0; c < nw && !took && rc == DS_OK &&
 				    fails < RT_STREAM_FAILS &&
-				    r->work - w0 < RT_STREAM_WORK;
+				    r->work - w0 < r->stream_budget;
 		     c++) {
 			if (r->wcnt[c] < 2 * RT_STREAM_MIN)
 				break;

@@ -10,6 +10,32 @@
 
 #include "ds.h"
 
+/* ---- the size a pass's budgets are for ---- */
+
+/* Each pass's opts carry size_nodes: the size of the graph its budgets
+ * are for.  0 (or less than g->n): g's own.  A part of a larger graph
+ * planned alone (ds_parts.c) is given that graph's n, so that it gets
+ * its share of the whole graph's budgets, not a whole graph's: a budget
+ * of tries per node divides by ds_size_nodes, a budget of work is cut to
+ * ds_work_share, and the size limits (rounds, floors, packing) compare
+ * ds_size_nodes. */
+static inline int64_t ds_size_nodes(const ds_graph *g, int64_t size_nodes)
+{
+	int64_t n = g->n > 0 ? g->n : 1;
+	return size_nodes > n ? size_nodes : n;
+}
+
+/* work times g's share of size_nodes, at least 1. */
+static inline int64_t ds_work_share(const ds_graph *g, int64_t size_nodes,
+				    int64_t work)
+{
+	int64_t all = ds_size_nodes(g, size_nodes), n = g->n > 0 ? g->n : 1;
+	if (all == n)
+		return work;
+	int64_t w = (int64_t)((double)work * (double)n / (double)all);
+	return w > 1 ? w : 1;
+}
+
 
 /* ---- placement and spilling over a fixed order (ds_place.c) ---- */
 
@@ -69,8 +95,9 @@ int ds_place(const ds_graph *g, const int32_t *order,
 int ds_place_packed(const ds_graph *g, const int32_t *order,
 		    const ds_place_opts *o, ds_plan *out, bool *fits,
 		    ds_err *e);
-/* Whether the passes try ds_place_packed on g (a size limit). */
-bool ds_pack_applies(const ds_graph *g);
+/* Whether the passes try ds_place_packed on g (a size limit, on
+ * ds_size_nodes). */
+bool ds_pack_applies(const ds_graph *g, int64_t size_nodes);
 
 /* ---- orders (ds_order.c) ---- */
 
@@ -188,6 +215,7 @@ int ds_tail_order(const ds_graph *g, const int32_t *order, int32_t *out,
 typedef struct ds_mpas_opts {
 	int64_t effort; /* the search budget (greedy runs, local-search
 			   moves) in multiples of the default; 0: 1 */
+	int64_t size_nodes; /* the graph size the budget is for (above) */
 } ds_mpas_opts;
 
 /* A topological order of all n nodes, one live buffer per L0 memory at any
@@ -212,6 +240,7 @@ typedef struct ds_dlr_opts {
 			   full run: the reuse pilot at a tenth of its
 			   budget, no nested pilot, no improvement, no
 			   turns, no list scheduler */
+	int64_t size_nodes; /* the graph size the budgets are for (above) */
 } ds_dlr_opts;
 
 /* From a stage-1 order (a topological order of the n nodes, checked:
@@ -254,6 +283,8 @@ typedef struct ds_cpe_opts {
 				      this (and at least the input's peak):
 				      CPE run again on its own plan keeps
 				      its first run's limit */
+	int64_t size_nodes;	   /* the graph size the budgets are for
+				      (above) */
 } ds_cpe_opts;
 
 /* value plus pct percent of it (a negative pct counts as 0), rounded
@@ -280,6 +311,8 @@ typedef struct ds_retime_opts {
 	int64_t max_extra_ddr; /* extra DDR traffic the plan may reach by
 				  added spills; below the input's: none
 				  added */
+	int64_t size_nodes;    /* the graph size the budgets are for
+				  (above) */
 } ds_retime_opts;
 
 /* From a full valid plan (CPE's), a full valid plan with the same

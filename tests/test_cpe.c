@@ -37,7 +37,7 @@ static void check_cpe(const ds_graph *g, const ds_plan *p, double traffic,
 {
 	ds_figures in, f;
 	must_replay(g, p, &in);
-	ds_cpe_opts o = {traffic, peak, 0, 0};
+	ds_cpe_opts o = {.traffic_budget_pct = traffic, .peak_budget_pct = peak};
 	ds_plan q;
 	ds_err e;
 	int rc = ds_cpe(g, p, &o, &q, &e);

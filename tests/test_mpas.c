@@ -25,7 +25,7 @@ static void run_mpas(const ds_graph *g, int64_t effort, bool q1,
 	ds_err e;
 	int32_t *ord = malloc((size_t)g->n * sizeof *ord);
 	assert_non_null(ord);
-	ds_mpas_opts o = {effort};
+	ds_mpas_opts o = {.effort = effort};
 	int rc = ds_mpas(g, &o, ord, &e);
 	if (rc)
 		fail_msg("%s: ds_mpas failed: %s", g->source, e.msg);

@@ -419,8 +419,8 @@ static void cpe_spills_one(const char *name, const char *path, ds_graph *g,
 	/* then retiming, kept when shorter, as the pipeline does */
 	ds_figures fd = replayed(g, &d, false);
 	ds_retime_opts ro = {
-		0, (int64_t)((double)fd.extra_ddr *
-			     (1 + o.cpe.traffic_budget_pct / 100))};
+		.max_extra_ddr = (int64_t)((double)fd.extra_ddr *
+					   (1 + o.cpe.traffic_budget_pct / 100))};
 	ds_plan rt;
 	assert_int_equal(ds_retime(g, &raw, &ro, &rt, &e), DS_OK);
 	ds_figures frt = replayed(g, &rt, false);

@@ -42,7 +42,7 @@ static void free_plan(ds_plan *p)
 static void retime_ok(const ds_graph *g, const ds_plan *p, int64_t cap,
 		      ds_plan *q, ds_figures *f)
 {
-	ds_retime_opts o = {0, cap};
+	ds_retime_opts o = {.max_extra_ddr = cap};
 	ds_err e;
 	int rc = ds_retime(g, p, &o, q, &e);
 	if (rc)
@@ -569,7 +569,7 @@ static void allocation_failures(void **state)
 	const int32_t order[] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11};
 	const int64_t off[] = {0, 512, 512};
 	ds_plan p = hand_plan(g, order, 12, off);
-	ds_retime_opts o = {0, 512};
+	ds_retime_opts o = {.max_extra_ddr = 512};
 	retime_call c = {.g = g, .p = &p, .o = &o};
 	/* the sweep goes through several failures */
 	assert_true(alloc_sweep(&st, &(sweep){retime_once, retime_done, &c}) >
