@@ -81,8 +81,8 @@ typedef struct rt {
 	int64_t *wof, *wready; /* candidate windows */
 	int32_t nw;
 	int64_t work, budget, rot_budget;
-	int64_t stream_budget, ready_budget; /* RT_STREAM_WORK, RT_READY_WORK:
-						 the graph's share */
+	/* RT_STREAM_WORK and RT_READY_WORK, the graph's share of them */
+	int64_t stream_budget, ready_budget;
 	/* stream double buffering: the stream, the insertions */
 	int32_t *strm;
 	int32_t *ins_line, *ins_node;

@@ -36,7 +36,6 @@ static inline int64_t ds_work_share(const ds_graph *g, int64_t size_nodes,
 	return w > 1 ? w : 1;
 }
 
-
 /* ---- placement and spilling over a fixed order (ds_place.c) ---- */
 
 enum { DS_FIRST_FIT, DS_BEST_FIT };
