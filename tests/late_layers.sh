@@ -1,0 +1,29 @@
+#!/bin/sh
+# The figures of the README's paragraph on Conv_Case0's late layers:
+# scripts/late_layers.c's least spans with 25 spills (accumulators free to
+# move, and kept at one address), its plan's layout, and the full plan
+# scripts/late_layers_plan.py builds from it after dansched's first layers,
+# replayed by `dansched eval`.
+# usage: late_layers.sh LATE_LAYERS DANSCHED SOURCE_DIR
+set -eu
+tool=$1 dansched=$2 src=$3
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail() { echo "late_layers: $*" >&2; exit 1; }
+expect() { grep -qx "$2" "$1" || fail "expected '$2' in $1: $(cat "$1")"; }
+
+"$tool" 25 216000 --start 2 --trace > "$tmp/trace.txt"
+expect "$tmp/trace.txt" "spills 25 span 205168"
+expect "$tmp/trace.txt" "a layout with accumulators on adjacent units: exists"
+"$tool" 25 216000 --start 2 --reserve > "$tmp/reserve.txt"
+expect "$tmp/reserve.txt" "spills 25 span 211728"
+
+graph="$src/data/Conv_Case0.json"
+"$dansched" schedule "$graph" -o "$tmp/out" --quiet > /dev/null
+python3 "$src/scripts/late_layers_plan.py" "$tmp/out" "$tmp/trace.txt" \
+	"$tmp/built" > /dev/null
+b="$tmp/built/Conv_Case0"
+"$dansched" eval "$graph" "${b}_schedule.txt" "${b}_memory.txt" \
+	"${b}_spill.txt" > "$tmp/eval.txt"
+grep -q "^valid=1 .* extra_ddr=43008 spills=31 makespan=398474 " \
+	"$tmp/eval.txt" || fail "the built plan: $(cat "$tmp/eval.txt")"
