@@ -31,10 +31,10 @@
  * States that cannot end below UB (their CUBE time plus the CONV work
  * left) are dropped.
  *
- * usage: late_layers SPILLS UB [--start any|2|3] [--reserve] [--trace]
+ * usage: late_layers SPILLS UB [--start any|1|2|3] [--reserve] [--trace]
  *   prints, for each number of spills up to SPILLS, the least span (last
  *   CONV's finish) below UB;
- *   --start 2 or 3: only the start with that many first-layer inputs
+ *   --start 1 to 3: only the start with that many first-layer inputs
  *   resident (2: what `dansched schedule` has at 191,265; default any);
  *   --reserve: an accumulator's two units are never free between chains
  *   (a layout that keeps every accumulator at one address);
@@ -197,7 +197,7 @@ static void front_free(front *f)
 
 static int32_t front_slot(const front *f, uint64_t k)
 {
-	int32_t i = (int32_t)((k * 0x9E3779B97F4A7C15ull) >> 46) & (f->hcap - 1);
+	int32_t i = (int32_t)((k * 0x9E3779B97F4A7C15ull) >> 33) & (f->hcap - 1);
 	while (f->head[i] != -2 && f->hk[i] != k)
 		i = (i + 1) & (f->hcap - 1);
 	return i;
@@ -516,19 +516,30 @@ int main(int argc, char **argv)
 	run r = {0};
 	int tr = 0;
 	if (argc < 3) {
-		fprintf(stderr, "usage: late_layers SPILLS UB [--start any|2|3]"
+		fprintf(stderr, "usage: late_layers SPILLS UB [--start any|1|2|3]"
 				" [--reserve] [--trace]\n");
 		return 2;
 	}
 	r.smax = atoi(argv[1]), r.ub = atoi(argv[2]);
+	if (r.smax < 0 || r.smax > 60 || r.ub <= 0) {
+		fprintf(stderr, "late_layers: SPILLS must be 0 to 60 and UB "
+				"positive\n");
+		return 2;
+	}
 	for (int i = 3; i < argc; i++) {
 		if (!strcmp(argv[i], "--reserve"))
 			r.reserve = 1;
 		else if (!strcmp(argv[i], "--trace"))
 			tr = 1;
-		else if (!strcmp(argv[i], "--start") && i + 1 < argc)
-			r.start = strcmp(argv[++i], "any") ? atoi(argv[i]) : 0;
-		else {
+		else if (!strcmp(argv[i], "--start") && i + 1 < argc) {
+			const char *a = argv[++i];
+			r.start = strcmp(a, "any") ? atoi(a) : 0;
+			if (strcmp(a, "any") && (r.start < 1 || r.start > 3)) {
+				fprintf(stderr, "late_layers: --start takes "
+						"any, 1, 2 or 3, not %s\n", a);
+				return 2;
+			}
+		} else {
 			fprintf(stderr, "late_layers: unknown argument %s\n",
 				argv[i]);
 			return 2;
