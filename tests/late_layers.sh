@@ -3,7 +3,9 @@
 # scripts/late_layers.c's least spans with 25 spills (accumulators free to
 # move, and kept at one address), its plan's layout, and the full plan
 # scripts/late_layers_plan.py builds from it after dansched's first layers,
-# replayed by `dansched eval`.
+# replayed by `dansched eval`.  The plan starts from dansched's own for
+# Conv_Case0: when that changes, so do the built plan's figures (update
+# them here and in the README).
 # usage: late_layers.sh LATE_LAYERS DANSCHED SOURCE_DIR
 set -eu
 tool=$1 dansched=$2 src=$3
