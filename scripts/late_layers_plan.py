@@ -31,7 +31,8 @@ Measured 2026-12-04: from `schedule`'s plan (405,466 cycles, 43,008 bytes,
 inputs resident): 398,474 cycles, 43,008 bytes, 31 spills, valid under
 `dansched eval` and the referee; its late CONVs start exactly when the
 model has them, 263 cycles after the input plan's first late CONV (six
-CONVs of 29 cycles the cut left behind).
+small CONVs, 177 cycles in all, that the cut left behind, and the loads
+they wait for).
 """
 import collections
 import heapq
