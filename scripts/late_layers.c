@@ -56,7 +56,7 @@
 #include <string.h>
 
 static const int32_t T[4] = {3505, 3771, 3771, 3506};
-enum { XFER = 1686, COUT = 1778, CAP = 5, NB = 16, NPOS = 5 };
+enum { XFER = 1686, COUT = 1778, CAP = 5, NB = 16 };
 
 typedef struct {
 	int8_t L, mask, c, k, nfree, sp, dead;
@@ -440,7 +440,7 @@ static int fits(occ *o, int n, int i)
 	if (i == n)
 		return 1;
 	int w = o[i].acc ? 2 : 1;
-	for (int p = 0; p + w <= NPOS; p++) {
+	for (int p = 0; p + w <= CAP; p++) {
 		int ok = 1;
 		for (int j = 0; j < i && ok; j++) {
 			int wj = o[j].acc ? 2 : 1;

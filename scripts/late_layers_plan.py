@@ -44,6 +44,7 @@ DATA = os.path.join(os.path.dirname(__file__), "..", "data", "Conv_Case0.json")
 BUF = [671, 673, 675, 677, 711, 713, 715, 717, 751, 753, 755, 757,
        791, 793, 795, 797]
 UNIT = 768
+XFER = 2 * UNIT + 150  # a spill transfer's cycles (SPEC.md)
 START = -10 ** 9  # resident before the cut
 END = 10 ** 9
 
@@ -282,7 +283,7 @@ def main():
 
     def end_node(b, e):
         for k in spill_lines.get(b, []):
-            if n + 2 * k in want and want[n + 2 * k] + 1686 == e:
+            if n + 2 * k in want and want[n + 2 * k] + XFER == e:
                 return n + 2 * k
         return g.free[b]
 

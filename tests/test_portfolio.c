@@ -304,15 +304,6 @@ static void many_parts(void **state)
 	ds_graph_free(g);
 }
 
-/* The parts run in an order the Ids do not decide (ds_parts.c,
- * part_sequence), and each is planned as a graph numbered by its own
- * structural rank (part_canonical): `dansched gen --kind attention --nodes
- * 2000 --seed 3` (6 parts, two of 61 nodes) at L1=2048,UB=768 comes to
- * 43,867 cycles at 2,048 bytes, and so do renumbered copies (the parts of
- * one size taken by their least Id: 43,309 and, renumbered, 43,412).  The
- * parts' graphs numbered in g's order, renumbered copies of `--kind
- * random --nodes 4000 --seed 9` at that capacity came to 106,015 and
- * 105,888 cycles: held here too, 105,888 each. */
 /* g's figures f on three renumbered copies. */
 static void same_renumbered(const ds_graph *g, ds_figures f)
 {
@@ -331,6 +322,15 @@ static void same_renumbered(const ds_graph *g, ds_figures f)
 	}
 }
 
+/* The parts run in an order the Ids do not decide (ds_parts.c,
+ * part_sequence), and each is planned as a graph numbered by its own
+ * structural rank (part_canonical): `dansched gen --kind attention --nodes
+ * 2000 --seed 3` (6 parts, two of 61 nodes) at L1=2048,UB=768 comes to
+ * 43,867 cycles at 2,048 bytes, and so do renumbered copies (the parts of
+ * one size taken by their least Id: 43,309 and, renumbered, 43,412).  The
+ * parts' graphs numbered in g's order, renumbered copies of `--kind
+ * random --nodes 4000 --seed 9` at that capacity came to 106,015 and
+ * 105,888 cycles: held here too, 105,888 each. */
 static void parts_renumbered(void **state)
 {
 	(void)state;
