@@ -14,9 +14,11 @@
  * runs from the backbone it replaced: pull_floor, and from the second
  * backbone the choice may make: over_floor) and its retiming
  * (ds_retime.c), then both again, each on the other's plan, while that
- * shortens it (cpe_retime_rounds), and the final plan's dead reloads
- * dropped (ds_plan_drop_dead_reloads) — stopping after the stage asked
- * for; with a traffic budget, CPE's chain at budget 0 too, its plan kept
+ * shortens it (cpe_retime_rounds), the spills of its plan's end searched
+ * again at no more traffic (replan_floor, ds_replan.c), and the final
+ * plan's dead reloads dropped (ds_plan_drop_dead_reloads) — stopping
+ * after the stage asked for; with a traffic budget, CPE's chain at
+ * budget 0 too, its plan kept
  * where it is shorter with no more traffic (budget_floor), and above 5
  * CPE's stage at the next lower of the budgets 5, 25, 100 and 400, its
  * plan kept where it is shorter (ladder_floor), and CPE's chain from the
@@ -907,9 +909,64 @@ static int ladder_floor(const ds_graph *g, const ds_run_opts *o,
 	return keep_made(g, rc, out, f, &q, &fq);
 }
 
+/* Plan p's replay with each node's finish time: *fin (the caller frees
+ * it) and *fp. */
+static int replay_fin(const ds_graph *g, const ds_plan *p, int64_t **fin,
+		      ds_figures *fp, ds_err *e)
+{
+	*fin = ds_alloc(g->heap, (size_t)p->len + 1, sizeof **fin);
+	if (!*fin)
+		return ds_fail(e, DS_ENOMEM, "out of memory");
+	ds_replay_opts ro = {.finish = *fin};
+	return ds_replay(g, p, &ro, fp, e);
+}
+
+/* The tail's spills of memory m planned again (ds_replan.c) from *out
+ * (figures *f), its spill lines sorted first, with no more traffic than
+ * *out has (so that a union of graphs planned by parts keeps the parts'
+ * traffic); the plan replaces *out when the replay accepts it and finds
+ * it shorter. */
+static int replan_mem(const ds_graph *g, int m, ds_plan *out,
+		      ds_figures *f, ds_err *e)
+{
+	ds_plan s, q;
+	ds_figures fs, fq;
+	int64_t *fin = NULL;
+	bool changed = false;
+	int rc = ds_plan_copy(g, out, &s, e);
+	if (rc == DS_OK)
+		rc = ds_plan_sort_spills(g, &s, e);
+	if (rc == DS_OK)
+		rc = replay_fin(g, &s, &fin, &fs, e);
+	if (rc == DS_OK)
+		rc = ds_replan_tail(g, &s, fin, m, f->extra_ddr, &q, &changed,
+				    e);
+	if (rc == DS_OK && changed) {
+		ds_err local; /* an order the replay refuses is not kept */
+		bool ok = ds_replay(g, &q, NULL, &fq, &local) == DS_OK &&
+			  fq.makespan < f->makespan &&
+			  fq.extra_ddr <= f->extra_ddr;
+		ds_plan_keep(g->heap, ok, out, f, &q, &fq);
+	}
+	ds_free(g->heap, fin);
+	ds_plan_free(g->heap, &s);
+	return rc;
+}
+
+/* The tail's spills planned again, of L1 then of UB (replan_mem). */
+static int replan_floor(const ds_graph *g, ds_plan *out, ds_figures *f,
+			ds_err *e)
+{
+	int rc = DS_OK;
+	for (int m = DS_L1; m <= DS_UB && rc == DS_OK; m++)
+		rc = replan_mem(g, m, out, f, e);
+	return rc;
+}
+
 /* CPE's stage before its check: CPE's chain from DLR's plan (figures
  * *df), then against the baselines' plans and the parts (as dlr_final),
- * then the budget floor and the ladder floor; into *out (figures *f).
+ * then the budget floor, the ladder floor and the tail searched again
+ * (replan_floor); into *out (figures *f).
  * On failure *out may hold a plan (the caller frees it). */
 static int cpe_stage(const ds_graph *g, const ds_run_opts *o, dan_run *d,
 		     const ds_plan *dlr, const ds_figures *df, ds_plan *out,
@@ -922,6 +979,8 @@ static int cpe_stage(const ds_graph *g, const ds_run_opts *o, dan_run *d,
 		rc = budget_floor(g, o, d, dlr, df, out, f, e);
 	if (rc == DS_OK)
 		rc = ladder_floor(g, o, d, dlr, df, out, f, e);
+	if (rc == DS_OK)
+		rc = replan_floor(g, out, f, e);
 	return rc;
 }
 

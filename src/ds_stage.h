@@ -326,4 +326,18 @@ typedef struct ds_retime_opts {
 int ds_retime(const ds_graph *g, const ds_plan *in, const ds_retime_opts *o,
 	      ds_plan *out, ds_err *e);
 
+/* ---- the tail's spills planned again (ds_replan.c) ---- */
+
+/* From a full plan p that ds_replay accepts, its spill lines sorted, and
+ * the finish time of each of its nodes in that replay (fin, indexed by
+ * node), a plan whose spills of memory m at p's end are searched again
+ * with their times (ds_replan.c's header), its extra DDR traffic at most
+ * max_ddr or p's own before the tail: *changed and *out, else *changed
+ * false and *out empty (no tail qualifies, the search finds nothing
+ * shorter in its model, or its order cannot be completed).  The caller
+ * replays *out and keeps it only when it is shorter. */
+int ds_replan_tail(const ds_graph *g, const ds_plan *p, const int64_t *fin,
+		   int m, int64_t max_ddr, ds_plan *out, bool *changed,
+		   ds_err *e);
+
 #endif

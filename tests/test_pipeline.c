@@ -68,7 +68,8 @@ static const struct {
  * (ds_pack.c; ds_pipeline.c, dlr_packed: DLR's figure 41,480 bytes, was
  * 45,888) 408,081 at 47,232, and with it, before retime's rotations
  * fitting the cap by cycles per byte (ds_retime_phase.c, rot_select),
- * 410,524 at 41,472. */
+ * 410,524 at 41,472; before the tail's spills planned again
+ * (ds_replan.c) 405,466 at 43,008. */
 static const struct {
 	const char *file;
 	int64_t makespan, traffic;
@@ -76,7 +77,7 @@ static const struct {
 	{"Matmul_Case0.json", 85347, 12032},
 	{"Matmul_Case1.json", 905937, 231680},
 	{"Conv_Case1.json", 561862, 5218},
-	{"Conv_Case0.json", 405466, 43008},
+	{"Conv_Case0.json", 401836, 43008},
 };
 
 /* Figures held exactly where DLR's plan is placed again from orders
@@ -463,7 +464,8 @@ static void size_class(void **state)
  * 413,994 each since retime's rotations run before its local search,
  * 413,139 since CPE and retiming run again on each other's plans,
  * 411,453 since the readiness phase's line windows, 408,081 since the
- * backbone's pulls, 405,466 since DLR's packed placement). */
+ * backbone's pulls, 405,466 since DLR's packed placement, 401,836
+ * since the tail's spills are planned again: ds_replan.c). */
 static void renumbered_same_final(void **state)
 {
 	(void)state;
@@ -474,7 +476,11 @@ static void renumbered_same_final(void **state)
 	ds_figures fg, fr;
 	run_effort(g, 1, &fg);
 	run_effort(r, 1, &fr);
-	assert_int_equal(fg.makespan, 405466);
+	print_message("Conv_Case0 %lld cycles at %lld bytes, its copy %lld at "
+		      "%lld\n",
+		      (long long)fg.makespan, (long long)fg.extra_ddr,
+		      (long long)fr.makespan, (long long)fr.extra_ddr);
+	assert_int_equal(fg.makespan, 401836);
 	assert_int_equal(fr.makespan, fg.makespan);
 	assert_int_equal(fr.extra_ddr, fg.extra_ddr);
 	free(perm);

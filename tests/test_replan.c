@@ -1,0 +1,167 @@
+/* test_replan.c: the tail's spills planned again (ds_replan.c).
+ *
+ * The fixture tests/data/Conv_Case0_405466_*.txt is `dansched schedule`'s
+ * plan of Conv_Case0 before the tail was planned again (405,466 cycles at
+ * 43,008 bytes, 31 spills): its last three layers are the tail. */
+#include "test_util.h"
+
+#include "../src/ds_stage.h"
+
+#include <string.h>
+
+#define FIXTURE DS_SOURCE_DIR "/tests/data/Conv_Case0_405466_"
+
+static void read_fixture(const ds_graph *g, ds_plan *p)
+{
+	ds_err e;
+	if (ds_plan_read(g, FIXTURE "schedule.txt", FIXTURE "memory.txt",
+			 FIXTURE "spill.txt", p, &e))
+		fail_msg("%s", e.msg);
+}
+
+/* Plan p's finish times from its replay (the caller frees them). */
+static int64_t *finish_times(const ds_graph *g, const ds_plan *p,
+			     ds_figures *f)
+{
+	int64_t *fin = calloc((size_t)p->len, sizeof *fin);
+	assert_non_null(fin);
+	ds_replay_opts ro = {.finish = fin};
+	ds_err e;
+	if (ds_replay(g, p, &ro, f, &e))
+		fail_msg("%s", e.msg);
+	return fin;
+}
+
+/* The fixture's tail: L1's spills from the first late layer's inputs on,
+ * 3,630 cycles shorter at the same traffic and spill count; UB has no
+ * spill, so no tail. */
+static void conv_tail(void **state)
+{
+	(void)state;
+	ds_graph *g = load_bundled_case("Conv_Case0");
+	ds_plan p, q;
+	ds_figures f, fq;
+	ds_err e;
+	bool changed;
+	read_fixture(g, &p);
+	int64_t *fin = finish_times(g, &p, &f);
+	assert_int_equal(f.makespan, 405466);
+	assert_int_equal(ds_replan_tail(g, &p, fin, DS_UB, f.extra_ddr, &q,
+					&changed, &e),
+			 DS_OK);
+	assert_false(changed);
+	assert_int_equal(ds_replan_tail(g, &p, fin, DS_L1, f.extra_ddr, &q,
+					&changed, &e),
+			 DS_OK);
+	assert_true(changed);
+	ds_replay_opts strict = {.spill_order = true};
+	if (ds_replay(g, &q, &strict, &fq, &e))
+		fail_msg("%s", e.msg);
+	print_message("Conv_Case0: %lld cycles at %lld bytes, %lld spills\n",
+		      (long long)fq.makespan, (long long)fq.extra_ddr,
+		      (long long)fq.spills);
+	assert_int_equal(fq.makespan, 401836);
+	assert_int_equal(fq.extra_ddr, 43008);
+	assert_int_equal(fq.spills, 31);
+	/* the same input, the same plan */
+	ds_plan r;
+	assert_int_equal(ds_replan_tail(g, &p, fin, DS_L1, f.extra_ddr, &r,
+					&changed, &e),
+			 DS_OK);
+	assert_int_equal(r.len, q.len);
+	assert_memory_equal(r.order, q.order, (size_t)q.len * 4);
+	assert_memory_equal(r.offset, q.offset, (size_t)g->nbuf * 8);
+	assert_int_equal(r.nspill, q.nspill);
+	assert_memory_equal(r.spill, q.spill, (size_t)q.nspill * sizeof *q.spill);
+	ds_plan_free(g->heap, &r);
+	ds_plan_free(g->heap, &q);
+	free(fin);
+	ds_plan_free(g->heap, &p);
+	ds_graph_free(g);
+}
+
+/* No traffic to spend: no eviction in the tail, and the fixture's tail
+ * cannot do without its own. */
+static void refusals(void **state)
+{
+	(void)state;
+	ds_graph *g = load_bundled_case("Conv_Case0");
+	ds_plan p, q;
+	ds_figures f;
+	ds_err e;
+	bool changed;
+	read_fixture(g, &p);
+	int64_t *fin = finish_times(g, &p, &f);
+	assert_int_equal(ds_replan_tail(g, &p, fin, DS_L1, 0, &q, &changed,
+					&e),
+			 DS_OK);
+	assert_false(changed);
+	assert_null(q.order);
+	free(fin);
+	ds_plan_free(g->heap, &p);
+	ds_graph_free(g);
+}
+
+typedef struct replan_call {
+	const ds_graph *g;
+	const ds_plan *p;
+	const int64_t *fin;
+	ds_plan q;
+	bool changed;
+} replan_call;
+
+static int replan_once(void *ctx, ds_err *e)
+{
+	replan_call *c = ctx;
+	return ds_replan_tail(c->g, c->p, c->fin, DS_L1, 43008, &c->q,
+			      &c->changed, e);
+}
+
+static void replan_done(void *ctx, int rc)
+{
+	replan_call *c = ctx;
+	if (rc != DS_OK) {
+		assert_null(c->q.order);
+		return;
+	}
+	assert_true(c->changed);
+	ds_figures f;
+	must_replay(c->g, &c->q, &f);
+	assert_int_equal(f.makespan, 401836);
+	ds_plan_free(c->g->heap, &c->q);
+}
+
+/* Every allocation failing in turn is reported, nothing leaks. */
+static void allocation_failures(void **state)
+{
+	(void)state;
+	ds_faulty st = {0, 0, 0};
+	ds_heap fh = ds_heap_faulty(&st);
+	ds_caps caps;
+	ds_caps_default(&caps);
+	ds_graph *g = NULL;
+	ds_err e;
+	assert_int_equal(ds_load_json(&fh, DS_SOURCE_DIR "/data/Conv_Case0.json",
+				      &caps, &g, &e),
+			 DS_OK);
+	ds_plan p;
+	ds_figures f;
+	read_fixture(g, &p);
+	int64_t *fin = finish_times(g, &p, &f);
+	replan_call c = {.g = g, .p = &p, .fin = fin};
+	assert_true(alloc_sweep(&st, &(sweep){replan_once, replan_done, &c}) >
+		    10);
+	free(fin);
+	ds_plan_free(g->heap, &p);
+	ds_graph_free(g);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(conv_tail),
+		cmocka_unit_test(refusals),
+		cmocka_unit_test(allocation_failures),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
