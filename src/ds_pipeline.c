@@ -18,8 +18,8 @@
  * again at no more traffic (replan_floor, ds_replan.c), and the final
  * plan's dead reloads dropped (ds_plan_drop_dead_reloads) — stopping
  * after the stage asked for; with a traffic budget, CPE's chain at
- * budget 0 too, its plan kept
- * where it is shorter with no more traffic (budget_floor), and above 5
+ * budget 0 too, its plan kept where it is shorter with no more traffic
+ * (budget_floor), and above 5
  * CPE's stage at the next lower of the budgets 5, 25, 100 and 400, its
  * plan kept where it is shorter (ladder_floor), and CPE's chain from the
  * backbone chosen within 5's cap too (lean_floor); with more

@@ -6,11 +6,12 @@
 #include "ds_stage.h"
 
 /* The search's breadth, measured on Conv_Case0 (`dansched schedule`,
- * 2026-12-05): with 2 evictions and 1 reload a step, 8 states per
- * traffic figure give 401,836 cycles (5: no plan shorter than 405,466;
- * 10: 403,522; 15: 401,836 for 0.07 s more); a Python model of the same
- * search found 401,399 in the model with every eviction and reload and
- * no beam, the same as with these, and 403,085 with 1 eviction. */
+ * 2026-12-05; evictions, reloads a step, states kept per traffic figure:
+ * makespan): (2, 1, 8) 401,836; (2, 1, 5) and (2, 1, 4) no plan shorter
+ * than 405,466; (2, 1, 10) and (2, 1, 12) 403,522; (2, 1, 15), (2, 1, 20)
+ * and (2, 2, 8) 401,836, 0.07 to 0.1 s slower; (3, 1, 8) and (3, 2, 8)
+ * none: every state lost before the end (the beam keeps states that
+ * evict early and later find no units), also at beams of 16 and 32. */
 enum { RP_EVICT_K = 2, RP_RELOAD_K = 1, RP_BEAM = 8 };
 /* Limits: buffers and units a state holds, steps a tail has, buffers a
  * step may allocate, and states a run may add (Conv_Case0 adds about

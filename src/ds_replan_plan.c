@@ -26,7 +26,6 @@
 
 /* ---- the keys ---- */
 
-
 /* The best state's events from the root, in order, into *path. */
 static int32_t path_of(rp *r, int32_t best, int32_t **path)
 {
