@@ -15,7 +15,8 @@
  * backbone the choice may make: over_floor) and its retiming
  * (ds_retime.c), then both again, each on the other's plan, while that
  * shortens it (cpe_retime_rounds), the spills of its plan's end searched
- * again at no more traffic (replan_floor, ds_replan.c), and the final
+ * again at no more traffic and within CPE's peak limit (replan_floor,
+ * ds_replan.c), and the final
  * plan's dead reloads dropped (ds_plan_drop_dead_reloads) — stopping
  * after the stage asked for; with a traffic budget, CPE's chain at
  * budget 0 too, its plan kept where it is shorter with no more traffic
@@ -925,9 +926,9 @@ static int replay_fin(const ds_graph *g, const ds_plan *p, int64_t **fin,
  * (figures *f), its spill lines sorted first, with no more traffic than
  * *out has (so that a union of graphs planned by parts keeps the parts'
  * traffic); the plan replaces *out when the replay accepts it and finds
- * it shorter. */
-static int replan_mem(const ds_graph *g, int m, ds_plan *out,
-		      ds_figures *f, ds_err *e)
+ * it shorter, its peak_vstay at most max_peak or *out's. */
+static int replan_mem(const ds_graph *g, int m, int64_t max_peak,
+		      ds_plan *out, ds_figures *f, ds_err *e)
 {
 	ds_plan s, q;
 	ds_figures fs, fq;
@@ -945,7 +946,9 @@ static int replan_mem(const ds_graph *g, int m, ds_plan *out,
 		ds_err local; /* an order the replay refuses is not kept */
 		bool ok = ds_replay(g, &q, NULL, &fq, &local) == DS_OK &&
 			  fq.makespan < f->makespan &&
-			  fq.extra_ddr <= f->extra_ddr;
+			  fq.extra_ddr <= f->extra_ddr &&
+			  (fq.peak_vstay <= max_peak ||
+			   fq.peak_vstay <= f->peak_vstay);
 		ds_plan_keep(g->heap, ok, out, f, &q, &fq);
 	}
 	ds_free(g->heap, fin);
@@ -953,13 +956,17 @@ static int replan_mem(const ds_graph *g, int m, ds_plan *out,
 	return rc;
 }
 
-/* The tail's spills planned again, of L1 then of UB (replan_mem). */
-static int replan_floor(const ds_graph *g, ds_plan *out, ds_figures *f,
+/* The tail's spills planned again, of L1 then of UB (replan_mem), the
+ * peak limit CPE's: the peak budget over DLR's plan's (figures *df). */
+static int replan_floor(const ds_graph *g, const ds_run_opts *o,
+			const ds_figures *df, ds_plan *out, ds_figures *f,
 			ds_err *e)
 {
+	int64_t max_peak =
+		ds_cpe_budget(df->peak_vstay, o->cpe.peak_budget_pct);
 	int rc = DS_OK;
 	for (int m = DS_L1; m <= DS_UB && rc == DS_OK; m++)
-		rc = replan_mem(g, m, out, f, e);
+		rc = replan_mem(g, m, max_peak, out, f, e);
 	return rc;
 }
 
@@ -980,7 +987,7 @@ static int cpe_stage(const ds_graph *g, const ds_run_opts *o, dan_run *d,
 	if (rc == DS_OK)
 		rc = ladder_floor(g, o, d, dlr, df, out, f, e);
 	if (rc == DS_OK)
-		rc = replan_floor(g, out, f, e);
+		rc = replan_floor(g, o, df, out, f, e);
 	return rc;
 }
 

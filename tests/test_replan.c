@@ -5,7 +5,7 @@
  * 43,008 bytes, 31 spills): its last three layers are the tail. */
 #include "test_util.h"
 
-#include "../src/ds_stage.h"
+#include "ds_pipeline.h"
 
 #include <string.h>
 
@@ -102,6 +102,34 @@ static void refusals(void **state)
 	ds_graph_free(g);
 }
 
+/* The pass keeps CPE's peak limit: at --peak-budget 0 Conv_Case0 keeps
+ * DLR's peak_vstay (6,914) and the plan from before the pass (405,466),
+ * at the default 5 % it takes the tail's plan (401,836 at 7,056). */
+static void peak_budget(void **state)
+{
+	(void)state;
+	static const struct {
+		double pct;
+		int64_t peak, makespan;
+	} want[] = {{0, 6914, 405466}, {5, 7056, 401836}};
+	ds_graph *g = load_bundled_case("Conv_Case0");
+	for (size_t k = 0; k < sizeof want / sizeof *want; k++) {
+		ds_run_opts o;
+		ds_run_opts_default(&o);
+		o.cpe.peak_budget_pct = want[k].pct;
+		ds_plan p;
+		ds_figures f;
+		ds_err e;
+		if (ds_run(g, &o, &p, &f, &e))
+			fail_msg("%s", e.msg);
+		assert_int_equal(f.peak_vstay, want[k].peak);
+		assert_int_equal(f.makespan, want[k].makespan);
+		assert_int_equal(f.extra_ddr, 43008);
+		ds_plan_free(g->heap, &p);
+	}
+	ds_graph_free(g);
+}
+
 typedef struct replan_call {
 	const ds_graph *g;
 	const ds_plan *p;
@@ -161,6 +189,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(conv_tail),
 		cmocka_unit_test(refusals),
+		cmocka_unit_test(peak_budget),
 		cmocka_unit_test(allocation_failures),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
