@@ -7,8 +7,6 @@
 
 #include "ds_pipeline.h"
 
-#include <string.h>
-
 #define FIXTURE DS_SOURCE_DIR "/tests/data/Conv_Case0_405466_"
 
 static void read_fixture(const ds_graph *g, ds_plan *p)
@@ -32,9 +30,9 @@ static int64_t *finish_times(const ds_graph *g, const ds_plan *p,
 	return fin;
 }
 
-/* The fixture's tail: L1's spills from the first late layer's inputs on,
- * 3,630 cycles shorter at the same traffic and spill count; UB has no
- * spill, so no tail. */
+/* The fixture's tail (L1, from line 2,150 of 2,642: the last operations
+ * of the layer before the last three on): 3,630 cycles shorter at the
+ * same traffic and spill count; UB has no spill, so no tail. */
 static void conv_tail(void **state)
 {
 	(void)state;
