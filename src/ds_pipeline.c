@@ -922,51 +922,75 @@ static int replay_fin(const ds_graph *g, const ds_plan *p, int64_t **fin,
 	return ds_replay(g, p, &ro, fp, e);
 }
 
-/* The tail's spills of memory m planned again (ds_replan.c) from *out
- * (figures *f), its spill lines sorted first, with no more traffic than
- * *out has (so that a union of graphs planned by parts keeps the parts'
- * traffic); the plan replaces *out when the replay accepts it and finds
- * it shorter, its peak_vstay at most max_peak or *out's. */
+/* The tail's spills of memory m planned again (ds_replan.c) from *s,
+ * *out with its spill lines sorted, and its finish times fin, with no
+ * more traffic than *out has (so that a union of graphs planned by parts
+ * keeps the parts' traffic); the plan replaces *out (figures *f) when
+ * the replay accepts it and finds it shorter, its peak_vstay at most
+ * max_peak or *out's: *took. */
 static int replan_mem(const ds_graph *g, int m, int64_t max_peak,
-		      ds_plan *out, ds_figures *f, ds_err *e)
+		      const ds_plan *s, const int64_t *fin, ds_plan *out,
+		      ds_figures *f, bool *took, ds_err *e)
 {
-	ds_plan s, q;
-	ds_figures fs, fq;
-	int64_t *fin = NULL;
+	ds_plan q;
+	ds_figures fq;
 	bool changed = false;
-	int rc = ds_plan_copy(g, out, &s, e);
-	if (rc == DS_OK)
-		rc = ds_plan_sort_spills(g, &s, e);
-	if (rc == DS_OK)
-		rc = replay_fin(g, &s, &fin, &fs, e);
-	if (rc == DS_OK)
-		rc = ds_replan_tail(g, &s, fin, m, f->extra_ddr, &q, &changed,
-				    e);
+	int rc = ds_replan_tail(g, s, fin, m, f->extra_ddr, &q, &changed, e);
+	*took = false;
 	if (rc == DS_OK && changed) {
 		ds_err local; /* an order the replay refuses is not kept */
-		bool ok = ds_replay(g, &q, NULL, &fq, &local) == DS_OK &&
-			  fq.makespan < f->makespan &&
-			  fq.extra_ddr <= f->extra_ddr &&
-			  (fq.peak_vstay <= max_peak ||
-			   fq.peak_vstay <= f->peak_vstay);
-		ds_plan_keep(g->heap, ok, out, f, &q, &fq);
+		*took = ds_replay(g, &q, NULL, &fq, &local) == DS_OK &&
+			fq.makespan < f->makespan &&
+			fq.extra_ddr <= f->extra_ddr &&
+			(fq.peak_vstay <= max_peak ||
+			 fq.peak_vstay <= f->peak_vstay);
+		ds_plan_keep(g->heap, *took, out, f, &q, &fq);
 	}
-	ds_free(g->heap, fin);
-	ds_plan_free(g->heap, &s);
+	return rc;
+}
+
+/* *out's copy with its spill lines sorted (*s) and its finish times
+ * (*fin, the caller frees it). */
+static int replan_input(const ds_graph *g, const ds_plan *out, ds_plan *s,
+			int64_t **fin, ds_err *e)
+{
+	ds_figures fs;
+	int rc = ds_plan_copy(g, out, s, e);
+	if (rc == DS_OK)
+		rc = ds_plan_sort_spills(g, s, e);
+	if (rc == DS_OK)
+		rc = replay_fin(g, s, fin, &fs, e);
 	return rc;
 }
 
 /* The tail's spills planned again, of L1 then of UB (replan_mem), the
- * peak limit CPE's: the peak budget over DLR's plan's (figures *df). */
+ * peak limit CPE's: the peak budget over DLR's plan's (figures *df);
+ * the sorted copy and its replay made again only after a plan is
+ * taken. */
 static int replan_floor(const ds_graph *g, const ds_run_opts *o,
 			const ds_figures *df, ds_plan *out, ds_figures *f,
 			ds_err *e)
 {
 	int64_t max_peak =
 		ds_cpe_budget(df->peak_vstay, o->cpe.peak_budget_pct);
+	ds_plan s;
+	int64_t *fin = NULL;
+	bool took = true;
 	int rc = DS_OK;
-	for (int m = DS_L1; m <= DS_UB && rc == DS_OK; m++)
-		rc = replan_mem(g, m, max_peak, out, f, e);
+	memset(&s, 0, sizeof s);
+	for (int m = DS_L1; m <= DS_UB && rc == DS_OK; m++) {
+		if (took) {
+			ds_free(g->heap, fin);
+			ds_plan_free(g->heap, &s);
+			fin = NULL;
+			rc = replan_input(g, out, &s, &fin, e);
+		}
+		if (rc == DS_OK)
+			rc = replan_mem(g, m, max_peak, &s, fin, out, f, &took,
+					e);
+	}
+	ds_free(g->heap, fin);
+	ds_plan_free(g->heap, &s);
 	return rc;
 }
 

@@ -665,16 +665,17 @@ static int64_t unit_of(const rp *r)
 	return q;
 }
 
-/* The buffer node v (a graph node or a spill node) starts or ends an
- * occupancy of: *b, *off (its offset) and whether it starts one. */
-static bool occ_node(const rp *r, int32_t v, const int64_t *off,
-		     int32_t *b, int64_t *o, bool *starts)
+/* Node v of a plan with spill lines sp and offsets off (a graph node
+ * or a spill node), when it starts or ends an occupancy: its buffer *b,
+ * whether it starts one, and where (*o; an ending node's is the
+ * buffer's first offset, unused). */
+bool rp_occupancy(const ds_graph *g, const ds_spill *sp, const int64_t *off,
+		  int32_t v, int32_t *b, int64_t *o, bool *starts)
 {
-	const ds_graph *g = r->g;
 	if (v >= g->n) {
 		int32_t k = (v - g->n) / 2;
-		*b = r->p->spill[k].buf, *starts = (v - g->n) % 2 == 1;
-		*o = *starts ? r->p->spill[k].offset : off[*b];
+		*b = sp[k].buf, *starts = (v - g->n) % 2 == 1;
+		*o = *starts ? sp[k].offset : off[*b];
 		return true;
 	}
 	if (g->kind[v] == DS_OP)
@@ -724,8 +725,8 @@ static bool walk_lines(rp *r, rp_lines *L)
 		int32_t b;
 		int64_t o;
 		bool st;
-		if (i == p->len || !occ_node(r, p->order[i], p->offset, &b, &o,
-					     &st) ||
+		if (i == p->len || !rp_occupancy(g, p->spill, p->offset,
+						 p->order[i], &b, &o, &st) ||
 		    g->buf_mem[b] != r->m)
 			continue;
 		if (st) {
@@ -1005,7 +1006,8 @@ static bool origin_memory(rp *r, const int32_t *at, void *s0)
 		int32_t v = r->p->order[i], b;
 		int64_t o;
 		bool starts;
-		if (!occ_node(r, v, r->p->offset, &b, &o, &starts) ||
+		if (!rp_occupancy(g, r->p->spill, r->p->offset, v, &b, &o,
+				  &starts) ||
 		    g->buf_mem[b] != r->m)
 			continue;
 		if (starts) {

@@ -78,6 +78,11 @@ typedef struct rp_emit {
 static inline int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
 static inline int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
 
+/* Node v of a plan with spill lines sp and offsets off, when it starts
+ * or ends an occupancy: its buffer, whether it starts one, and where. */
+bool rp_occupancy(const ds_graph *g, const ds_spill *sp, const int64_t *off,
+		  int32_t v, int32_t *b, int64_t *o, bool *starts);
+
 /* Spill lines whose SPILL_OUT stands before the tail (the first ones,
  * the lines being sorted); at: each node's line. */
 int32_t rp_prefix_lines(const rp *r, const int32_t *at);

@@ -377,22 +377,6 @@ static void live_drop(rp_live *L, int m, int32_t b)
 		}
 }
 
-/* Node v's occupancy, if it starts or ends one: *b, and where. */
-static bool occupancy(const rp *r, const rp_emit *E, int32_t v, int32_t *b,
-		      int64_t *o, bool *starts)
-{
-	const ds_graph *g = r->g;
-	if (v >= g->n) {
-		const ds_spill *s = &E->sp[(v - g->n) / 2];
-		*b = s->buf, *starts = (v - g->n) % 2 == 1, *o = s->offset;
-		return true;
-	}
-	if (g->kind[v] == DS_OP)
-		return false;
-	*b = g->buf[v], *starts = g->kind[v] == DS_ALLOC, *o = E->off[*b];
-	return true;
-}
-
 /* Whether node v can take its addresses now (placing an ALLOC of the
  * tail that the search did not place); applies it to L when it can.
  * *frees: it ends an occupancy. */
@@ -404,7 +388,7 @@ static bool take(rp *r, rp_emit *E, rp_live *L, int32_t v, bool tail,
 	int64_t o;
 	bool starts;
 	*frees = false;
-	if (!occupancy(r, E, v, &b, &o, &starts))
+	if (!rp_occupancy(g, E->sp, E->off, v, &b, &o, &starts))
 		return true;
 	int m = g->buf_mem[b];
 	int64_t size = g->buf_size[b], cap = g->caps.cap[m];
