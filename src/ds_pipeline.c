@@ -938,9 +938,14 @@ static int replan_mem(const ds_graph *g, int m, int64_t max_peak,
 	int rc = ds_replan_tail(g, s, fin, m, f->extra_ddr, &q, &changed, e);
 	*took = false;
 	if (rc == DS_OK && changed) {
-		ds_err local; /* an order the replay refuses is not kept */
-		*took = ds_replay(g, &q, NULL, &fq, &local) == DS_OK &&
-			fq.makespan < f->makespan &&
+		ds_err local; /* an order the replay refuses is not kept;
+			       * memory failing is reported */
+		int vr = ds_replay(g, &q, NULL, &fq, &local);
+		if (vr == DS_ENOMEM) {
+			ds_plan_free(g->heap, &q);
+			return ds_fail(e, DS_ENOMEM, "out of memory");
+		}
+		*took = vr == DS_OK && fq.makespan < f->makespan &&
 			fq.extra_ddr <= f->extra_ddr &&
 			(fq.peak_vstay <= max_peak ||
 			 fq.peak_vstay <= f->peak_vstay);

@@ -24,21 +24,31 @@
  * memory of the small ones; the plan is built from the search's best
  * state and replayed by the caller, which keeps it only when shorter.
  *
- * The search: steps in the plan's order; before each, evictions (of the
+ * The search: one step at a time, each state choosing its next among
+ * the first RP_WINDOW steps it has not run (in the plan's order) whose
+ * predecessors in the graph have run (so that a store may run before
+ * the next chain's first step and free its units sooner); before each, evictions (of the
  * RP_EVICT_K residents used longest from now) and then reloads (of the
  * RP_RELOAD_K spilled buffers needed soonest), each at every distinct
  * time a window of free units allows, the snuggest window for each
  * time; a state is dropped when another with the same buffers at the
- * same units matches or beats it in traffic and every time, or when it
- * cannot end before the plan does, and after each step at most
- * RP_BEAM states are kept per traffic figure (the shortest bound first).
+ * same units and the same steps run matches or beats it in traffic and
+ * every time, or when it cannot end before the best end known (the
+ * plan's, or a rollout's), and after each step at most RP_BEAM states
+ * are kept per traffic figure (the shortest bound first).  Each state
+ * kept is also run to its end by a one-at-a-time policy (the rest of
+ * the plan's order, a spilled buffer back when a step needs it, the
+ * resident used furthest ahead out while no units are free): the best
+ * such rollout is the search's answer where the beam loses every state
+ * or ends no better.
  *
  * The plan: the prefix as it was (its spill lines too, a line whose
  * reload falls in the tail reloading when the search says), then the
  * tail's nodes in the order of their times: steps and spill nodes at the
  * search's, the others as late as the steps after them allow (ALAP), a
- * load or store among them at the start of the step running then, so
- * that it does not queue behind a reload on its pipe; each ALLOC or
+ * load or store among them at the start of the compute step (one on
+ * neither spill pipe) running then, so that it does not queue behind a
+ * reload on its pipe; each ALLOC or
  * SPILL_IN waits until its addresses are free (large buffers at their
  * units, small ones of m above the units, others where they fit, their
  * own offset first).
@@ -51,23 +61,16 @@
  * prefix already reaches it), its spill lines sorted; its validity and
  * makespan are the replay's to judge (the caller's).  The same input
  * gives the same plan.
- * Cost: O(N L) for the tail (L buffers live at once), then per step
- * O(F (E + R) S) for F states, E + R moves of O(units) windows each and
- * S = O(B + units + pipes) bytes a state; F is bounded by RP_BEAM times
- * the traffic figures, and the whole by RP_WORK state copies; the plan
- * O(T log T + T L) for T tail nodes.  One arena. */
+ * Cost: the model's (ds_replan_model.c), then per step O(F (E + R + W)
+ * S) for F states, E + R moves of O(units) windows each, W = RP_WINDOW
+ * steps and S = O(B + units + pipes + steps / 8) bytes a state, and a
+ * rollout of O(T B) per state kept for T steps left; F is bounded by
+ * RP_BEAM times the traffic figures, and the whole by RP_WORK state
+ * copies; the plan O(T log T + T L) for T tail nodes.  One arena. */
 #include "ds_replan_int.h"
 
 #include <stdlib.h>
 #include <string.h>
-
-/* A state: a header then its arrays, in one record of rec bytes. */
-typedef struct rp_hdr {
-	int32_t hist;
-	int32_t next; /* the hash chain */
-	int64_t tr;
-	uint8_t dead;
-} rp_hdr;
 
 typedef struct rp_front {
 	char *rec;
@@ -82,15 +85,9 @@ static rp_hdr *hdr(const rp_front *f, int32_t i, size_t rec)
 {
 	return (rp_hdr *)(f->rec + (size_t)i * rec);
 }
-static int64_t *clk(const rp *r, void *s) { return (int64_t *)((char *)s + r->o_clk); }
-/* ready, last and avail of buffer x: t[3x], t[3x+1], t[3x+2] */
-static int64_t *tim(const rp *r, void *s) { return (int64_t *)((char *)s + r->o_t); }
-static int64_t *ufree(const rp *r, void *s) { return (int64_t *)((char *)s + r->o_free); }
-static uint8_t *stat(const rp *r, void *s) { return (uint8_t *)s + r->o_stat; }
-static int8_t *pos(const rp *r, void *s) { return (int8_t *)s + r->o_pos; }
-static uint8_t *used(const rp *r, void *s) { return (uint8_t *)s + r->o_used; }
 
-
+/* The offsets of a state's arrays in its record (ds_replan_int.h's
+ * accessors), its size. */
 static void layout_rec(rp *r)
 {
 	size_t o = (sizeof(rp_hdr) + 7) & ~(size_t)7;
@@ -100,22 +97,27 @@ static void layout_rec(rp *r)
 	r->o_stat = o, o += (size_t)r->nb;
 	r->o_pos = o, o += (size_t)r->nb;
 	r->o_used = o, o += (size_t)r->nb;
-	r->rec = (o + 7) & ~(size_t)7;
+	o = (o + 7) & ~(size_t)7;
+	r->o_done = o, o += (size_t)r->nw * 8;
+	r->o_rem = o, o += (size_t)r->npc * 8;
+	r->keylen = r->o_done + (size_t)r->nw * 8 - r->o_stat;
+	r->rec = o;
 }
 
-/* The key: the bytes of stat, pos and used. */
+/* The key: the bytes of stat, pos, used and done (the zero padding
+ * before done included). */
 static uint64_t key_hash(const rp *r, void *s)
 {
 	const uint8_t *k = stat(r, s);
 	uint64_t h = 1469598103934665603ull;
-	for (int32_t i = 0; i < 3 * r->nb; i++)
+	for (size_t i = 0; i < r->keylen; i++)
 		h = (h ^ k[i]) * 1099511628211ull;
 	return h;
 }
 
 static bool same_key(const rp *r, void *a, void *b)
 {
-	return memcmp(stat(r, a), stat(r, b), (size_t)r->nb * 3) == 0;
+	return memcmp(stat(r, a), stat(r, b), r->keylen) == 0;
 }
 
 /* Times that no longer bind clamped, so that equivalent states compare
@@ -292,26 +294,34 @@ static int32_t ev_push(rp *r, int32_t parent, int kind, int32_t x, int pos_,
 /* The least finish s can reach: each clock plus its steps left. */
 static int64_t bound(const rp *r, void *s)
 {
-	const int64_t *c = clk(r, s);
+	const int64_t *c = clk(r, s), *rm = rem(r, s);
 	int64_t b = 0;
 	for (int i = 0; i < r->npc; i++)
 		if (r->active[i])
-			b = max64(b, c[i] + r->rem[i]);
+			b = max64(b, c[i] + rm[i]);
 	return b;
 }
 
-/* The first step at or after si using x, -1 when none. */
-static int32_t next_use(const rp *r, int32_t x, int32_t si)
+/* The first step using x that s has not run, -1 when none. */
+static int32_t next_undone(const rp *r, void *s, int32_t x)
 {
 	for (int32_t k = r->uoff[x]; k < r->uoff[x + 1]; k++)
-		if (r->ustep[k] >= si)
+		if (!is_done(r, s, r->ustep[k]))
 			return r->ustep[k];
 	return -1;
 }
 
-static bool last_use(const rp *r, int32_t x, int32_t si)
+/* The first step s has not run. */
+static int32_t first_undone(const rp *r, void *s)
 {
-	return r->ustep[r->uoff[x + 1] - 1] == si;
+	const uint64_t *d = done(r, s);
+	int32_t w = 0;
+	while (w < r->nw && d[w] == UINT64_MAX)
+		w++;
+	int32_t si = 64 * w;
+	while (si < r->ns && is_done(r, s, si))
+		si++;
+	return si;
 }
 
 /* ---- the moves ---- */
@@ -363,14 +373,6 @@ static void *scratch(rp *r, void *tmp, const void *s)
 	return tmp;
 }
 
-static void take_units(const rp *r, void *s, int32_t x, int32_t p)
-{
-	int64_t *fr = ufree(r, s);
-	for (int32_t u = p; u < p + r->w[x]; u++)
-		fr[u] = -1;
-	pos(r, s)[x] = (int8_t)p;
-}
-
 static void give_units(const rp *r, void *s, int32_t x, int64_t at)
 {
 	int64_t *fr = ufree(r, s);
@@ -383,13 +385,13 @@ static void give_units(const rp *r, void *s, int32_t x, int64_t at)
 /* Candidates for a move at step si: residents used, not used by si, used
  * later (evict), or spilled buffers used later (reload), at most k, the
  * furthest next use first for an eviction, the nearest for a reload. */
-static int32_t candidates(const rp *r, void *s, int32_t si, bool evict,
-			  int32_t k, int32_t *out)
+static int32_t candidates(const rp *r, void *s, bool evict, int32_t k,
+			  int32_t *out)
 {
 	const uint8_t *st = stat(r, s), *us = used(r, s);
-	int32_t nu[RP_BUFS], n = 0;
+	int32_t nu[RP_BUFS], n = 0, si = first_undone(r, s);
 	for (int32_t x = 0; x < r->nb; x++) {
-		int32_t u = next_use(r, x, si);
+		int32_t u = next_undone(r, s, x);
 		if (u < 0)
 			continue;
 		if (evict ? st[x] != ST_RES || !us[x] || u == si
@@ -403,47 +405,66 @@ static int32_t candidates(const rp *r, void *s, int32_t si, bool evict,
 	return n < k ? n : k;
 }
 
-/* Buffer x of state i of f out (its SPILL_OUT after its last use). */
-static void evict_one(rp *r, rp_front *f, int32_t i, int32_t x, void *tmp)
+/* Event kind of x on state t's history (not while a rollout only
+ * measures: r->quiet). */
+static void note(rp *r, void *t, int kind, int32_t x, int32_t p,
+		 int64_t start, int64_t fin)
 {
-	void *s = hdr(f, i, r->rec);
+	rp_hdr *h = t;
+	if (!r->quiet)
+		h->hist = ev_push(r, h->hist, kind, x, p, start, fin);
+}
+
+/* Buffer x of state t out (its SPILL_OUT after its last use); false
+ * when that passes the traffic budget. */
+static bool apply_evict(rp *r, void *t, int32_t x)
+{
 	int32_t b = r->buf[x];
 	int64_t tr = ds_spill_traffic(r->g, b);
-	if (((rp_hdr *)s)->tr + tr > r->budget)
-		return;
-	void *t = scratch(r, tmp, s);
+	if (((rp_hdr *)t)->tr + tr > r->budget)
+		return false;
 	int64_t *cl = clk(r, t), *tx = tim(r, t) + 3 * x;
 	int64_t at = max64(cl[r->pout], tx[1]);
 	int64_t fin = at + ds_spill_out_cycles(r->g, b);
 	stat(r, t)[x] = ST_DDR, tx[2] = fin, cl[r->pout] = fin;
 	give_units(r, t, x, fin);
 	((rp_hdr *)t)->tr += tr;
-	((rp_hdr *)t)->hist = ev_push(r, ((rp_hdr *)s)->hist, EV_EVICT, x, -1,
-				      at, fin);
-	if (bound(r, t) < r->ub)
+	note(r, t, EV_EVICT, x, -1, at, fin);
+	return true;
+}
+
+/* Buffer x of state t back into the units from p on. */
+static void apply_reload(rp *r, void *t, int32_t x, int32_t p)
+{
+	int64_t start = max64(clk(r, t)[r->pin], tim(r, t)[3 * x + 2]);
+	for (int32_t u = p; u < p + r->w[x]; u++)
+		start = max64(start, ufree(r, t)[u]);
+	int64_t fin = start + ds_spill_in_cycles(r->g, r->buf[x]);
+	take_units(r, t, x, p);
+	int64_t *tx = tim(r, t) + 3 * x;
+	stat(r, t)[x] = ST_RES, used(r, t)[x] = 0;
+	tx[0] = tx[1] = fin, clk(r, t)[r->pin] = fin;
+	note(r, t, EV_RELOAD, x, p, start, fin);
+}
+
+/* Buffer x of state i of f out, the state added to f. */
+static void evict_one(rp *r, rp_front *f, int32_t i, int32_t x, void *tmp)
+{
+	void *t = scratch(r, tmp, hdr(f, i, r->rec));
+	if (apply_evict(r, t, x) && bound(r, t) < r->ub)
 		front_add(r, f, t);
 }
 
 /* Buffer x of state i of f back, into each window spots() gives. */
 static void reload_one(rp *r, rp_front *f, int32_t i, int32_t x, void *tmp)
 {
-	int32_t b = r->buf[x], at[RP_UNITS];
+	int32_t at[RP_UNITS];
 	void *s = hdr(f, i, r->rec);
 	int64_t lo = max64(clk(r, s)[r->pin], tim(r, s)[3 * x + 2]);
 	int32_t na = spots(r, ufree(r, s), r->w[x], lo, at);
 	for (int32_t k = 0; k < na && !r->failed; k++) {
-		s = hdr(f, i, r->rec); /* f may have moved */
-		void *t = scratch(r, tmp, s);
-		int64_t start = lo;
-		for (int32_t u = at[k]; u < at[k] + r->w[x]; u++)
-			start = max64(start, ufree(r, t)[u]);
-		int64_t fin = start + ds_spill_in_cycles(r->g, b);
-		take_units(r, t, x, at[k]);
-		int64_t *tx = tim(r, t) + 3 * x;
-		stat(r, t)[x] = ST_RES, used(r, t)[x] = 0;
-		tx[0] = tx[1] = fin, clk(r, t)[r->pin] = fin;
-		((rp_hdr *)t)->hist = ev_push(r, ((rp_hdr *)s)->hist, EV_RELOAD,
-					      x, at[k], start, fin);
+		void *t = scratch(r, tmp, hdr(f, i, r->rec)); /* f may move */
+		apply_reload(r, t, x, at[k]);
 		if (bound(r, t) < r->ub)
 			front_add(r, f, t);
 	}
@@ -451,13 +472,13 @@ static void reload_one(rp *r, rp_front *f, int32_t i, int32_t x, void *tmp)
 
 /* Evictions (evict) or reloads before step si, from every state of f,
  * those they make included: f closed under them. */
-static void moves(rp *r, rp_front *f, int32_t si, bool evict, void *tmp)
+static void moves(rp *r, rp_front *f, bool evict, void *tmp)
 {
 	for (int32_t i = 0; i < f->n && !r->failed; i++) {
 		if (hdr(f, i, r->rec)->dead)
 			continue;
 		int32_t c[RP_BUFS];
-		int32_t nc = candidates(r, hdr(f, i, r->rec), si, evict,
+		int32_t nc = candidates(r, hdr(f, i, r->rec), evict,
 					evict ? RP_EVICT_K : RP_RELOAD_K, c);
 		for (int32_t j = 0; j < nc && !r->failed; j++)
 			(evict ? evict_one : reload_one)(r, f, i, c[j], tmp);
@@ -529,15 +550,13 @@ static bool step_ready(const rp *r, void *s, int32_t si, int64_t *lo)
 	return true;
 }
 
-/* Step si run from s with placement j of pl, into next. */
-static void run_step(rp *r, rp_front *next, void *s, int32_t si,
-		     const rp_place *pl, int32_t j, void *tmp)
+/* Step si run on state t with placement j of pl. */
+static void apply_step(rp *r, void *t, int32_t si, const rp_place *pl,
+		       int32_t j)
 {
-	void *t = scratch(r, tmp, s);
-	int32_t h = ((rp_hdr *)s)->hist;
 	for (int32_t i = 0; i < pl->na; i++) {
 		take_units(r, t, pl->x[i], pl->p[j][i]);
-		h = ev_push(r, h, EV_ALLOC, pl->x[i], pl->p[j][i], 0, 0);
+		note(r, t, EV_ALLOC, pl->x[i], pl->p[j][i], 0, 0);
 	}
 	int64_t start = pl->t[j], fin = start + r->scyc[si];
 	uint8_t *st = stat(r, t), *us = used(r, t);
@@ -551,36 +570,183 @@ static void run_step(rp *r, rp_front *next, void *s, int32_t si,
 		if (r->sdep[k])
 			tx[0] = fin;
 		us[x] = 1;
-		if (last_use(r, x, si))
-			st[x] = ST_NONE, give_units(r, t, x, fin);
 	}
+	done(r, t)[si >> 6] |= 1ull << (si & 63);
+	rem(r, t)[r->spipe[si]] -= r->scyc[si];
+	for (int32_t k = r->soff[si]; k < r->soff[si + 1]; k++)
+		if (next_undone(r, t, r->sbuf[k]) < 0)
+			st[r->sbuf[k]] = ST_NONE, give_units(r, t, r->sbuf[k], fin);
 	clk(r, t)[r->spipe[si]] = fin;
-	((rp_hdr *)t)->hist = ev_push(r, h, EV_STEP, si, -1, start, fin);
+	note(r, t, EV_STEP, si, -1, start, fin);
+}
+
+/* Step si run from s with placement j of pl, into next. */
+static void run_step(rp *r, rp_front *next, void *s, int32_t si,
+		     const rp_place *pl, int32_t j, void *tmp)
+{
+	void *t = scratch(r, tmp, s);
+	apply_step(r, t, si, pl, j);
 	if (!r->failed && bound(r, t) < r->ub)
 		front_add(r, next, t);
 }
 
-static void steps_from(rp *r, rp_front *f, rp_front *next, int32_t si,
-		       void *tmp)
+/* The placements of step si's allocations from state s (*pl); false
+ * when s cannot run it (a buffer it reads not resident). */
+static bool placements(const rp *r, void *s, int32_t si, rp_place *pl)
 {
-	rp_place pl;
-	pl.na = 0;
+	int64_t lo;
+	if (!step_ready(r, s, si, &lo))
+		return false;
+	pl->na = 0;
 	for (int32_t k = r->soff[si]; k < r->soff[si + 1]; k++)
 		if (r->salloc[k])
-			pl.x[pl.na++] = r->sbuf[k];
+			pl->x[pl->na++] = r->sbuf[k];
+	int64_t fr[RP_UNITS];
+	int32_t cur[RP_ALLOCS] = {0};
+	memcpy(fr, ufree(r, s), (size_t)r->units * sizeof *fr);
+	pl->n = 0;
+	place_rec(r, fr, pl, 0, cur, lo, 0);
+	return true;
+}
+
+/* Whether s has run every step si follows. */
+static bool preds_done(const rp *r, void *s, int32_t si)
+{
+	const uint64_t *pr = r->spred + (size_t)si * (size_t)r->nw;
+	const uint64_t *d = done(r, s);
+	for (int32_t w = 0; w < r->nw; w++)
+		if (pr[w] & ~d[w])
+			return false;
+	return true;
+}
+
+/* Step si from state i of f, with each placement of its allocations. */
+static void step_from(rp *r, rp_front *f, int32_t i, rp_front *next,
+		      int32_t si, void *tmp)
+{
+	rp_place pl;
+	if (!placements(r, hdr(f, i, r->rec), si, &pl))
+		return;
+	for (int32_t j = 0; j < pl.n; j++)
+		run_step(r, next, hdr(f, i, r->rec), si, &pl, j, tmp);
+}
+
+/* From every state of f, each step it may run next, into next. */
+static void steps_from(rp *r, rp_front *f, rp_front *next, void *tmp)
+{
 	for (int32_t i = 0; i < f->n && !r->failed; i++) {
 		void *s = hdr(f, i, r->rec);
-		int64_t lo;
-		if (((rp_hdr *)s)->dead || !step_ready(r, s, si, &lo))
+		if (((rp_hdr *)s)->dead)
 			continue;
-		int64_t fr[RP_UNITS];
-		int32_t cur[RP_ALLOCS] = {0};
-		memcpy(fr, ufree(r, s), (size_t)r->units * sizeof *fr);
-		pl.n = 0;
-		place_rec(r, fr, &pl, 0, cur, lo, 0);
-		for (int32_t j = 0; j < pl.n; j++)
-			run_step(r, next, hdr(f, i, r->rec), si, &pl, j, tmp);
+		int32_t seen = 0;
+		for (int32_t si = first_undone(r, s);
+		     si < r->ns && seen < RP_WINDOW && !r->failed; si++) {
+			s = hdr(f, i, r->rec);
+			if (is_done(r, s, si))
+				continue;
+			seen++;
+			if (preds_done(r, s, si))
+				step_from(r, f, i, next, si, tmp);
+		}
 	}
+}
+
+/* ---- rollouts ---- */
+
+static bool uses_step(const rp *r, int32_t x, int32_t si)
+{
+	for (int32_t k = r->soff[si]; k < r->soff[si + 1]; k++)
+		if (r->sbuf[k] == x)
+			return true;
+	return false;
+}
+
+/* The resident of t used furthest ahead that step si does not use, -1
+ * when none. */
+static int32_t roll_victim(const rp *r, void *t, int32_t si)
+{
+	const uint8_t *st = stat(r, t), *us = used(r, t);
+	int32_t best = -1, bu = -1;
+	for (int32_t x = 0; x < r->nb; x++) {
+		if (st[x] != ST_RES || !us[x] || uses_step(r, x, si))
+			continue;
+		int32_t u = next_undone(r, t, x);
+		if (u > bu)
+			best = x, bu = u;
+	}
+	return best;
+}
+
+/* Buffer x back on t for step si, into the earliest window, evicting
+ * the victims roll_victim names while none is free; false when that
+ * runs out of victims or of traffic. */
+static bool roll_reload(rp *r, void *t, int32_t si, int32_t x)
+{
+	while (stat(r, t)[x] == ST_DDR) {
+		int32_t at[RP_UNITS];
+		int64_t lo = max64(clk(r, t)[r->pin], tim(r, t)[3 * x + 2]);
+		if (spots(r, ufree(r, t), r->w[x], lo, at) > 0) {
+			apply_reload(r, t, x, at[0]);
+			return true;
+		}
+		int32_t v = roll_victim(r, t, si);
+		if (v < 0 || !apply_evict(r, t, v))
+			return false;
+	}
+	return stat(r, t)[x] == ST_RES;
+}
+
+/* Step si on t as a one-at-a-time policy runs it: its spilled buffers
+ * back, victims out while its allocations find no units, the earliest
+ * placement (the snuggest among those). */
+static bool roll_step(rp *r, void *t, int32_t si)
+{
+	for (int32_t k = r->soff[si]; k < r->soff[si + 1]; k++)
+		if (!r->salloc[k] && !roll_reload(r, t, si, r->sbuf[k]))
+			return false;
+	rp_place pl;
+	for (;;) {
+		if (!placements(r, t, si, &pl))
+			return false;
+		if (pl.n > 0)
+			break;
+		int32_t v = roll_victim(r, t, si);
+		if (v < 0 || !apply_evict(r, t, v))
+			return false;
+	}
+	int32_t j = 0;
+	for (int32_t i = 1; i < pl.n; i++)
+		if (pl.t[i] < pl.t[j] || (pl.t[i] == pl.t[j] && pl.sn[i] < pl.sn[j]))
+			j = i;
+	apply_step(r, t, si, &pl, j);
+	return true;
+}
+
+/* State s run to its end on t by roll_step, the steps left in the plan's
+ * order: the end's time, INT64_MAX when a step cannot run. */
+static int64_t rollout(rp *r, const void *s, void *t)
+{
+	memcpy(t, s, r->rec);
+	for (int32_t si = 0; si < r->ns; si++)
+		if (!is_done(r, t, si) && !roll_step(r, t, si))
+			return INT64_MAX;
+	return bound(r, t);
+}
+
+/* State s's rollout: its end; when that is the least yet, the
+ * rollout again with its events into r->inc, and the bound that prunes
+ * lowered to it. */
+static int64_t roll_rank(rp *r, void *s)
+{
+	r->quiet = true;
+	int64_t end = rollout(r, s, r->roll);
+	r->quiet = false;
+	if (end < r->inc_end) {
+		r->inc_end = end;
+		rollout(r, s, r->inc);
+		r->ub = min64(r->ub, end);
+	}
+	return end;
 }
 
 /* The kept states of next: at most RP_BEAM per traffic figure, the least
@@ -627,437 +793,27 @@ static bool beam(rp *r, rp_front *next, rp_front *out)
 	front_reset(out);
 	for (int32_t i = 0, run = 0; i < n && !r->failed; i++) {
 		run = i > 0 && k[i].tr == k[i - 1].tr ? run + 1 : 0;
-		if (run < RP_BEAM)
-			front_add(r, out, hdr(next, k[i].i, r->rec));
+		if (run >= RP_BEAM)
+			continue;
+		void *s = hdr(next, k[i].i, r->rec);
+		front_add(r, out, s);
+		roll_rank(r, s);
 	}
 	return !r->failed;
 }
 
-/* ---- the tail ---- */
-
-static int64_t gcd64(int64_t a, int64_t b)
-{
-	while (b) {
-		int64_t t = a % b;
-		a = b, b = t;
-	}
-	return a;
-}
-
-/* Buffer b is one of the units' (large) in memory m with unit q. */
-static bool is_big(const rp *r, int32_t b)
-{
-	const ds_graph *g = r->g;
-	return g->buf_mem[b] == r->m && g->buf_size[b] % r->q == 0 &&
-	       g->buf_size[b] * 8 >= r->cap;
-}
-
-/* The unit: the gcd of the sizes of m's large spilled buffers; 0 when
- * none is spilled. */
-static int64_t unit_of(const rp *r)
-{
-	int64_t q = 0;
-	for (int32_t k = 0; k < r->p->nspill; k++) {
-		int32_t b = r->p->spill[k].buf;
-		if (r->g->buf_mem[b] == r->m && r->g->buf_size[b] * 8 >= r->cap)
-			q = gcd64(q, r->g->buf_size[b]);
-	}
-	return q;
-}
-
-/* Node v of a plan with spill lines sp and offsets off (a graph node
- * or a spill node), when it starts or ends an occupancy: its buffer *b,
- * whether it starts one, and where (*o; an ending node's is the
- * buffer's first offset, unused). */
-bool rp_occupancy(const ds_graph *g, const ds_spill *sp, const int64_t *off,
-		  int32_t v, int32_t *b, int64_t *o, bool *starts)
-{
-	if (v >= g->n) {
-		int32_t k = (v - g->n) / 2;
-		*b = sp[k].buf, *starts = (v - g->n) % 2 == 1;
-		*o = *starts ? sp[k].offset : off[*b];
-		return true;
-	}
-	if (g->kind[v] == DS_OP)
-		return false;
-	*b = g->buf[v], *starts = g->kind[v] == DS_ALLOC, *o = off[*b];
-	return true;
-}
-
-/* Per line i of the plan, m's residents before it: their large units
- * (big[i]), whether the large ones sit on unit boundaries (al[i]), the
- * end of the highest large one (hi[i]) and the offset of the lowest
- * small one (lo[i]). */
-typedef struct rp_lines {
-	int32_t *big;
-	uint8_t *al;
-	int64_t *hi, *lo;
-} rp_lines;
-
-static bool walk_lines(rp *r, rp_lines *L)
-{
-	const ds_graph *g = r->g;
-	const ds_plan *p = r->p;
-	int64_t *cur = ds_arena_alloc(&r->a, (size_t)g->nbuf, sizeof *cur);
-	int32_t *live = ds_arena_alloc(&r->a, (size_t)g->nbuf, sizeof *live);
-	L->big = ds_arena_alloc(&r->a, (size_t)p->len + 1, sizeof *L->big);
-	L->al = ds_arena_alloc(&r->a, (size_t)p->len + 1, sizeof *L->al);
-	L->hi = ds_arena_alloc(&r->a, (size_t)p->len + 1, sizeof *L->hi);
-	L->lo = ds_arena_alloc(&r->a, (size_t)p->len + 1, sizeof *L->lo);
-	if (r->a.failed)
-		return false;
-	int32_t nl = 0;
-	for (int32_t i = 0; i <= p->len; i++) {
-		int64_t units = 0, hi = 0, lo = r->cap;
-		bool al = true;
-		for (int32_t j = 0; j < nl; j++) {
-			int32_t b = live[j];
-			if (is_big(r, b)) {
-				units += g->buf_size[b] / r->q;
-				hi = max64(hi, cur[b] + g->buf_size[b]);
-				al = al && cur[b] % r->q == 0;
-			} else {
-				lo = min64(lo, cur[b]);
-			}
-		}
-		L->big[i] = (int32_t)min64(units, INT32_MAX);
-		L->al[i] = al, L->hi[i] = hi, L->lo[i] = lo;
-		int32_t b;
-		int64_t o;
-		bool st;
-		if (i == p->len || !rp_occupancy(g, p->spill, p->offset,
-						 p->order[i], &b, &o, &st) ||
-		    g->buf_mem[b] != r->m)
-			continue;
-		if (st) {
-			cur[b] = o, live[nl++] = b;
-			continue;
-		}
-		for (int32_t j = 0; j < nl; j++)
-			if (live[j] == b) {
-				live[j] = live[--nl];
-				break;
-			}
-	}
-	return true;
-}
-
-/* The small buffers of m operation v needs at once, and whether it uses
- * a large one. */
-static int64_t small_need(const rp *r, int32_t v, bool *uses_big)
-{
-	const ds_graph *g = r->g;
-	int64_t s = 0;
-	*uses_big = false;
-	for (int32_t k = g->use_off[v]; k < g->use_off[v + 1]; k++) {
-		int32_t b = g->use[k];
-		if (is_big(r, b))
-			*uses_big = true;
-		else if (g->buf_mem[b] == r->m)
-			s += g->buf_size[b];
-	}
-	return s;
-}
-
-/* The tail: r->a0 and r->units; false when no line qualifies. */
-static bool choose_tail(rp *r, const rp_lines *L)
-{
-	const ds_graph *g = r->g;
-	const ds_plan *p = r->p;
-	int64_t need = 0;
-	int32_t bigmax = 0, steps = 0, best = -1, best_units = 0;
-	for (int32_t i = p->len - 1; i >= 0; i--) {
-		int32_t v = p->order[i];
-		if (v >= g->n && !is_big(r, p->spill[(v - g->n) / 2].buf))
-			break;
-		bool big = false;
-		if (v < g->n && g->kind[v] == DS_OP)
-			need = max64(need, small_need(r, v, &big));
-		if (big && ++steps > RP_STEPS)
-			break;
-		int64_t units = (r->cap - need) / r->q;
-		if (units > RP_UNITS)
-			units = RP_UNITS;
-		bigmax = bigmax > L->big[i] ? bigmax : L->big[i];
-		if (units < 1 || bigmax > units)
-			break;
-		if (v < g->n && g->kind[v] != DS_FREE && L->al[i] &&
-		    L->hi[i] <= units * r->q && L->lo[i] >= units * r->q)
-			best = i, best_units = (int32_t)units;
-	}
-	r->a0 = best, r->units = best_units;
-	return best >= 0;
-}
-
-/* ---- the model ---- */
-
-/* Position of every node of the plan; -1 for none. */
-static int32_t *positions(rp *r)
-{
-	const ds_plan *p = r->p;
-	int32_t total = r->g->n + 2 * p->nspill;
-	int32_t *at = ds_arena_alloc(&r->a, (size_t)total, sizeof *at);
-	if (!at)
-		return NULL;
-	memset(at, 0xff, (size_t)total * sizeof *at);
-	for (int32_t i = 0; i < p->len; i++)
-		at[p->order[i]] = i;
-	return at;
-}
-
-/* Whether graph edge u -> v exists. */
-static bool has_edge(const ds_graph *g, int32_t u, int32_t v)
-{
-	for (int32_t k = g->epred_off[v]; k < g->epred_off[v + 1]; k++)
-		if (g->epred[k] == u)
-			return true;
-	return false;
-}
-
-/* The steps (the tail's operations using a large buffer) and the
- * model's buffers, in the order of their first use; *nuse: their uses.
- * False when the tail has more buffers than a state holds or one larger
- * than the units. */
-static bool collect_steps(rp *r, int32_t *nuse)
-{
-	const ds_graph *g = r->g;
-	const ds_plan *p = r->p;
-	int32_t tl = p->len - r->a0;
-	r->step = ds_arena_alloc(&r->a, (size_t)tl, sizeof *r->step);
-	r->bi = ds_arena_alloc(&r->a, (size_t)g->nbuf, sizeof *r->bi);
-	r->buf = ds_arena_alloc(&r->a, RP_BUFS, sizeof *r->buf);
-	r->w = ds_arena_alloc(&r->a, RP_BUFS, sizeof *r->w);
-	if (r->a.failed)
-		return false;
-	memset(r->bi, 0xff, (size_t)g->nbuf * sizeof *r->bi);
-	*nuse = 0;
-	for (int32_t i = r->a0; i < p->len; i++) {
-		int32_t v = p->order[i];
-		bool big = false;
-		if (v >= g->n || g->kind[v] != DS_OP)
-			continue;
-		small_need(r, v, &big);
-		if (!big)
-			continue;
-		r->step[r->ns++] = v;
-		for (int32_t k = g->use_off[v]; k < g->use_off[v + 1]; k++) {
-			int32_t b = g->use[k];
-			if (!is_big(r, b))
-				continue;
-			++*nuse;
-			if (r->bi[b] >= 0)
-				continue;
-			if (r->nb == RP_BUFS || g->buf_size[b] / r->q > r->units)
-				return false;
-			r->bi[b] = r->nb, r->buf[r->nb] = b;
-			r->w[r->nb++] = (int8_t)(g->buf_size[b] / r->q);
-		}
-	}
-	return true;
-}
-
-/* Each step's buffers (soff/sbuf, each once) and each buffer's steps
- * (uoff/ustep, in order). */
-static bool use_lists(rp *r, int32_t nuse)
-{
-	const ds_graph *g = r->g;
-	r->spipe = ds_arena_alloc(&r->a, (size_t)r->ns + 1, sizeof *r->spipe);
-	r->scyc = ds_arena_alloc(&r->a, (size_t)r->ns + 1, sizeof *r->scyc);
-	r->soff = ds_arena_alloc(&r->a, (size_t)r->ns + 1, sizeof *r->soff);
-	r->sbuf = ds_arena_alloc(&r->a, (size_t)nuse + 1, sizeof *r->sbuf);
-	r->sdep = ds_arena_alloc(&r->a, (size_t)nuse + 1, 1);
-	r->salloc = ds_arena_alloc(&r->a, (size_t)nuse + 1, 1);
-	r->uoff = ds_arena_alloc(&r->a, (size_t)r->nb + 1, sizeof *r->uoff);
-	r->ustep = ds_arena_alloc(&r->a, (size_t)nuse + 1, sizeof *r->ustep);
-	int32_t *fill = ds_arena_alloc(&r->a, (size_t)r->nb + 1, sizeof *fill);
-	if (r->a.failed)
-		return false;
-	int32_t n = 0;
-	for (int32_t si = 0; si < r->ns; si++) {
-		int32_t v = r->step[si];
-		r->spipe[si] = g->pipe[v], r->scyc[si] = g->cycles[v];
-		r->soff[si] = n;
-		for (int32_t k = g->use_off[v]; k < g->use_off[v + 1]; k++) {
-			int32_t x = r->bi[g->use[k]], j = r->soff[si];
-			if (x < 0)
-				continue;
-			while (j < n && r->sbuf[j] != x)
-				j++;
-			if (j == n)
-				r->sbuf[n++] = x, r->uoff[x + 1]++;
-		}
-	}
-	r->soff[r->ns] = n;
-	for (int32_t x = 0; x < r->nb; x++)
-		r->uoff[x + 1] += r->uoff[x];
-	memcpy(fill, r->uoff, (size_t)r->nb * sizeof *fill);
-	for (int32_t si = 0; si < r->ns; si++)
-		for (int32_t k = r->soff[si]; k < r->soff[si + 1]; k++)
-			r->ustep[fill[r->sbuf[k]]++] = si;
-	return true;
-}
-
-/* Per use: whether the step allocates the buffer (its first use, its
- * ALLOC in the tail) and whether it writes for the next use (an edge to
- * that step, or the allocation).  False when a step allocates more than
- * a placement tries. */
-static bool use_flags(rp *r, const int32_t *at)
-{
-	const ds_graph *g = r->g;
-	for (int32_t si = 0; si < r->ns; si++) {
-		int32_t na = 0;
-		for (int32_t k = r->soff[si]; k < r->soff[si + 1]; k++) {
-			int32_t x = r->sbuf[k], b = r->buf[x];
-			bool first = r->ustep[r->uoff[x]] == si;
-			r->salloc[k] = first && at[g->buf_alloc[b]] >= r->a0;
-			na += r->salloc[k];
-			int32_t nx = next_use(r, x, si + 1);
-			r->sdep[k] = r->salloc[k] ||
-				     (nx >= 0 &&
-				      has_edge(g, r->step[si], r->step[nx]));
-		}
-		if (na > RP_ALLOCS)
-			return false;
-	}
-	return true;
-}
-
-/* The steps, the model's buffers and their uses; false when the tail is
- * beyond the model's limits (or memory fails: r->a.failed). */
-static bool build_steps(rp *r, const int32_t *at)
-{
-	int32_t nuse;
-	return collect_steps(r, &nuse) && use_lists(r, nuse) &&
-	       use_flags(r, at);
-}
-
 /* ---- the search ---- */
-
-/* The clock node v runs on: its pipe, the spill pipes for spill nodes,
- * -1 for ALLOC and FREE. */
-static int clock_of(const rp *r, int32_t v)
-{
-	if (v >= r->g->n)
-		return (v - r->g->n) % 2 ? r->pin : r->pout;
-	return r->g->pipe[v];
-}
-
-/* Spill lines whose SPILL_OUT stands before the tail (the first ones,
- * the lines being sorted). */
-int32_t rp_prefix_lines(const rp *r, const int32_t *at)
-{
-	int32_t k = 0;
-	while (k < r->p->nspill && at[r->g->n + 2 * k] < r->a0)
-		k++;
-	return k;
-}
-
-/* The clocks, the traffic left and the residents at the tail's start. */
-static bool origin_clocks(rp *r, const int32_t *at, void *s0)
-{
-	const ds_graph *g = r->g;
-	int64_t *c = clk(r, s0);
-	for (int32_t i = 0; i < r->a0; i++) {
-		int32_t v = r->p->order[i], pc = clock_of(r, v);
-		if (pc >= 0)
-			c[pc] = max64(c[pc], r->fin[v]);
-	}
-	int64_t spent = 0;
-	int32_t K = rp_prefix_lines(r, at);
-	for (int32_t k = 0; k < K; k++)
-		spent += ds_spill_traffic(g, r->p->spill[k].buf);
-	r->budget = r->budget > spent ? r->budget - spent : 0;
-	for (int32_t si = 0; si < r->ns; si++) {
-		r->active[r->spipe[si]] = 1;
-		r->rem[r->spipe[si]] += r->scyc[si];
-	}
-	r->active[r->pin] = r->active[r->pout] = 1;
-	int32_t v = r->p->order[r->a0];
-	r->origin = r->fin[v] - (g->kind[v] == DS_OP ? g->cycles[v] : 0);
-	return true;
-}
-
-/* When b's occupancy that started at node st was last used before the
- * tail. */
-static int64_t last_used(const rp *r, const int32_t *at, int32_t b,
-			 int32_t st)
-{
-	const ds_graph *g = r->g;
-	int64_t t = r->fin[st];
-	for (int32_t k = g->user_off[b]; k < g->user_off[b + 1]; k++) {
-		int32_t u = g->user[k];
-		if (at[u] >= 0 && at[u] < r->a0)
-			t = max64(t, r->fin[u]);
-	}
-	return t;
-}
-
-/* The units, residents and spilled buffers at the tail's start. */
-static bool origin_memory(rp *r, const int32_t *at, void *s0)
-{
-	const ds_graph *g = r->g;
-	int64_t *off = ds_arena_alloc(&r->a, (size_t)g->nbuf, sizeof *off);
-	int32_t *st = ds_arena_alloc(&r->a, (size_t)g->nbuf, sizeof *st);
-	if (!off || !st)
-		return false;
-	memset(st, 0xff, (size_t)g->nbuf * sizeof *st);
-	int64_t *fr = ufree(r, s0);
-	for (int32_t i = 0; i < r->a0; i++) {
-		int32_t v = r->p->order[i], b;
-		int64_t o;
-		bool starts;
-		if (!rp_occupancy(g, r->p->spill, r->p->offset, v, &b, &o,
-				  &starts) ||
-		    g->buf_mem[b] != r->m)
-			continue;
-		if (starts) {
-			off[b] = o, st[b] = v;
-			continue;
-		}
-		for (int32_t u = 0; u < r->units; u++)
-			if (off[b] < (u + 1) * r->q &&
-			    u * r->q < off[b] + g->buf_size[b])
-				fr[u] = max64(fr[u], r->fin[v]);
-		st[b] = -1;
-	}
-	for (int32_t b = 0; b < g->nbuf; b++) {
-		if (st[b] < 0 || !is_big(r, b))
-			continue;
-		int32_t x = r->bi[b], p0 = (int32_t)(off[b] / r->q);
-		int64_t t = last_used(r, at, b, st[b]);
-		if (x < 0) { /* no use left: its units free once it is FREE */
-			for (int32_t u = p0; u < p0 + g->buf_size[b] / r->q; u++)
-				fr[u] = max64(fr[u], t);
-			continue;
-		}
-		stat(r, s0)[x] = ST_RES, used(r, s0)[x] = 1;
-		tim(r, s0)[3 * x] = tim(r, s0)[3 * x + 1] = t;
-		take_units(r, s0, x, p0);
-	}
-	int32_t K = rp_prefix_lines(r, at);
-	for (int32_t k = 0; k < K; k++) {
-		int32_t b = r->p->spill[k].buf, x = r->bi[b];
-		if (at[g->n + 2 * k + 1] < r->a0)
-			continue;
-		if (x < 0)
-			return false; /* a reload no step needs */
-		stat(r, s0)[x] = ST_DDR;
-		tim(r, s0)[3 * x + 2] = r->fin[g->n + 2 * k];
-	}
-	return true;
-}
 
 /* One step of the search: the states of f[0] through evictions (f[1]),
  * reloads (f[2]) and step si (f[3]) into f[0] again. */
-static bool search_step(rp *r, rp_front *f, int32_t si, void *tmp)
+static bool search_step(rp *r, rp_front *f, void *tmp)
 {
 	front_copy(r, &f[0], &f[1]);
-	moves(r, &f[1], si, true, tmp);
+	moves(r, &f[1], true, tmp);
 	front_copy(r, &f[1], &f[2]);
-	moves(r, &f[2], si, false, tmp);
-	r->rem[r->spipe[si]] -= r->scyc[si];
+	moves(r, &f[2], false, tmp);
 	front_reset(&f[3]);
-	steps_from(r, &f[2], &f[3], si, tmp);
+	steps_from(r, &f[2], &f[3], tmp);
 	return !r->failed && beam(r, &f[3], &f[0]);
 }
 
@@ -1071,12 +827,17 @@ static int32_t search(rp *r, void *s0, void *tmp)
 			return -1;
 	if (!front_add(r, &f[0], s0))
 		return -1;
-	for (int32_t si = 0; si < r->ns; si++)
-		if (!search_step(r, f, si, tmp) || f[0].n == 0 ||
-		    r->work > RP_WORK)
-			return -1;
+	for (int32_t si = 0; si < r->ns; si++) {
+		if (!search_step(r, f, tmp) || f[0].n == 0 ||
+		    r->work > RP_WORK) {
+			return r->failed || r->inc_end == INT64_MAX ? -1 : ((rp_hdr *)r->inc)->hist;
+		}
+	}
 	int32_t best = -1;
 	int64_t bend = 0, btr = 0;
+	if (r->inc_end < INT64_MAX)
+		best = ((rp_hdr *)r->inc)->hist, bend = r->inc_end,
+		btr = ((rp_hdr *)r->inc)->tr;
 	for (int32_t i = 0; i < f[0].n; i++) {
 		void *s = hdr(&f[0], i, r->rec);
 		if (((rp_hdr *)s)->dead)
@@ -1100,7 +861,6 @@ static bool clocks(rp *r)
 	r->pin = r->pin >= 0 ? r->pin : g->npipes;
 	r->pout = r->pout >= 0 ? r->pout : g->npipes + 1;
 	r->active = ds_arena_alloc(&r->a, (size_t)r->npc, 1);
-	r->rem = ds_arena_alloc(&r->a, (size_t)r->npc, sizeof *r->rem);
 	layout_rec(r);
 	return !r->a.failed;
 }
@@ -1109,27 +869,25 @@ static int nomem(ds_err *e) { return ds_fail(e, DS_ENOMEM, "out of memory"); }
 
 static int run(rp *r, ds_plan *out, bool *changed, ds_err *e)
 {
-	rp_lines L;
-	if (!walk_lines(r, &L))
-		return nomem(e);
-	if (!choose_tail(r, &L))
-		return DS_OK;
-	int32_t *at = positions(r);
+	if (!rp_find_tail(r))
+		return r->a.failed ? nomem(e) : DS_OK;
+	int32_t *at = rp_positions(r);
 	if (!at)
 		return nomem(e);
-	if (!build_steps(r, at) || r->ns == 0)
+	if (!rp_build_steps(r, at) || r->ns == 0)
 		return r->a.failed ? nomem(e) : DS_OK;
 	if (!clocks(r))
 		return nomem(e);
 	void *s0 = ds_arena_alloc(&r->a, 1, r->rec);
 	void *tmp = ds_arena_alloc(&r->a, 1, r->rec);
-	if (!s0 || !tmp)
+	r->roll = ds_arena_alloc(&r->a, 1, r->rec);
+	r->inc = ds_arena_alloc(&r->a, 1, r->rec);
+	r->inc_end = INT64_MAX;
+	if (!s0 || !tmp || !r->roll || !r->inc)
 		return nomem(e);
 	for (int32_t i = 0; i < r->p->len; i++)
 		r->ub = max64(r->ub, r->fin[r->p->order[i]]);
-	memset(pos(r, s0), 0xff, (size_t)r->nb);
-	origin_clocks(r, at, s0);
-	if (!origin_memory(r, at, s0))
+	if (!rp_origin(r, at, s0))
 		return r->a.failed ? nomem(e) : DS_OK;
 	((rp_hdr *)s0)->hist = ev_push(r, -1, EV_ROOT, -1, -1, 0, 0);
 	int32_t best = search(r, s0, tmp);
@@ -1151,7 +909,7 @@ int ds_replan_tail(const ds_graph *g, const ds_plan *p, const int64_t *fin,
 	r.g = g, r.p = p, r.fin = fin, r.m = m;
 	r.cap = g->caps.cap[m], r.budget = max_ddr;
 	ds_arena_init(&r.a, g->heap);
-	r.q = unit_of(&r);
+	r.q = rp_unit(&r);
 	int rc = r.q > 0 ? run(&r, out, changed, e) : DS_OK;
 	ds_arena_free(&r.a);
 	return rc;

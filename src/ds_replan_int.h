@@ -5,17 +5,25 @@
 
 #include "ds_stage.h"
 
-/* The search's breadth, measured on Conv_Case0 (`dansched schedule`,
- * 2026-12-05; evictions, reloads a step, states kept per traffic figure:
- * makespan): (2, 1, 8) 401,836; (2, 1, 5) and (2, 1, 4) no plan shorter
- * than 405,466; (2, 1, 10) and (2, 1, 12) 403,522; (2, 1, 15), (2, 1, 20)
- * and (2, 2, 8) 401,836, 0.07 to 0.1 s slower; (3, 1, 8) and (3, 2, 8)
- * none: every state lost before the end (the beam keeps states that
- * evict early and later find no units), also at beams of 16 and 32. */
-enum { RP_EVICT_K = 2, RP_RELOAD_K = 1, RP_BEAM = 8 };
+/* The search's breadth: evictions and reloads tried before a step,
+ * states kept per traffic figure, and steps a state may run next (the
+ * first RP_WINDOW it has not run, in the plan's order, whose
+ * predecessors have run).  Measured on Conv_Case0 (`dansched schedule`,
+ * 2026-12-05; evictions, reloads, beam, window: makespan; the pass starts
+ * from a plan of 405,466 cycles): (2, 1, 8 to 24, 1) 401,836, the plan's
+ * order kept; (2, 1, 16 or 24, 2 to 4) 398,648, two stores (COPY_OUT)
+ * run before the next chain's first CONV and free their units sooner;
+ * (2, 1, 8, 2 to 4) none shorter, (2, 1, 12, 2 to 4) 401,836 or 405,208:
+ * the beam, ranked by bound, keeps states that later find no units;
+ * windows of 6 and 8: 401,928 at a beam of 16, none shorter at 8, 12 and
+ * 24, and their plans can leave the small buffers no room (the model
+ * does not count them).  Three evictions: 403,522 at (3, 1, 8, 1), from
+ * the rollouts alone.  (2, 1, 16, 4) costs about 0.06 s more than
+ * (2, 1, 8, 1) there. */
+enum { RP_EVICT_K = 2, RP_RELOAD_K = 1, RP_BEAM = 16, RP_WINDOW = 4 };
 /* Limits: buffers and units a state holds, steps a tail has, buffers a
  * step may allocate, and states a run may add (Conv_Case0 adds about
- * 60,000). */
+ * 128,000). */
 enum { RP_BUFS = 64, RP_UNITS = 32, RP_STEPS = 1024, RP_ALLOCS = 4 };
 #define RP_WORK ((int64_t)400000)
 
@@ -48,18 +56,23 @@ typedef struct rp {
 	int32_t *soff, *sbuf;  /* [ns + 1] CSR: each step's buffers */
 	uint8_t *sdep, *salloc; /* per (step, buffer): sets ready; allocates */
 	int32_t *bi;  /* [nbuf] model index or -1 */
+	uint64_t *spred; /* [ns * nw] the steps each step follows */
+	int32_t nw;      /* words of a set of steps */
 	uint8_t *active; /* [npc] clocks that bind */
-	int64_t *rem; /* [npc] step cycles left */
 	int64_t ub, budget, origin;
 	/* states */
 	size_t rec;
-	size_t o_clk, o_t, o_free, o_stat, o_pos, o_used;
+	size_t o_clk, o_t, o_free, o_stat, o_pos, o_used, o_done, o_rem;
+	size_t keylen; /* the key: stat to done, the padding between included */
 	rp_ev *ev;
 	int32_t nev, evcap;
 	struct rp_rank *rank; /* the beam's scratch */
 	int32_t nrank;
 	int64_t work;
 	bool failed;
+	bool quiet; /* a rollout: no events */
+	void *roll, *inc; /* a rollout's state; the best rollout's end state */
+	int64_t inc_end;  /* its end */
 } rp;
 
 typedef struct rp_emit {
@@ -77,6 +90,54 @@ typedef struct rp_emit {
 
 static inline int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
 static inline int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
+
+/* A state: a header then its arrays, in one record of rec bytes. */
+typedef struct rp_hdr {
+	int32_t hist;
+	int32_t next; /* the hash chain */
+	int64_t tr;
+	uint8_t dead;
+} rp_hdr;
+
+/* A state's arrays: the clocks, the buffers' times, the units' free
+ * times, per buffer its status, its first unit and whether it was used
+ * since it came in, the steps run and the step cycles left per clock. */
+static inline int64_t *clk(const rp *r, void *s) { return (int64_t *)((char *)s + r->o_clk); }
+/* ready, last and avail of buffer x: t[3x], t[3x+1], t[3x+2] */
+static inline int64_t *tim(const rp *r, void *s) { return (int64_t *)((char *)s + r->o_t); }
+static inline int64_t *ufree(const rp *r, void *s) { return (int64_t *)((char *)s + r->o_free); }
+static inline uint8_t *stat(const rp *r, void *s) { return (uint8_t *)s + r->o_stat; }
+static inline int8_t *pos(const rp *r, void *s) { return (int8_t *)s + r->o_pos; }
+static inline uint8_t *used(const rp *r, void *s) { return (uint8_t *)s + r->o_used; }
+/* the steps run, a bit each */
+static inline uint64_t *done(const rp *r, void *s) { return (uint64_t *)((char *)s + r->o_done); }
+/* per clock, the cycles of the steps not run */
+static inline int64_t *rem(const rp *r, void *s) { return (int64_t *)((char *)s + r->o_rem); }
+static inline bool is_done(const rp *r, void *s, int32_t si)
+{
+	return done(r, s)[si >> 6] >> (si & 63) & 1;
+}
+
+/* Buffer x of state s in the units from p on. */
+static inline void take_units(const rp *r, void *s, int32_t x, int32_t p)
+{
+	int64_t *fr = ufree(r, s);
+	for (int32_t u = p; u < p + r->w[x]; u++)
+		fr[u] = -1;
+	pos(r, s)[x] = (int8_t)p;
+}
+
+/* The tail and the model (ds_replan_model.c): the unit (0 when memory m
+ * has no large spilled buffer); the tail's first line and its units
+ * (false when none qualifies, or memory fails: r->a.failed); each
+ * node's line; the steps and the model's buffers (false beyond the
+ * model's limits); the state at the tail's start into s0 (false when a
+ * reload crossing into the tail serves no step). */
+int64_t rp_unit(const rp *r);
+bool rp_find_tail(rp *r);
+int32_t *rp_positions(rp *r);
+bool rp_build_steps(rp *r, const int32_t *at);
+bool rp_origin(rp *r, const int32_t *at, void *s0);
 
 /* Node v of a plan with spill lines sp and offsets off, when it starts
  * or ends an occupancy: its buffer, whether it starts one, and where. */

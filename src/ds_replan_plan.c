@@ -5,7 +5,7 @@
  * search reloads its buffer, one line per eviction); each node of the
  * tail gets a key (steps and spill nodes their times, the others as late
  * as the steps after them allow, a load or store among them at the start
- * of the step running then), and the tail is ordered by Kahn's rule, the
+ * of the compute step running then), and the tail is ordered by Kahn's rule, the
  * least key first, keeping the graph's order constraints and each large
  * buffer's events in their order; an ALLOC or SPILL_IN waits until its
  * addresses are free.
@@ -108,8 +108,8 @@ static int64_t node_cycles(const ds_graph *g, int32_t v)
 	return v < g->n ? g->cycles[v] : 0;
 }
 
-/* The start of the step running at t (the latest to start by t), t when
- * none has. */
+/* The start of the step of starts[] running at t (the latest to start
+ * by t), t when none has. */
 static int64_t snap(const int64_t *starts, int32_t ns, int64_t t)
 {
 	int32_t lo = 0, hi = ns;
@@ -131,8 +131,11 @@ static int cmp64(const void *a, const void *b)
 
 /* Keys of the tail's graph nodes: steps at the search's times, the large
  * buffers' ALLOCs at their first step's start and FREEs at their last
- * step's finish, the others as late as their successors allow (a load or
- * store snapped to the start of the step running then), FREEs of the
+ * step's finish (first and last in the search's order), the others as
+ * late as their successors allow (a load or store snapped to the start
+ * of the compute step running then: a step on the load or store pipe,
+ * a COPY_OUT, often starts with a reload, and a weight's load keyed
+ * there queued behind it, 328 cycles twice on Conv_Case0), FREEs of the
  * others once their predecessors finish. */
 static bool graph_keys(rp *r, rp_emit *E)
 {
@@ -141,8 +144,11 @@ static bool graph_keys(rp *r, rp_emit *E)
 	int64_t *starts = ds_arena_alloc(&r->a, (size_t)r->ns + 1, 8);
 	if (!starts)
 		return false;
-	memcpy(starts, E->sstart, (size_t)r->ns * 8);
-	qsort(starts, (size_t)r->ns, 8, cmp64);
+	int32_t nst = 0; /* the compute steps' starts */
+	for (int32_t si = 0; si < r->ns; si++)
+		if (r->spipe[si] != r->pin && r->spipe[si] != r->pout)
+			starts[nst++] = E->sstart[si];
+	qsort(starts, (size_t)nst, 8, cmp64);
 	for (int32_t i = r->a0; i < p->len; i++) /* 1: in the tail */
 		if (p->order[i] < g->n)
 			E->in[p->order[i]] = 1;
@@ -152,11 +158,15 @@ static bool graph_keys(rp *r, rp_emit *E)
 	}
 	for (int32_t x = 0; x < r->nb; x++) {
 		int32_t b = r->buf[x], fa = g->buf_alloc[b], ff = g->buf_free[b];
-		int32_t f = r->ustep[r->uoff[x]], l = r->ustep[r->uoff[x + 1] - 1];
+		int64_t first = INT64_MAX, last = 0;
+		for (int32_t k = r->uoff[x]; k < r->uoff[x + 1]; k++) {
+			first = min64(first, E->sstart[r->ustep[k]]);
+			last = max64(last, E->sfin[r->ustep[k]]);
+		}
 		if (E->in[fa] == 1)
-			E->key[fa] = E->sstart[f], E->cls[fa] = 3, E->in[fa] = 2;
+			E->key[fa] = first, E->cls[fa] = 3, E->in[fa] = 2;
 		if (E->in[ff] == 1)
-			E->key[ff] = E->sfin[l], E->cls[ff] = 0, E->in[ff] = 2;
+			E->key[ff] = last, E->cls[ff] = 0, E->in[ff] = 2;
 	}
 	for (int32_t i = p->len - 1; i >= r->a0; i--) {
 		int32_t v = p->order[i];
@@ -169,7 +179,7 @@ static bool graph_keys(rp *r, rp_emit *E)
 		k = k == INT64_MAX ? r->origin : k;
 		if (g->kind[v] == DS_OP &&
 		    (g->pipe[v] == r->pin || g->pipe[v] == r->pout))
-			k = snap(starts, r->ns, k);
+			k = snap(starts, nst, k);
 		E->key[v] = k, E->cls[v] = 4, E->in[v] = 2;
 	}
 	for (int32_t i = r->a0; i < p->len; i++) {

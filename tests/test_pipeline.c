@@ -69,7 +69,7 @@ static const struct {
  * 45,888) 408,081 at 47,232, and with it, before retime's rotations
  * fitting the cap by cycles per byte (ds_retime_phase.c, rot_select),
  * 410,524 at 41,472; before the tail's spills planned again
- * (ds_replan.c) 405,466 at 43,008. */
+ * (ds_replan.c) 405,466 at 43,008, 401,836 before its window. */
 static const struct {
 	const char *file;
 	int64_t makespan, traffic;
@@ -77,7 +77,7 @@ static const struct {
 	{"Matmul_Case0.json", 85347, 12032},
 	{"Matmul_Case1.json", 905937, 231680},
 	{"Conv_Case1.json", 561862, 5218},
-	{"Conv_Case0.json", 401836, 43008},
+	{"Conv_Case0.json", 398648, 43008},
 };
 
 /* Figures held exactly where DLR's plan is placed again from orders
@@ -465,7 +465,9 @@ static void size_class(void **state)
  * 413,139 since CPE and retiming run again on each other's plans,
  * 411,453 since the readiness phase's line windows, 408,081 since the
  * backbone's pulls, 405,466 since DLR's packed placement, 401,836
- * since the tail's spills are planned again: ds_replan.c). */
+ * since the tail's spills are planned again: ds_replan.c, 399,304 since
+ * that search may run a step of its window before the plan's next,
+ * 398,648 since a load in the tail is keyed to a compute step). */
 static void renumbered_same_final(void **state)
 {
 	(void)state;
@@ -480,7 +482,7 @@ static void renumbered_same_final(void **state)
 		      "%lld\n",
 		      (long long)fg.makespan, (long long)fg.extra_ddr,
 		      (long long)fr.makespan, (long long)fr.extra_ddr);
-	assert_int_equal(fg.makespan, 401836);
+	assert_int_equal(fg.makespan, 398648);
 	assert_int_equal(fr.makespan, fg.makespan);
 	assert_int_equal(fr.extra_ddr, fg.extra_ddr);
 	free(perm);
