@@ -117,7 +117,11 @@ static uint64_t key_hash(const rp *r, void *s)
 
 static bool same_key(const rp *r, void *a, void *b)
 {
-	return memcmp(stat(r, a), stat(r, b), r->keylen) == 0;
+	bool same = memcmp(stat(r, a), stat(r, b), r->keylen) == 0;
+	/* the same steps run: the same cycles left (covers() relies on it) */
+	DS_ASSERT(!same || memcmp(rem(r, a), rem(r, b),
+				  (size_t)r->npc * sizeof(int64_t)) == 0);
+	return same;
 }
 
 /* Times that no longer bind clamped, so that equivalent states compare

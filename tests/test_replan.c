@@ -30,6 +30,43 @@ static int64_t *finish_times(const ds_graph *g, const ds_plan *p,
 	return fin;
 }
 
+/* Conv_Case0 with the fixture's plan and its replay. */
+typedef struct fixture {
+	ds_graph *g;
+	ds_plan p;
+	int64_t *fin;
+	ds_figures f;
+} fixture;
+
+static void fixture_open(fixture *x)
+{
+	x->g = load_bundled_case("Conv_Case0");
+	read_fixture(x->g, &x->p);
+	x->fin = finish_times(x->g, &x->p, &x->f);
+	assert_int_equal(x->f.makespan, 405466);
+}
+
+static void fixture_close(fixture *x)
+{
+	free(x->fin);
+	ds_plan_free(x->g->heap, &x->p);
+	ds_graph_free(x->g);
+}
+
+/* The fixture's tail of memory m planned again within limit bytes of
+ * traffic into *q: whether that made a plan. */
+static bool replan(fixture *x, int m, int64_t limit, ds_plan *q)
+{
+	bool changed;
+	ds_err e;
+	int rc = ds_replan_tail(x->g, &x->p, x->fin, m, limit, q, &changed, &e);
+	if (rc != DS_OK)
+		fail_msg("%s", e.msg);
+	if (!changed)
+		assert_null(q->order);
+	return changed;
+}
+
 /* The operations of 1,700 cycles or more (the tail's CONVs and
  * COPY_OUTs) of plan p, in its order, into *out (the caller frees it). */
 static int32_t long_ops(const ds_graph *g, const ds_plan *p, int32_t **out)
@@ -63,24 +100,15 @@ static bool steps_reordered(const ds_graph *g, const ds_plan *p,
 static void conv_tail(void **state)
 {
 	(void)state;
-	ds_graph *g = load_bundled_case("Conv_Case0");
-	ds_plan p, q;
-	ds_figures f, fq;
+	fixture x;
+	fixture_open(&x);
+	ds_plan q, r;
+	ds_figures fq;
 	ds_err e;
-	bool changed;
-	read_fixture(g, &p);
-	int64_t *fin = finish_times(g, &p, &f);
-	assert_int_equal(f.makespan, 405466);
-	assert_int_equal(ds_replan_tail(g, &p, fin, DS_UB, f.extra_ddr, &q,
-					&changed, &e),
-			 DS_OK);
-	assert_false(changed);
-	assert_int_equal(ds_replan_tail(g, &p, fin, DS_L1, f.extra_ddr, &q,
-					&changed, &e),
-			 DS_OK);
-	assert_true(changed);
+	assert_false(replan(&x, DS_UB, x.f.extra_ddr, &q));
+	assert_true(replan(&x, DS_L1, x.f.extra_ddr, &q));
 	ds_replay_opts strict = {.spill_order = true};
-	if (ds_replay(g, &q, &strict, &fq, &e))
+	if (ds_replay(x.g, &q, &strict, &fq, &e))
 		fail_msg("%s", e.msg);
 	print_message("Conv_Case0: %lld cycles at %lld bytes, %lld spills\n",
 		      (long long)fq.makespan, (long long)fq.extra_ddr,
@@ -88,22 +116,17 @@ static void conv_tail(void **state)
 	assert_int_equal(fq.makespan, 398648);
 	assert_int_equal(fq.extra_ddr, 43008);
 	assert_int_equal(fq.spills, 31);
-	assert_true(steps_reordered(g, &p, &q));
+	assert_true(steps_reordered(x.g, &x.p, &q));
 	/* the same input, the same plan */
-	ds_plan r;
-	assert_int_equal(ds_replan_tail(g, &p, fin, DS_L1, f.extra_ddr, &r,
-					&changed, &e),
-			 DS_OK);
+	assert_true(replan(&x, DS_L1, x.f.extra_ddr, &r));
 	assert_int_equal(r.len, q.len);
 	assert_memory_equal(r.order, q.order, (size_t)q.len * 4);
-	assert_memory_equal(r.offset, q.offset, (size_t)g->nbuf * 8);
+	assert_memory_equal(r.offset, q.offset, (size_t)x.g->nbuf * 8);
 	assert_int_equal(r.nspill, q.nspill);
 	assert_memory_equal(r.spill, q.spill, (size_t)q.nspill * sizeof *q.spill);
-	ds_plan_free(g->heap, &r);
-	ds_plan_free(g->heap, &q);
-	free(fin);
-	ds_plan_free(g->heap, &p);
-	ds_graph_free(g);
+	ds_plan_free(x.g->heap, &r);
+	ds_plan_free(x.g->heap, &q);
+	fixture_close(&x);
 }
 
 /* No traffic to spend: no eviction in the tail, and the fixture's tail
@@ -111,21 +134,11 @@ static void conv_tail(void **state)
 static void refusals(void **state)
 {
 	(void)state;
-	ds_graph *g = load_bundled_case("Conv_Case0");
-	ds_plan p, q;
-	ds_figures f;
-	ds_err e;
-	bool changed;
-	read_fixture(g, &p);
-	int64_t *fin = finish_times(g, &p, &f);
-	assert_int_equal(ds_replan_tail(g, &p, fin, DS_L1, 0, &q, &changed,
-					&e),
-			 DS_OK);
-	assert_false(changed);
-	assert_null(q.order);
-	free(fin);
-	ds_plan_free(g->heap, &p);
-	ds_graph_free(g);
+	fixture x;
+	fixture_open(&x);
+	ds_plan q;
+	assert_false(replan(&x, DS_L1, 0, &q));
+	fixture_close(&x);
 }
 
 /* Other traffic limits: the plan within each, one spill of 768 bytes
@@ -136,31 +149,22 @@ static void traffic_limits(void **state)
 	static const struct {
 		int64_t limit, makespan, spills;
 	} want[] = {{41472, 408580, 30}, {44544, 395184, 32}};
-	ds_graph *g = load_bundled_case("Conv_Case0");
-	ds_plan p, q;
-	ds_figures f, fq;
-	ds_err e;
-	bool changed;
-	read_fixture(g, &p);
-	int64_t *fin = finish_times(g, &p, &f);
+	fixture x;
+	fixture_open(&x);
 	for (size_t k = 0; k < sizeof want / sizeof *want; k++) {
-		assert_int_equal(ds_replan_tail(g, &p, fin, DS_L1,
-						want[k].limit, &q, &changed,
-						&e),
-				 DS_OK);
-		assert_true(changed);
-		must_replay(g, &q, &fq);
+		ds_plan q;
+		ds_figures fq;
+		assert_true(replan(&x, DS_L1, want[k].limit, &q));
+		must_replay(x.g, &q, &fq);
 		print_message("limit %lld: %lld cycles, %lld spills\n",
 			      (long long)want[k].limit, (long long)fq.makespan,
 			      (long long)fq.spills);
 		assert_int_equal(fq.extra_ddr, want[k].limit);
 		assert_int_equal(fq.makespan, want[k].makespan);
 		assert_int_equal(fq.spills, want[k].spills);
-		ds_plan_free(g->heap, &q);
+		ds_plan_free(x.g->heap, &q);
 	}
-	free(fin);
-	ds_plan_free(g->heap, &p);
-	ds_graph_free(g);
+	fixture_close(&x);
 }
 
 /* The pass keeps CPE's peak limit: at --peak-budget 0 Conv_Case0 keeps
