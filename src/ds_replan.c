@@ -43,7 +43,8 @@
  * or ends no better.
  *
  * The plan: the prefix as it was (its spill lines too, a line whose
- * reload falls in the tail reloading when the search says), then the
+ * reload falls in the tail reloading when the search says; the loads of
+ * small buffers live at the tail's start join the tail), then the
  * tail's nodes in the order of their times: steps and spill nodes at the
  * search's, the others as late as the steps after them allow (ALAP), a
  * load or store among them at the start of the compute step (one on

@@ -10,16 +10,17 @@
  * first RP_WINDOW it has not run, in the plan's order, whose
  * predecessors have run).  Measured on Conv_Case0 (`dansched schedule`,
  * 2026-12-05; evictions, reloads, beam, window: makespan; the pass starts
- * from a plan of 405,466 cycles): (2, 1, 8 to 24, 1) 401,836, the plan's
- * order kept; (2, 1, 16 or 24, 2 to 4) 398,648, two stores (COPY_OUT)
- * run before the next chain's first CONV and free their units sooner;
- * (2, 1, 8, 2 to 4) none shorter, (2, 1, 12, 2 to 4) 401,836 or 405,208:
- * the beam, ranked by bound, keeps states that later find no units;
- * windows of 6 and 8: 401,928 at a beam of 16, none shorter at 8, 12 and
- * 24, and their plans can leave the small buffers no room (the model
- * does not count them).  Three evictions: 403,522 at (3, 1, 8, 1), from
- * the rollouts alone.  (2, 1, 16, 4) costs about 0.06 s more than
- * (2, 1, 8, 1) there. */
+ * from a plan of 405,466 cycles): (2, 1, 8, 1) 401,598, the plan's order
+ * kept; (2, 1, 16, 2 to 4), (2, 1, 24, 4) and (2, 1, 32, 6 to 16)
+ * 398,410, two stores (COPY_OUT) run before the next chain's first CONV
+ * and free their units sooner; (2, 1, 8, 4) none shorter, (2, 1, 12, 4)
+ * 404,970 and (2, 1, 16, 6 or 8) 401,690: the beam, ranked by bound,
+ * keeps states that later find no units.  A window of 16 and a beam of
+ * 64 find plans that run two chains at once (396,515) above CPE's peak
+ * limit.  Three evictions: 403,522 at (3, 1, 8, 1), from the rollouts
+ * alone (first measured before the plan keyed loads to compute steps and
+ * moved the loads of small buffers into the tail).  (2, 1, 16, 4) costs
+ * about 0.06 s more than (2, 1, 8, 1) there. */
 enum { RP_EVICT_K = 2, RP_RELOAD_K = 1, RP_BEAM = 16, RP_WINDOW = 4 };
 /* Limits: buffers and units a state holds, steps a tail has, buffers a
  * step may allocate, and states a run may add (Conv_Case0 adds about
@@ -86,6 +87,8 @@ typedef struct rp_emit {
 	int32_t *rank;	   /* [total] */
 	int32_t *tail, nt; /* the tail's nodes */
 	int64_t *off;	   /* [nbuf] the new offsets */
+	uint8_t *moved;	   /* [n] prefix nodes that join the tail */
+	int32_t nmoved;
 } rp_emit;
 
 static inline int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }

@@ -2,13 +2,14 @@
  * is ds_replan.c's header).  The best end state's events give the steps'
  * times, the units each allocation and reload took and the spill lines
  * (the prefix's, a line crossing into the tail reloading where the
- * search reloads its buffer, one line per eviction); each node of the
- * tail gets a key (steps and spill nodes their times, the others as late
- * as the steps after them allow, a load or store among them at the start
- * of the compute step running then), and the tail is ordered by Kahn's rule, the
- * least key first, keeping the graph's order constraints and each large
- * buffer's events in their order; an ALLOC or SPILL_IN waits until its
- * addresses are free.
+ * search reloads its buffer, one line per eviction); the prefix's loads
+ * of small buffers live at the tail's start join the tail; each node of
+ * the tail gets a key (steps and spill nodes their times, the others as
+ * late as the steps after them allow, a load or store among them at the
+ * start of the compute step running then), and the tail is ordered by
+ * Kahn's rule, the least key first, keeping the graph's order
+ * constraints and each large buffer's events in their order; an ALLOC or
+ * SPILL_IN waits until its addresses are free.
  *
  * Requires: a run's state (rp) whose search found an end state.
  * Guarantees: DS_OK with *changed and *out a plan of the graph whose
@@ -129,6 +130,42 @@ static int cmp64(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+/* Prefix nodes that join the tail (E->moved): for each small buffer of
+ * m live at the tail's start, its ALLOC and the prefix's operations
+ * using it (its load), where every successor of those operations lies in
+ * the tail.  The search leaves the small buffers out; a weight loaded
+ * for a step that now runs later would hold the addresses above the
+ * units the next steps' weights need, so its load runs when its step
+ * does (Conv_Case0: 238 cycles).  Their number. */
+static int32_t moved_nodes(rp *r, rp_emit *E, const int32_t *at)
+{
+	const ds_graph *g = r->g;
+	int32_t nm = 0;
+	for (int32_t b = 0; b < g->nbuf; b++) {
+		int32_t fa = g->buf_alloc[b], ff = g->buf_free[b];
+		if (g->buf_mem[b] != r->m || r->bi[b] >= 0 ||
+		    g->buf_size[b] * 8 >= r->cap || at[fa] >= r->a0 ||
+		    at[ff] < r->a0)
+			continue;
+		bool ok = true;
+		for (int32_t k = g->user_off[b]; k < g->user_off[b + 1]; k++) {
+			int32_t u = g->user[k];
+			for (int32_t j = g->succ_off[u];
+			     at[u] < r->a0 && j < g->succ_off[u + 1]; j++)
+				ok = ok && at[g->succ[j]] >= r->a0;
+		}
+		if (!ok)
+			continue;
+		E->moved[fa] = 1, nm++;
+		for (int32_t k = g->user_off[b]; k < g->user_off[b + 1]; k++) {
+			int32_t u = g->user[k];
+			if (at[u] < r->a0 && !E->moved[u])
+				E->moved[u] = 1, nm++;
+		}
+	}
+	return nm;
+}
+
 /* Keys of the tail's graph nodes: steps at the search's times, the large
  * buffers' ALLOCs at their first step's start and FREEs at their last
  * step's finish (first and last in the search's order), the others as
@@ -152,6 +189,9 @@ static bool graph_keys(rp *r, rp_emit *E)
 	for (int32_t i = r->a0; i < p->len; i++) /* 1: in the tail */
 		if (p->order[i] < g->n)
 			E->in[p->order[i]] = 1;
+	for (int32_t v = 0; v < g->n; v++)
+		if (E->moved[v])
+			E->in[v] = 1;
 	for (int32_t si = 0; si < r->ns; si++) {
 		int32_t v = r->step[si];
 		E->key[v] = E->sstart[si], E->cls[v] = 5, E->in[v] = 2;
@@ -168,7 +208,7 @@ static bool graph_keys(rp *r, rp_emit *E)
 		if (E->in[ff] == 1)
 			E->key[ff] = last, E->cls[ff] = 0, E->in[ff] = 2;
 	}
-	for (int32_t i = p->len - 1; i >= r->a0; i--) {
+	for (int32_t i = p->len - 1; i >= 0; i--) { /* the moved nodes too */
 		int32_t v = p->order[i];
 		if (v >= g->n || E->in[v] != 1 || g->kind[v] == DS_FREE)
 			continue;
@@ -424,21 +464,28 @@ static bool take(rp *r, rp_emit *E, rp_live *L, int32_t v, bool tail,
 
 /* ---- the order and the plan ---- */
 
-/* The prefix's occupancies applied to L, its lines copied to order. */
-static void prefix(rp *r, rp_emit *E, rp_live *L, int32_t *order)
+/* The prefix's occupancies applied to L, its lines but the moved ones
+ * copied to order; their number. */
+static int32_t prefix(rp *r, rp_emit *E, rp_live *L, int32_t *order)
 {
+	int32_t n = 0;
 	for (int32_t i = 0; i < r->a0; i++) {
 		bool fr;
-		order[i] = r->p->order[i];
-		take(r, E, L, order[i], false, &fr);
+		int32_t v = r->p->order[i];
+		if (v < r->g->n && E->moved[v])
+			continue;
+		order[n++] = v;
+		take(r, E, L, v, false, &fr);
 	}
+	return n;
 }
 
-/* The tail's nodes after the prefix in order[], by Kahn's rule, the
- * least rank first, a node that cannot take its addresses waiting until
- * a node ends an occupancy; the nodes placed. */
+/* The tail's nodes after the prefix's pre lines in order[], by Kahn's
+ * rule, the least rank first, a node that cannot take its addresses
+ * waiting until a node ends an occupancy; the nodes placed. */
 static int32_t order_tail(rp *r, rp_emit *E, rp_live *L, const int32_t *off,
-			  const int32_t *dst, int32_t *order, ds_err *e)
+			  const int32_t *dst, int32_t *order, int32_t pre,
+			  ds_err *e)
 {
 	int32_t *deg = ds_arena_alloc(&r->a, (size_t)E->total, 4);
 	int32_t *wait = ds_arena_alloc(&r->a, (size_t)E->nt + 1, 4);
@@ -454,7 +501,7 @@ static int32_t order_tail(rp *r, rp_emit *E, rp_live *L, const int32_t *off,
 	for (int32_t i = 0; i < E->nt; i++)
 		if (deg[E->tail[i]] == 0)
 			ds_heapq_push(&q, i, E->tail[i]);
-	int32_t len = r->a0, nw = 0;
+	int32_t len = pre, nw = 0;
 	while (q.n > 0) {
 		int32_t v = ds_heapq_pop(&q);
 		bool fr;
@@ -470,7 +517,7 @@ static int32_t order_tail(rp *r, rp_emit *E, rp_live *L, const int32_t *off,
 				ds_heapq_push(&q, E->rank[dst[k]], dst[k]);
 	}
 	ds_heapq_free(&q);
-	return len - r->a0;
+	return len - pre;
 }
 
 static int rp_plan(rp *r, rp_emit *E, const int32_t *at, ds_plan *out,
@@ -485,7 +532,7 @@ static int rp_plan(rp *r, rp_emit *E, const int32_t *at, ds_plan *out,
 	if (!rank_tail(r, E, at) || !constraints(r, E, &off, &dst) ||
 	    !live_init(r, &L))
 		return ds_fail(e, DS_ENOMEM, "out of memory");
-	out->len = r->a0 + E->nt;
+	out->len = r->a0 - E->nmoved + E->nt;
 	out->order = ds_alloc(h, (size_t)out->len, sizeof *out->order);
 	out->offset = ds_alloc(h, (size_t)g->nbuf + 1, sizeof *out->offset);
 	out->spill = ds_alloc(h, (size_t)E->nl + 1, sizeof *out->spill);
@@ -493,8 +540,8 @@ static int rp_plan(rp *r, rp_emit *E, const int32_t *at, ds_plan *out,
 		ds_plan_free(h, out);
 		return ds_fail(e, DS_ENOMEM, "out of memory");
 	}
-	prefix(r, E, &L, out->order);
-	int32_t placed = order_tail(r, E, &L, off, dst, out->order, e);
+	int32_t pre = prefix(r, E, &L, out->order);
+	int32_t placed = order_tail(r, E, &L, off, dst, out->order, pre, e);
 	if (placed < 0 || placed != E->nt) {
 		ds_plan_free(h, out);
 		return placed < 0 ? DS_ENOMEM : DS_OK;
@@ -523,7 +570,11 @@ int rp_emit_plan(rp *r, int32_t best, const int32_t *at, ds_plan *out,
 		return r->a.failed ? ds_fail(e, DS_ENOMEM, "out of memory")
 				   : DS_OK;
 	E.off = ds_arena_alloc(&r->a, (size_t)r->g->nbuf + 1, sizeof *E.off);
-	if (!E.off || !graph_keys(r, &E))
+	E.moved = ds_arena_alloc(&r->a, (size_t)r->g->n + 1, 1);
+	if (!E.off || !E.moved)
+		return ds_fail(e, DS_ENOMEM, "out of memory");
+	E.nmoved = moved_nodes(r, &E, at);
+	if (!graph_keys(r, &E))
 		return ds_fail(e, DS_ENOMEM, "out of memory");
 	memcpy(E.off, r->p->offset, (size_t)r->g->nbuf * sizeof *E.off);
 	for (int32_t x = 0; x < r->nb; x++)

@@ -4,7 +4,7 @@
 # move, and kept at one address), its plan's layout, and the full plan
 # scripts/late_layers_plan.py builds from it after the first layers of
 # dansched's plan before its tail was planned again (tests/data: 405,466
-# cycles; dansched's own tail planning, ds_replan.c, now gives 398,648),
+# cycles; dansched's own tail planning, ds_replan.c, now gives 398,410),
 # replayed by `dansched eval`.
 # usage: late_layers.sh LATE_LAYERS DANSCHED SOURCE_DIR
 set -eu

@@ -413,16 +413,17 @@ static void budget_honoured(void **state)
  * planned again (ds_replan.c): 401,836 at 43,008, 379,778 and 374,401
  * at 54,528; 399,304 at 43,008 since that search may run a step of its
  * window before the plan's next, 398,648 since a load in the tail is
- * keyed to a compute step. */
+ * keyed to a compute step, 398,410 (and 374,163 at 100) since the loads
+ * of small buffers live at its start join it. */
 static void rotations_at_budget(void **state)
 {
 	(void)state;
 	static const struct {
 		double pct;
 		int64_t makespan, traffic;
-	} want[] = {{5, 398648, 43008},
+	} want[] = {{5, 398410, 43008},
 		    {25, 379778, 51456},
-		    {100, 374401, 54528}};
+		    {100, 374163, 54528}};
 	ds_graph *g = load_bundled_case("Conv_Case0");
 	for (size_t k = 0; k < sizeof want / sizeof *want; k++) {
 		ds_run_opts o;
