@@ -738,10 +738,10 @@ static int64_t rollout(rp *r, const void *s, void *t)
 	return bound(r, t);
 }
 
-/* State s's rollout: its end; when that is the least yet, the
- * rollout again with its events into r->inc, and the bound that prunes
- * lowered to it. */
-static int64_t roll_rank(rp *r, void *s)
+/* State s's rollout, kept when it ends before the best yet: run again
+ * with its events into r->inc, and the bound that prunes lowered to its
+ * end. */
+static void roll_best(rp *r, void *s)
 {
 	r->quiet = true;
 	int64_t end = rollout(r, s, r->roll);
@@ -751,11 +751,11 @@ static int64_t roll_rank(rp *r, void *s)
 		rollout(r, s, r->inc);
 		r->ub = min64(r->ub, end);
 	}
-	return end;
 }
 
 /* The kept states of next: at most RP_BEAM per traffic figure, the least
- * bound first (then the least clocks' sum, then the first made). */
+ * bound first (then the least clocks' sum, then the first made), each
+ * run to its end by a rollout (roll_best). */
 typedef struct rp_rank {
 	int64_t tr, b, sum;
 	int32_t i;
@@ -802,7 +802,7 @@ static bool beam(rp *r, rp_front *next, rp_front *out)
 			continue;
 		void *s = hdr(next, k[i].i, r->rec);
 		front_add(r, out, s);
-		roll_rank(r, s);
+		roll_best(r, s);
 	}
 	return !r->failed;
 }
@@ -822,8 +822,28 @@ static bool search_step(rp *r, rp_front *f, void *tmp)
 	return !r->failed && beam(r, &f[3], &f[0]);
 }
 
-/* The search from s0: the last event of the best end state, -1 when no
- * state ends before the plan does (or the work ran out). */
+/* The last event of the best of f's states and the best rollout (the
+ * earliest end, then the least traffic), -1 when there is neither. */
+static int32_t best_end(rp *r, const rp_front *f)
+{
+	int32_t best = -1;
+	int64_t bend = 0, btr = 0;
+	if (r->inc_end < INT64_MAX)
+		best = ((rp_hdr *)r->inc)->hist, bend = r->inc_end,
+		btr = ((rp_hdr *)r->inc)->tr;
+	for (int32_t i = 0; i < f->n; i++) {
+		void *s = hdr(f, i, r->rec);
+		if (((rp_hdr *)s)->dead)
+			continue;
+		int64_t end = bound(r, s), tr = ((rp_hdr *)s)->tr;
+		if (best < 0 || end < bend || (end == bend && tr < btr))
+			best = ((rp_hdr *)s)->hist, bend = end, btr = tr;
+	}
+	return best;
+}
+
+/* The search from s0: the last event of the best end state or rollout,
+ * -1 when none ends before the plan does. */
 static int32_t search(rp *r, void *s0, void *tmp)
 {
 	rp_front f[4];
@@ -832,26 +852,13 @@ static int32_t search(rp *r, void *s0, void *tmp)
 			return -1;
 	if (!front_add(r, &f[0], s0))
 		return -1;
-	for (int32_t si = 0; si < r->ns; si++) {
+	for (int32_t si = 0; si < r->ns; si++)
 		if (!search_step(r, f, tmp) || f[0].n == 0 ||
 		    r->work > RP_WORK) {
-			return r->failed || r->inc_end == INT64_MAX ? -1 : ((rp_hdr *)r->inc)->hist;
+			front_reset(&f[0]); /* every state lost: the rollouts */
+			break;
 		}
-	}
-	int32_t best = -1;
-	int64_t bend = 0, btr = 0;
-	if (r->inc_end < INT64_MAX)
-		best = ((rp_hdr *)r->inc)->hist, bend = r->inc_end,
-		btr = ((rp_hdr *)r->inc)->tr;
-	for (int32_t i = 0; i < f[0].n; i++) {
-		void *s = hdr(&f[0], i, r->rec);
-		if (((rp_hdr *)s)->dead)
-			continue;
-		int64_t end = bound(r, s), tr = ((rp_hdr *)s)->tr;
-		if (best < 0 || end < bend || (end == bend && tr < btr))
-			best = ((rp_hdr *)s)->hist, bend = end, btr = tr;
-	}
-	return best;
+	return best_end(r, &f[0]);
 }
 
 /* ---- a run ---- */

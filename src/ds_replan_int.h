@@ -23,10 +23,12 @@
  * about 0.06 s more than (2, 1, 8, 1) there. */
 enum { RP_EVICT_K = 2, RP_RELOAD_K = 1, RP_BEAM = 16, RP_WINDOW = 4 };
 /* Limits: buffers and units a state holds, steps a tail has, buffers a
- * step may allocate, and states a run may add (Conv_Case0 adds about
- * 128,000). */
+ * step may allocate, states a run may add (Conv_Case0 adds about
+ * 128,000) and bytes the tail's sets of steps may take (a word per 64
+ * steps per line: Conv_Case0's 492 lines and 52 steps take 3,936). */
 enum { RP_BUFS = 64, RP_UNITS = 32, RP_STEPS = 1024, RP_ALLOCS = 4 };
 #define RP_WORK ((int64_t)400000)
+#define RP_REACH ((int64_t)1 << 26)
 
 enum { ST_NONE = 0, ST_RES = 1, ST_DDR = 2 };
 enum { EV_ROOT, EV_EVICT, EV_RELOAD, EV_ALLOC, EV_STEP };

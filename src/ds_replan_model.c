@@ -9,8 +9,9 @@
  * memory and budget.  Guarantees: false where the tail or its model is
  * beyond the limits of ds_replan_int.h (r->a.failed set when memory
  * failed instead).  Cost: O(N L) for the tail (L buffers live at once),
- * O(T (P + S / 64)) for the predecessors of the steps (T tail nodes, P
- * their order constraints, S steps).  Memory: the run's arena. */
+ * O((T + P) S / 64) for the predecessors of the steps (T tail nodes, P
+ * their order constraints, S steps).  Memory: the run's arena, the
+ * predecessors' sets O(T S / 64) words at most RP_REACH bytes. */
 #include "ds_replan_int.h"
 
 #include <string.h>
@@ -324,12 +325,15 @@ static bool use_flags(rp *r, const int32_t *at)
 
 /* The steps each step follows (r->spred): those with a path to it
  * through the tail's graph nodes, and the step that allocates a buffer
- * it uses. */
+ * it uses; false when the tail's sets of steps would take more than
+ * RP_REACH bytes. */
 static bool step_preds(rp *r, const int32_t *at)
 {
 	const ds_graph *g = r->g;
 	const ds_plan *p = r->p;
 	int32_t nw = r->nw = (r->ns + 63) / 64, tl = p->len - r->a0;
+	if ((int64_t)tl * nw * 8 > RP_REACH)
+		return false;
 	r->spred = ds_arena_alloc(&r->a, (size_t)r->ns * (size_t)nw, 8);
 	uint64_t *reach = ds_arena_alloc(&r->a, (size_t)tl * (size_t)nw, 8);
 	int32_t *sidx = ds_arena_alloc(&r->a, (size_t)g->n, sizeof *sidx);

@@ -130,13 +130,28 @@ static int cmp64(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+/* Whether prefix operation u may join the tail: every successor of it
+ * in the tail, and no buffer of it one of the model's (whose times the
+ * search took from the prefix as it was). */
+static bool may_move(const rp *r, const int32_t *at, int32_t u)
+{
+	const ds_graph *g = r->g;
+	for (int32_t j = g->succ_off[u]; j < g->succ_off[u + 1]; j++)
+		if (at[g->succ[j]] < r->a0)
+			return false;
+	for (int32_t k = g->use_off[u]; k < g->use_off[u + 1]; k++)
+		if (r->bi[g->use[k]] >= 0)
+			return false;
+	return true;
+}
+
 /* Prefix nodes that join the tail (E->moved): for each small buffer of
  * m live at the tail's start, its ALLOC and the prefix's operations
- * using it (its load), where every successor of those operations lies in
- * the tail.  The search leaves the small buffers out; a weight loaded
- * for a step that now runs later would hold the addresses above the
- * units the next steps' weights need, so its load runs when its step
- * does (Conv_Case0: 238 cycles).  Their number. */
+ * using it (its load), where each of those may move (may_move).  The
+ * search leaves the small buffers out; a weight loaded for a step that
+ * now runs later would hold the addresses above the units the next
+ * steps' weights need, so its load runs when its step does (Conv_Case0:
+ * 238 cycles).  Their number. */
 static int32_t moved_nodes(rp *r, rp_emit *E, const int32_t *at)
 {
 	const ds_graph *g = r->g;
@@ -150,9 +165,7 @@ static int32_t moved_nodes(rp *r, rp_emit *E, const int32_t *at)
 		bool ok = true;
 		for (int32_t k = g->user_off[b]; k < g->user_off[b + 1]; k++) {
 			int32_t u = g->user[k];
-			for (int32_t j = g->succ_off[u];
-			     at[u] < r->a0 && j < g->succ_off[u + 1]; j++)
-				ok = ok && at[g->succ[j]] >= r->a0;
+			ok = ok && (at[u] >= r->a0 || may_move(r, at, u));
 		}
 		if (!ok)
 			continue;
