@@ -27,20 +27,20 @@
  * The search: one step at a time, each state choosing its next among
  * the first RP_WINDOW steps it has not run (in the plan's order) whose
  * predecessors in the graph have run (so that a store may run before
- * the next chain's first step and free its units sooner); before each, evictions (of the
- * RP_EVICT_K residents used longest from now) and then reloads (of the
- * RP_RELOAD_K spilled buffers needed soonest), each at every distinct
- * time a window of free units allows, the snuggest window for each
- * time; a state is dropped when another with the same buffers at the
- * same units and the same steps run matches or beats it in traffic and
- * every time, or when it cannot end before the best end known (the
- * plan's, or a rollout's), and after each step at most RP_BEAM states
- * are kept per traffic figure (the shortest bound first).  Each state
- * kept is also run to its end by a one-at-a-time policy (the rest of
- * the plan's order, a spilled buffer back when a step needs it, the
- * resident used furthest ahead out while no units are free): the best
- * such rollout is the search's answer where the beam loses every state
- * or ends no better.
+ * the next chain's first step and free its units sooner); before each,
+ * evictions (of the RP_EVICT_K residents used longest from now) and then
+ * reloads (of the RP_RELOAD_K spilled buffers needed soonest), each at
+ * every distinct time a window of free units allows, the snuggest
+ * window for each time; a state is dropped when another with the same
+ * buffers at the same units and the same steps run matches or beats it
+ * in traffic and every time, or when it cannot end before the best end
+ * known (the plan's, or a rollout's), and after each step at most
+ * RP_BEAM states are kept per traffic figure (the shortest bound first).
+ * Each state kept is also run to its end by a one-at-a-time policy (the
+ * rest of the plan's order, a spilled buffer back when a step needs it,
+ * the resident used furthest ahead out while no units are free): the
+ * best such rollout is the search's answer where the beam loses every
+ * state or ends no better.
  *
  * The plan: the prefix as it was (its spill lines too, a line whose
  * reload falls in the tail reloading when the search says; the loads of
@@ -387,9 +387,11 @@ static void give_units(const rp *r, void *s, int32_t x, int64_t at)
 	pos(r, s)[x] = -1;
 }
 
-/* Candidates for a move at step si: residents used, not used by si, used
- * later (evict), or spilled buffers used later (reload), at most k, the
- * furthest next use first for an eviction, the nearest for a reload. */
+/* Candidates for a move in state s, next uses counted among the steps s
+ * has not run: residents used since they came in, used later but not by
+ * the first step s has not run (evict), or spilled buffers used later
+ * (reload), at most k, the furthest next use first for an eviction, the
+ * nearest for a reload. */
 static int32_t candidates(const rp *r, void *s, bool evict, int32_t k,
 			  int32_t *out)
 {
@@ -475,8 +477,8 @@ static void reload_one(rp *r, rp_front *f, int32_t i, int32_t x, void *tmp)
 	}
 }
 
-/* Evictions (evict) or reloads before step si, from every state of f,
- * those they make included: f closed under them. */
+/* Evictions (evict) or reloads before the next step, from every state
+ * of f, those they make included: f closed under them. */
 static void moves(rp *r, rp_front *f, bool evict, void *tmp)
 {
 	for (int32_t i = 0; i < f->n && !r->failed; i++) {
@@ -810,7 +812,8 @@ static bool beam(rp *r, rp_front *next, rp_front *out)
 /* ---- the search ---- */
 
 /* One step of the search: the states of f[0] through evictions (f[1]),
- * reloads (f[2]) and step si (f[3]) into f[0] again. */
+ * reloads (f[2]) and each step a state may run next (f[3]) into f[0]
+ * again. */
 static bool search_step(rp *r, rp_front *f, void *tmp)
 {
 	front_copy(r, &f[0], &f[1]);
