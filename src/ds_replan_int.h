@@ -15,9 +15,9 @@
  * 398,410, two stores (COPY_OUT) run before the next chain's first CONV
  * and free their units sooner; (2, 1, 8, 4) none shorter, (2, 1, 12, 4)
  * 404,970 and (2, 1, 16, 6 or 8) 401,690: the beam, ranked by bound,
- * keeps states that later find no units.  A window of 16 and a beam of
- * 64 find plans that run two chains at once (396,515) above CPE's peak
- * limit.  Three evictions: 403,522 at (3, 1, 8, 1), from the rollouts
+ * keeps states that later find no units.  A window of 16, a beam of 64
+ * and ten times RP_WORK find plans that run two chains at once
+ * (396,515) above CPE's peak limit.  Three evictions: 403,522 at (3, 1, 8, 1), from the rollouts
  * alone (first measured before the plan keyed loads to compute steps and
  * moved the loads of small buffers into the tail).  (2, 1, 16, 4) costs
  * about 0.06 s more than (2, 1, 8, 1) there. */
