@@ -660,14 +660,6 @@ static void steps_from(rp *r, rp_front *f, rp_front *next, void *tmp)
 
 /* ---- rollouts ---- */
 
-static bool uses_step(const rp *r, int32_t x, int32_t si)
-{
-	for (int32_t k = r->soff[si]; k < r->soff[si + 1]; k++)
-		if (r->sbuf[k] == x)
-			return true;
-	return false;
-}
-
 /* The resident of t used furthest ahead that step si does not use, -1
  * when none. */
 static int32_t roll_victim(const rp *r, void *t, int32_t si)
@@ -675,7 +667,7 @@ static int32_t roll_victim(const rp *r, void *t, int32_t si)
 	const uint8_t *st = stat(r, t), *us = used(r, t);
 	int32_t best = -1, bu = -1;
 	for (int32_t x = 0; x < r->nb; x++) {
-		if (st[x] != ST_RES || !us[x] || uses_step(r, x, si))
+		if (st[x] != ST_RES || !us[x] || rp_use_at(r, si, x) >= 0)
 			continue;
 		int32_t u = next_undone(r, t, x);
 		if (u > bu)

@@ -96,6 +96,16 @@ typedef struct rp_emit {
 static inline int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
 static inline int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
 
+/* Where step si uses buffer x: its index in sbuf (and sdep, salloc), -1
+ * when si does not use x. */
+static inline int32_t rp_use_at(const rp *r, int32_t si, int32_t x)
+{
+	for (int32_t k = r->soff[si]; k < r->soff[si + 1]; k++)
+		if (r->sbuf[k] == x)
+			return k;
+	return -1;
+}
+
 /* A state: a header then its arrays, in one record of rec bytes. */
 typedef struct rp_hdr {
 	int32_t hist;

@@ -292,10 +292,8 @@ static int32_t next_use(const rp *r, int32_t x, int32_t si)
 /* Whether step si allocates buffer x (after use_flags). */
 static bool allocates(const rp *r, int32_t si, int32_t x)
 {
-	for (int32_t k = r->soff[si]; k < r->soff[si + 1]; k++)
-		if (r->sbuf[k] == x)
-			return r->salloc[k];
-	return false;
+	int32_t k = rp_use_at(r, si, x);
+	return k >= 0 && r->salloc[k];
 }
 
 /* Per use: whether the step allocates the buffer (its first use, its
