@@ -82,6 +82,11 @@ void *ds_arena_alloc(ds_arena *a, size_t count, size_t size);
 /* Resizes p (from this arena, or NULL) to count * size bytes; the new
  * part is not zeroed.  NULL (p untouched, failed set) on failure. */
 void *ds_arena_grow(ds_arena *a, void *p, size_t count, size_t size);
+/* Growable arena array: makes room for *cap >= need elements of elem
+ * bytes in *p (from a, or NULL), doubling as ds_reserve does; false (p
+ * untouched, failed set) on failure. */
+bool ds_arena_reserve(ds_arena *a, void **p, int64_t *cap, int64_t need,
+		      size_t elem);
 /* Releases p (from this arena, or NULL) now instead of at ds_arena_free. */
 void ds_arena_release(ds_arena *a, void *p);
 /* Releases every block; the arena may be used again (failed cleared). */

@@ -95,15 +95,9 @@ static int pk_emit(packer *s, int32_t v)
 /* Opens an occupancy of b at the next plan position. */
 static int pk_open(packer *s, int32_t b, int32_t spill)
 {
-	if (s->nocc == s->cap_occ) {
-		int64_t cap = s->cap_occ ? 2 * s->cap_occ : 256;
-		pk_occ *occ = ds_arena_grow(s->ar, s->occ, (size_t)cap,
-					    sizeof *occ);
-		if (!occ)
-			return ds_fail(s->e, DS_ENOMEM, "out of memory");
-		s->occ = occ;
-		s->cap_occ = cap;
-	}
+	if (!ds_arena_reserve(s->ar, (void **)&s->occ, &s->cap_occ,
+			      s->nocc + 1, sizeof *s->occ))
+		return ds_fail(s->e, DS_ENOMEM, "out of memory");
 	int m = s->g->buf_mem[b];
 	s->occ[s->nocc] = (pk_occ){b, s->p->len, -1, s->now, -1, spill, 0, 0};
 	s->open[b] = (int32_t)s->nocc++;

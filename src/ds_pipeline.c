@@ -15,8 +15,11 @@
  * backbone the choice may make: over_floor) and its retiming
  * (ds_retime.c), then both again, each on the other's plan, while that
  * shortens it (cpe_retime_rounds), the spills of its plan's end searched
- * again at no more traffic and within CPE's peak limit (replan_floor,
- * ds_replan.c), and the final
+ * again at no more traffic and within CPE's peak limit
+ * (ds_replan_floor, ds_finish.c), the uses its spills separate pulled
+ * together with the window around them spilled again (window_floor,
+ * ds_window.c; CPE's chain's plan gets that too before it meets the
+ * parts'), and the final
  * plan's dead reloads dropped (ds_plan_drop_dead_reloads) — stopping
  * after the stage asked for; with a traffic budget, CPE's chain at
  * budget 0 too, its plan kept where it is shorter with no more traffic
@@ -910,99 +913,31 @@ static int ladder_floor(const ds_graph *g, const ds_run_opts *o,
 	return keep_made(g, rc, out, f, &q, &fq);
 }
 
-/* Plan p's replay with each node's finish time: *fin (the caller frees
- * it) and *fp. */
-static int replay_fin(const ds_graph *g, const ds_plan *p, int64_t **fin,
-		      ds_figures *fp, ds_err *e)
+/* The peak limit of the finished plan's passes: CPE's, the peak budget
+ * over DLR's plan's (figures *df). */
+static int64_t finish_peak(const ds_run_opts *o, const ds_figures *df)
 {
-	*fin = ds_alloc(g->heap, (size_t)p->len + 1, sizeof **fin);
-	if (!*fin)
-		return ds_fail(e, DS_ENOMEM, "out of memory");
-	ds_replay_opts ro = {.finish = *fin};
-	return ds_replay(g, p, &ro, fp, e);
+	return ds_cpe_budget(df->peak_vstay, o->cpe.peak_budget_pct);
 }
 
-/* The tail's spills of memory m planned again (ds_replan.c) from *s,
- * *out with its spill lines sorted, and its finish times fin, with no
- * more traffic than *out has (so that a union of graphs planned by parts
- * keeps the parts' traffic); the plan replaces *out (figures *f) when
- * the replay accepts it and finds it shorter, its peak_vstay at most
- * max_peak or *out's: *took. */
-static int replan_mem(const ds_graph *g, int m, int64_t max_peak,
-		      const ds_plan *s, const int64_t *fin, ds_plan *out,
-		      ds_figures *f, bool *took, ds_err *e)
-{
-	ds_plan q;
-	ds_figures fq;
-	bool changed = false;
-	int rc = ds_replan_tail(g, s, fin, m, f->extra_ddr, &q, &changed, e);
-	*took = false;
-	if (rc == DS_OK && changed) {
-		ds_err local; /* an order the replay refuses is not kept;
-			       * memory failing is reported */
-		int vr = ds_replay(g, &q, NULL, &fq, &local);
-		if (vr == DS_ENOMEM) {
-			ds_plan_free(g->heap, &q);
-			return ds_fail(e, DS_ENOMEM, "out of memory");
-		}
-		*took = vr == DS_OK && fq.makespan < f->makespan &&
-			fq.extra_ddr <= f->extra_ddr &&
-			(fq.peak_vstay <= max_peak ||
-			 fq.peak_vstay <= f->peak_vstay);
-		ds_plan_keep(g->heap, *took, out, f, &q, &fq);
-	}
-	return rc;
-}
-
-/* *out's copy with its spill lines sorted (*s) and its finish times
- * (*fin, the caller frees it). */
-static int replan_input(const ds_graph *g, const ds_plan *out, ds_plan *s,
-			int64_t **fin, ds_err *e)
-{
-	ds_figures fs;
-	int rc = ds_plan_copy(g, out, s, e);
-	if (rc == DS_OK)
-		rc = ds_plan_sort_spills(g, s, e);
-	if (rc == DS_OK)
-		rc = replay_fin(g, s, fin, &fs, e);
-	return rc;
-}
-
-/* The tail's spills planned again, of L1 then of UB (replan_mem), the
- * peak limit CPE's: the peak budget over DLR's plan's (figures *df);
- * the sorted copy and its replay made again only after a plan is
- * taken. */
-static int replan_floor(const ds_graph *g, const ds_run_opts *o,
+/* The uses a spill separates pulled together in *out (ds_window.c);
+ * graphs small enough for more than one DLR start. */
+static int window_floor(const ds_graph *g, const ds_run_opts *o,
 			const ds_figures *df, ds_plan *out, ds_figures *f,
 			ds_err *e)
 {
-	int64_t max_peak =
-		ds_cpe_budget(df->peak_vstay, o->cpe.peak_budget_pct);
-	ds_plan s;
-	int64_t *fin = NULL;
-	bool took = true;
-	int rc = DS_OK;
-	memset(&s, 0, sizeof s);
-	for (int m = DS_L1; m <= DS_UB && rc == DS_OK; m++) {
-		if (took) {
-			ds_free(g->heap, fin);
-			ds_plan_free(g->heap, &s);
-			fin = NULL;
-			rc = replan_input(g, out, &s, &fin, e);
-		}
-		if (rc == DS_OK)
-			rc = replan_mem(g, m, max_peak, &s, fin, out, f, &took,
-					e);
-	}
-	ds_free(g->heap, fin);
-	ds_plan_free(g->heap, &s);
-	return rc;
+	if (ds_dlr_starts(g, o) < 2)
+		return DS_OK;
+	return ds_window_pulls(g, out, f, finish_peak(o, df), e);
 }
 
 /* CPE's stage before its check: CPE's chain from DLR's plan (figures
- * *df), then against the baselines' plans and the parts (as dlr_final),
- * then the budget floor, the ladder floor and the tail searched again
- * (replan_floor); into *out (figures *f).
+ * *df) and its spill-separated uses pulled together (window_floor, so
+ * that it meets the parts' plans, which had that, on equal terms), then
+ * against the baselines' plans and the parts (as dlr_final), then the
+ * budget floor, the ladder floor, the tail searched again
+ * (ds_replan_floor) and the uses pulled together again; into *out
+ * (figures *f).
  * On failure *out may hold a plan (the caller frees it). */
 static int cpe_stage(const ds_graph *g, const ds_run_opts *o, dan_run *d,
 		     const ds_plan *dlr, const ds_figures *df, ds_plan *out,
@@ -1010,13 +945,17 @@ static int cpe_stage(const ds_graph *g, const ds_run_opts *o, dan_run *d,
 {
 	int rc = chain_final(g, o, d, dlr, df, out, f, t0, e);
 	if (rc == DS_OK)
+		rc = window_floor(g, o, df, out, f, e);
+	if (rc == DS_OK)
 		rc = ds_parts_plan(g, o, out, f, e);
 	if (rc == DS_OK)
 		rc = budget_floor(g, o, d, dlr, df, out, f, e);
 	if (rc == DS_OK)
 		rc = ladder_floor(g, o, d, dlr, df, out, f, e);
 	if (rc == DS_OK)
-		rc = replan_floor(g, o, df, out, f, e);
+		rc = ds_replan_floor(g, finish_peak(o, df), out, f, e);
+	if (rc == DS_OK)
+		rc = window_floor(g, o, df, out, f, e);
 	return rc;
 }
 

@@ -340,4 +340,27 @@ int ds_replan_tail(const ds_graph *g, const ds_plan *p, const int64_t *fin,
 		   int m, int64_t max_ddr, ds_plan *out, bool *changed,
 		   ds_err *e);
 
+/* ---- the finished plan's searches (ds_finish.c, ds_window.c) ---- */
+
+/* Replays q and keeps it in *best (figures *fb) when the replay accepts
+ * it and it is shorter than *fb, with no more extra DDR traffic than the
+ * plan it was made from (figures *from) and a peak_vstay at most
+ * max_peak or that plan's: *took; q is taken over or freed either way
+ * (ds_finish.c). */
+int ds_keep_shorter(const ds_graph *g, ds_plan *q, int64_t max_peak,
+		    const ds_figures *from, ds_plan *best, ds_figures *fb,
+		    bool *took, ds_err *e);
+/* The tail's spills of L1, then of UB, planned again on *out (figures
+ * *f; ds_replan_tail) at no more traffic, each plan kept by
+ * ds_keep_shorter (ds_finish.c). */
+int ds_replan_floor(const ds_graph *g, int64_t max_peak, ds_plan *out,
+		    ds_figures *f, ds_err *e);
+
+/* Plan *p (offsets set, figures *f) with, for each pair of uses its
+ * spills separate (ds_pull_pairs), the later pulled next to the earlier
+ * and the window around them spilled and placed again; a result
+ * replaces *p and *f by ds_keep_shorter (ds_window.c). */
+int ds_window_pulls(const ds_graph *g, ds_plan *p, ds_figures *f,
+		    int64_t max_peak, ds_err *e);
+
 #endif

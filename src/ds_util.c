@@ -177,6 +177,22 @@ void *ds_arena_grow(ds_arena *a, void *p, size_t count, size_t size)
 	return b + 1;
 }
 
+bool ds_arena_reserve(ds_arena *a, void **p, int64_t *cap, int64_t need,
+		      size_t elem)
+{
+	if (need <= *cap)
+		return true;
+	int64_t c = *cap < 16 ? 16 : *cap;
+	while (c < need)
+		c *= 2;
+	void *q = ds_arena_grow(a, *p, (size_t)c, elem);
+	if (!q)
+		return false;
+	*p = q;
+	*cap = c;
+	return true;
+}
+
 void *ds_arena_alloc(ds_arena *a, size_t count, size_t size)
 {
 	void *p = ds_arena_grow(a, NULL, count, size);

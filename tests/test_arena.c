@@ -96,6 +96,37 @@ static void overflow_refused(void **state)
 	ds_arena_free(&a);
 }
 
+/* ds_arena_reserve: capacity at least the need, doubling from 16, the
+ * contents kept; a failing heap leaves the array as it was. */
+static void reserve_doubles(void **state)
+{
+	(void)state;
+	ds_faulty f = {0};
+	ds_heap h = ds_heap_faulty(&f);
+	ds_arena a;
+	ds_arena_init(&a, &h);
+	int32_t *v = NULL;
+	int64_t cap = 0;
+	assert_true(ds_arena_reserve(&a, (void **)&v, &cap, 1, sizeof *v));
+	assert_int_equal(cap, 16);
+	for (int32_t i = 0; i < 16; i++)
+		v[i] = i;
+	assert_true(ds_arena_reserve(&a, (void **)&v, &cap, 16, sizeof *v));
+	assert_int_equal(cap, 16);
+	assert_true(ds_arena_reserve(&a, (void **)&v, &cap, 40, sizeof *v));
+	assert_int_equal(cap, 64);
+	for (int32_t i = 0; i < 16; i++)
+		assert_int_equal(v[i], i);
+	int32_t *was = v;
+	f.fail_at = f.calls + 1;
+	assert_false(ds_arena_reserve(&a, (void **)&v, &cap, 65, sizeof *v));
+	assert_true(a.failed);
+	assert_ptr_equal(v, was);
+	assert_int_equal(cap, 64);
+	ds_arena_free(&a);
+	assert_int_equal(f.live, 0);
+}
+
 /* ds_hkey_sort gives qsort's array (ds_hkey_cmp) on keys with repeated
  * hashes, negative and repeated indices, hashes differing only in their
  * high bytes, below and above the radix sort's threshold; and the same
@@ -136,6 +167,7 @@ int main(void)
 		cmocka_unit_test(grow_and_release),
 		cmocka_unit_test(failure_is_sticky),
 		cmocka_unit_test(overflow_refused),
+		cmocka_unit_test(reserve_doubles),
 		cmocka_unit_test(hkey_sort_is_qsort),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -348,8 +348,9 @@ static inline int bundled_filter(const struct dirent *de)
 }
 
 /* The bundled graph data/<file> (a file name, "Conv_Case0.json"), at the
- * default capacities on the standard heap; fails the test otherwise. */
-static inline ds_graph *load_bundled(const char *file)
+ * default capacities on heap h (load_bundled: the standard heap); fails
+ * the test otherwise. */
+static inline ds_graph *load_bundled_on(const ds_heap *h, const char *file)
 {
 	char path[4096];
 	snprintf(path, sizeof path, "%s/data/%s", DS_SOURCE_DIR, file);
@@ -357,9 +358,14 @@ static inline ds_graph *load_bundled(const char *file)
 	ds_caps_default(&caps);
 	ds_graph *g = NULL;
 	ds_err e;
-	if (ds_load_graph(ds_heap_std(), path, &caps, &g, &e))
+	if (ds_load_graph(h, path, &caps, &g, &e))
 		fail_msg("%s", e.msg);
 	return g;
+}
+
+static inline ds_graph *load_bundled(const char *file)
+{
+	return load_bundled_on(ds_heap_std(), file);
 }
 
 /* Calls fn(name, path, g, ud) for every data/<name>.json of the source tree in

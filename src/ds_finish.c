@@ -1,0 +1,112 @@
+/* ds_finish.c: the finished plan's last searches, and the one rule by
+ * which their plans are kept (fn_).
+ *
+ * After CPE and retiming, two searches change a finished plan where it
+ * stands: the tail's spills planned again with their times
+ * (ds_replan.c), and the uses a spill separates pulled together with
+ * the window around them spilled and placed again (ds_window.c).  Both
+ * keep a plan by ds_keep_shorter: the replay accepts it (a plan it
+ * refuses is dropped, memory failing is reported), it is shorter, its
+ * extra DDR traffic is no more than the plan it came from (so that a
+ * union of graphs planned by parts keeps the parts' traffic) and its
+ * peak_vstay at most the peak limit or that plan's.
+ *
+ * Requires: a valid graph and a plan of it that ds_replay accepts.
+ * Guarantees: the plan replaced only by one ds_replay accepts, shorter,
+ * with no more traffic, within the peak limit or the old plan's peak.
+ * Cost: ds_replan_floor, two copies and replays of the plan and the
+ * tail's search per memory (ds_replan.c); ds_keep_shorter, one replay. */
+#include "ds_stage.h"
+
+#include <string.h>
+
+int ds_keep_shorter(const ds_graph *g, ds_plan *q, int64_t max_peak,
+		    const ds_figures *from, ds_plan *best, ds_figures *fb,
+		    bool *took, ds_err *e)
+{
+	ds_figures fq;
+	ds_err local; /* a plan the replay refuses is not kept; memory
+		       * failing is reported */
+	int vr = ds_replay(g, q, NULL, &fq, &local);
+	*took = false;
+	if (vr == DS_ENOMEM) {
+		ds_plan_free(g->heap, q);
+		return ds_fail(e, DS_ENOMEM, "out of memory");
+	}
+	*took = vr == DS_OK && fq.makespan < fb->makespan &&
+		fq.extra_ddr <= from->extra_ddr &&
+		(fq.peak_vstay <= max_peak || fq.peak_vstay <= from->peak_vstay);
+	ds_plan_keep(g->heap, *took, best, fb, q, &fq);
+	return DS_OK;
+}
+
+/* Plan p's replay with each node's finish time: *fin (the caller frees
+ * it) and *fp. */
+static int replay_fin(const ds_graph *g, const ds_plan *p, int64_t **fin,
+		      ds_figures *fp, ds_err *e)
+{
+	*fin = ds_alloc(g->heap, (size_t)p->len + 1, sizeof **fin);
+	if (!*fin)
+		return ds_fail(e, DS_ENOMEM, "out of memory");
+	ds_replay_opts ro = {.finish = *fin};
+	return ds_replay(g, p, &ro, fp, e);
+}
+
+/* The tail's spills of memory m planned again (ds_replan.c) from *s,
+ * *out with its spill lines sorted, and its finish times fin, with no
+ * more traffic than *out has; the plan replaces *out (figures *f) by
+ * ds_keep_shorter: *took. */
+static int replan_mem(const ds_graph *g, int m, int64_t max_peak,
+		      const ds_plan *s, const int64_t *fin, ds_plan *out,
+		      ds_figures *f, bool *took, ds_err *e)
+{
+	ds_plan q;
+	bool changed = false;
+	int rc = ds_replan_tail(g, s, fin, m, f->extra_ddr, &q, &changed, e);
+	*took = false;
+	if (rc == DS_OK && changed) {
+		const ds_figures from = *f;
+		rc = ds_keep_shorter(g, &q, max_peak, &from, out, f, took, e);
+	}
+	return rc;
+}
+
+/* *out's copy with its spill lines sorted (*s) and its finish times
+ * (*fin, the caller frees it). */
+static int replan_input(const ds_graph *g, const ds_plan *out, ds_plan *s,
+			int64_t **fin, ds_err *e)
+{
+	ds_figures fs;
+	int rc = ds_plan_copy(g, out, s, e);
+	if (rc == DS_OK)
+		rc = ds_plan_sort_spills(g, s, e);
+	if (rc == DS_OK)
+		rc = replay_fin(g, s, fin, &fs, e);
+	return rc;
+}
+
+/* Of L1 then of UB (replan_mem); the sorted copy and its replay made
+ * again only after a plan is taken. */
+int ds_replan_floor(const ds_graph *g, int64_t max_peak, ds_plan *out,
+		    ds_figures *f, ds_err *e)
+{
+	ds_plan s;
+	int64_t *fin = NULL;
+	bool took = true;
+	int rc = DS_OK;
+	memset(&s, 0, sizeof s);
+	for (int m = DS_L1; m <= DS_UB && rc == DS_OK; m++) {
+		if (took) {
+			ds_free(g->heap, fin);
+			ds_plan_free(g->heap, &s);
+			fin = NULL;
+			rc = replan_input(g, out, &s, &fin, e);
+		}
+		if (rc == DS_OK)
+			rc = replan_mem(g, m, max_peak, &s, fin, out, f, &took,
+					e);
+	}
+	ds_free(g->heap, fin);
+	ds_plan_free(g->heap, &s);
+	return rc;
+}
