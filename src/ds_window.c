@@ -528,7 +528,8 @@ static bool hoist_all(wn *x)
 					sizeof *after);
 	if (!after)
 		return false;
-	qsort(x->outs, (size_t)x->nout, sizeof *x->outs, out_cmp);
+	if (x->nout > 0) /* outs is NULL while there is none */
+		qsort(x->outs, (size_t)x->nout, sizeof *x->outs, out_cmp);
 	for (int32_t k = 0; k < x->nnew; k++)
 		for (int32_t j = 0; j < x->nitem; j++)
 			if (x->item[j].what == WN_IN && x->item[j].v == k) {
@@ -570,7 +571,8 @@ static void compose(wn *x, const int32_t *line, int32_t K, ds_plan *q,
 						      (v - n) % 2;
 	}
 	*lo = len;
-	qsort(x->outs, (size_t)x->nout, sizeof *x->outs, out_cmp);
+	if (x->nout > 0) /* outs is NULL while there is none */
+		qsort(x->outs, (size_t)x->nout, sizeof *x->outs, out_cmp);
 	int32_t o = 0;
 	for (int32_t j = 0; j < x->nitem; j++) {
 		const wn_item *it = &x->item[j];
