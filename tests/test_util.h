@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "ds.h"
+#include "ds_pipeline.h"
 #include "test_quick.h"
 
 /* Inline JSON pieces.  Numbers are pasted as written, so a test can put any
@@ -366,6 +367,22 @@ static inline ds_graph *load_bundled_on(const ds_heap *h, const char *file)
 static inline ds_graph *load_bundled(const char *file)
 {
 	return load_bundled_on(ds_heap_std(), file);
+}
+
+/* g planned by ds_run with options o (NULL: the defaults): its figures;
+ * the test fails when it does not plan. */
+static inline ds_figures must_plan_figures(const ds_graph *g,
+					   const ds_run_opts *o)
+{
+	ds_run_opts def;
+	ds_run_opts_default(&def);
+	ds_plan p;
+	ds_figures f;
+	ds_err e;
+	if (ds_run(g, o ? o : &def, &p, &f, &e))
+		fail_msg("%s: %s", g->source, e.msg);
+	ds_plan_free(g->heap, &p);
+	return f;
 }
 
 /* Calls fn(name, path, g, ud) for every data/<name>.json of the source tree in
