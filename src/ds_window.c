@@ -48,7 +48,8 @@
  * break exact ties.
  *
  * Cost: per pair O(N + E) for the pull and the window's bookkeeping,
- * O(W B) for the spills (W window nodes, B buffers born in it), the
+ * O(W U + V nbuf) for the spills (W window nodes, U buffers an
+ * operation uses, V evictions, each a scan of the buffers), the
  * search at most WN_NODES steps of O(K log K) (K occupancies overlapping
  * the window), and one replay; 8 such tries per pair (four slacks,
  * hoisted and not), WN_PAIRS pairs at most.  Memory: one arena per try,
@@ -462,7 +463,6 @@ static int out_cmp(const void *pa, const void *pb)
 		return a->after < b->after ? -1 : 1;
 	return (a->spill > b->spill) - (a->spill < b->spill);
 }
-
 
 /* Bytes of memory m after each item (its SPILL_OUTs after it too) into
  * after[0..nitem). */
