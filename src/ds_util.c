@@ -107,14 +107,22 @@ char *ds_strdup(const ds_heap *h, const char *s)
 	return d;
 }
 
+/* The capacity a growable array of capacity cap takes for need
+ * elements: at least 16, doubling (ds_reserve, ds_arena_reserve). */
+static int64_t reserve_cap(int64_t cap, int64_t need)
+{
+	int64_t c = cap < 16 ? 16 : cap;
+	while (c < need)
+		c *= 2;
+	return c;
+}
+
 int ds_reserve(const ds_heap *h, void **p, int64_t *cap, int64_t need,
 	       size_t elem, ds_err *e)
 {
 	if (need <= *cap)
 		return DS_OK;
-	int64_t c = *cap < 16 ? 16 : *cap;
-	while (c < need)
-		c *= 2;
+	int64_t c = reserve_cap(*cap, need);
 	void *q = ds_grow(h, *p, (size_t)c, elem);
 	if (!q)
 		return ds_fail(e, DS_ENOMEM, "out of memory");
@@ -182,9 +190,7 @@ bool ds_arena_reserve(ds_arena *a, void **p, int64_t *cap, int64_t need,
 {
 	if (need <= *cap)
 		return true;
-	int64_t c = *cap < 16 ? 16 : *cap;
-	while (c < need)
-		c *= 2;
+	int64_t c = reserve_cap(*cap, need);
 	void *q = ds_arena_grow(a, *p, (size_t)c, elem);
 	if (!q)
 		return false;
