@@ -61,9 +61,7 @@
  * data are first needed, and every occupancy, in the order they start,
  * placed at the window whose previous occupants finished first in the
  * replay (a load waits for the addresses freed earliest, not for ones a
- * late use still holds); one candidate, kept when its replay is shorter,
- * else the reloads in that order at the addresses their lines had (all
- * runs in one candidate, else each run alone).
+ * late use still holds); one candidate, kept when its replay is shorter.
  * These three whole-plan phases are in ds_retime_phase.c.
  *
  * Cost: a round is O(N + E) (the replay, occupancies, spill edges, chain)
@@ -73,8 +71,8 @@
  * a large graph gets a few candidates or none.  The stream phase counts
  * its work in the same budget, the rotation phase in one of its own,
  * RT_ROT_WORK, the local search after it in a second RT_WORK, the
- * readiness phase in one of its own,
- * RT_READY_WORK (their costs: ds_retime_phase.c).  Memory O(N + E). */
+ * readiness phase in one of its own, RT_READY_WORK (their costs:
+ * ds_retime_phase.c).  Memory O(N + E). */
 #include "ds_retime_int.h"
 
 #include <stdlib.h>

@@ -18,16 +18,13 @@
  * O(N + E) for the state, O(R) per reload the busiest pipe waits for
  * (its victim) and one replay each, then one for the candidate, counted
  * in the run's budget (Conv_Case0 at --traffic-budget 25: two rounds,
- * 19 replays).  The readiness
- * phase: O(N + E) and one replay, plus O(R (L + I)^2) for the placement
- * (L occupancies live at once, I address ranges last used: a few tens on
- * the bundled graphs) and O(K^2) per run of K reloads, counted in a
- * budget of its own, RT_READY_WORK (a memory whose placement runs out of
- * it keeps its offsets; none on graphs whose scans alone would exceed
- * it); where that candidate is not taken, one more replay for the runs
- * at their lines' windows and, that not taken either, a copy of the plan
- * and a replay per run that changes, in the same budget.  Memory: the
- * run's arrays, and O(N) from its arena for the readiness phase. */
+ * 19 replays).  The readiness phase: O(N + E) and one replay, plus
+ * O(R (L + I)^2) for the placement (L occupancies live at once, I address
+ * ranges last used: a few tens on the bundled graphs) and O(K^2) per run
+ * of K reloads, counted in a budget of its own, RT_READY_WORK (a memory
+ * whose placement runs out of it keeps its offsets; none on graphs whose
+ * scans alone would exceed it).  Memory: the run's arrays, and O(N) from
+ * its arena for the readiness phase. */
 #include "ds_retime_int.h"
 
 #include <string.h>
@@ -770,41 +767,19 @@ static bool rdy_sort_run(rt *r, rdy *d, int32_t k)
 	return diff;
 }
 
-/* The k reloads of the run just sorted into trial's lines take the
- * windows the reloads at those lines had in cur: each line keeps its
- * addresses, only the buffer landing there changes (the run's reloads
- * are of one memory and one size; the replay judges where they end). */
-static void rdy_line_windows(rt *r, const rdy *d, int32_t k)
-{
-	for (int32_t a = 0; a < k; a++) {
-		int32_t ln = d->run[a];
-		*rt_occ_offset(r, &r->trial, r->trial.order[ln]) =
-			*rt_occ_offset(r, &r->cur, r->cur.order[ln]);
-	}
-}
-
-/* trial (a copy of cur): the runs of reloads from line *i on in need
- * order, all of them or (all false) the first that changes, each at its
- * lines' windows when `lines`; true when one changed, *i then the line
- * after the last that did. */
-static bool rdy_sort_runs(rt *r, rdy *d, int32_t *i, bool all, bool lines)
+/* trial (a copy of cur): every run of reloads in need order; true when
+ * one changed. */
+static bool rdy_sort_runs(rt *r, rdy *d)
 {
 	bool changed = false;
-	for (int32_t j = *i; j < r->total;) {
+	for (int32_t j = 0; j < r->total;) {
 		if (!is_reload(r, r->cur.order[j])) {
 			j++;
 			continue;
 		}
 		int32_t k = rdy_run(r, d, j);
 		j = d->run[k - 1] + 1;
-		if (!rdy_sort_run(r, d, k))
-			continue;
-		if (lines)
-			rdy_line_windows(r, d, k);
-		changed = true;
-		*i = j;
-		if (!all)
-			break;
+		changed |= rdy_sort_run(r, d, k);
 	}
 	return changed;
 }
@@ -839,39 +814,14 @@ static bool rdy_offsets(rt *r, rdy *d, ds_plan *p)
 
 /* Judges the trial and takes it when it is shorter: one as long with a
  * lower sum of finish times would change the bytes for nothing (the
- * phase is last, nothing builds on it).  *took when taken. */
-static int rdy_keep_shorter(rt *r, bool *took)
+ * phase is last, nothing builds on it). */
+static int rdy_keep_shorter(rt *r)
 {
 	bool ok = false;
 	int rc = rt_judge(r, &ok);
-	*took = rc == DS_OK && ok && rt_trial_better(r) &&
-		r->tf.makespan < r->cf.makespan;
-	if (*took)
+	if (rc == DS_OK && ok && rt_trial_better(r) &&
+	    r->tf.makespan < r->cf.makespan)
 		rt_take_trial(r);
-	return rc;
-}
-
-/* When the sorted runs with their memory placed anew were not taken (the
- * placement can fail: on Conv_Case0's L1 an occupancy finds no window
- * once earlier ones took the windows ready first), the reloads in need
- * order at their lines' own windows: all runs at once, else each run
- * alone from the plan so far, within the phase's budget. */
-static int rdy_line_phase(rt *r, rdy *d)
-{
-	bool took = false;
-	int32_t i = 0;
-	rt_plan_copy(r->g, &r->cur, &r->trial);
-	rdy_sort_runs(r, d, &i, true, true);
-	int rc = rdy_keep_shorter(r, &took);
-	for (i = 0; rc == DS_OK && !took && r->work < r->budget;) {
-		rt_plan_copy(r->g, &r->cur, &r->trial);
-		if (!rdy_sort_runs(r, d, &i, false, true))
-			break;
-		bool one = false;
-		rc = rdy_keep_shorter(r, &one);
-		if (rc == DS_OK && one)
-			rc = rt_refresh(r);
-	}
 	return rc;
 }
 
@@ -886,11 +836,13 @@ static int rdy_line_phase(rt *r, rdy *d)
  * phase instead, it gained as much on the first two, but the local search
  * after it ended longer on two generated conv graphs (+7, +168 cycles)
  * and on FlashAttention_Case0/1 at --cap L1=2048,UB=768 (+480, +1,278);
- * last, it can only shorten the plan.  Where that candidate is not taken
- * (Conv_Case0: its L1 cannot be placed anew, so the sorted reloads kept
- * windows that come free in the old order), rdy_line_phase: Conv_Case0
- * 413,139 -> 411,453 (a reload of its last layer loaded second though
- * needed first), 391,221 -> 389,367 at --traffic-budget 25. */
+ * last, it can only shorten the plan.  Where that candidate was not
+ * taken (Conv_Case0, whose L1 cannot be placed anew), a second step put
+ * the sorted reloads at the windows of the lines they landed on, run by
+ * run (Conv_Case0 413,139 -> 411,453 when it came); removed once the
+ * passes after it (the tail's replan, the window pass) had made it
+ * idle: on the six graphs at budgets 0, 5, 25 and 100 and on 84
+ * generated graph-capacity pairs it no longer changed a plan. */
 int rt_ready_phase(rt *r)
 {
 	rdy d;
@@ -908,17 +860,11 @@ int rt_ready_phase(rt *r)
 	if (rc)
 		return rc;
 	rt_plan_copy(r->g, &r->cur, &r->trial);
-	int32_t from = 0;
-	bool sorted = rdy_sort_runs(r, &d, &from, true, false);
+	bool sorted = rdy_sort_runs(r, &d);
 	if (sorted && (rc = rdy_swap(r))) /* cur: the sorted order */
 		return rc;
 	bool moved = rdy_offsets(r, &d, sorted ? &r->cur : &r->trial);
 	if (sorted && (rc = rdy_swap(r))) /* back: trial the sorted one */
 		return rc;
-	bool took = false;
-	if (sorted || moved)
-		rc = rdy_keep_shorter(r, &took);
-	if (rc == DS_OK && sorted && !took)
-		rc = rdy_line_phase(r, &d);
-	return rc;
+	return sorted || moved ? rdy_keep_shorter(r) : DS_OK;
 }

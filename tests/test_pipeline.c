@@ -62,8 +62,8 @@ static const struct {
  * 230,400).  Before CPE and retiming ran again on each other's plans
  * (ds_pipeline.c, cpe_retime_rounds; graphs of at most 20,000 nodes):
  * Matmul_Case0 85,506 and Conv_Case0 413,994 at the same traffic; before
- * the readiness phase's line windows (ds_retime_phase.c, rdy_line_phase)
- * Conv_Case0 413,139; before the backbone's pulls (ds_pipeline.c,
+ * the readiness phase's line windows (ds_retime_phase.c; removed since,
+ * the later passes reaching the same plans) Conv_Case0 413,139; before the backbone's pulls (ds_pipeline.c,
  * backbone_pulled) 411,453 at 47,232; before DLR's packed placement
  * (ds_pack.c; ds_pipeline.c, dlr_packed: DLR's figure 41,480 bytes, was
  * 45,888) 408,081 at 47,232, and with it, before retime's rotations

@@ -399,8 +399,9 @@ static void budget_honoured(void **state)
  * retiming run again on each other's plans (ds_pipeline.c,
  * cpe_retime_rounds): 413,139, 391,221 and 380,909 at the same traffic.
  * With the readiness phase's reloads in need order at their lines' own
- * windows where L1 cannot be placed anew (rdy_line_phase): 411,453,
- * 389,367 and 379,223.  With the backbone's CONV 89 pulled next to the
+ * windows where L1 cannot be placed anew (rdy_line_phase, removed
+ * since, when it no longer changed a plan): 411,453, 389,367 and
+ * 379,223.  With the backbone's CONV 89 pulled next to the
  * last use of its inputs before their eviction (ds_pipeline.c,
  * backbone_pulled): 408,081, 385,995 and 375,851.  With DLR's plan
  * packed (ds_pack.c; 41,480 bytes against 45,888, so the caps 43,554,
