@@ -283,6 +283,12 @@ MUTATIONS = [
     ("pipeline: dead reloads never dropped", "src/ds_pipeline.c",
      "\t\trc = ds_plan_drop_dead_reloads(g, out, &dead, e);",
      "\t\tdead = 0, rc = dead;", ["test_pipeline"]),
+    ("parts: no grouped plan", "src/ds_parts.c",
+     "\tif (rc == DS_OK && pt.k > 2 && grouped)",
+     "\tif (rc == DS_OK && pt.k > 2 && grouped && 0)", PORTFOLIO),
+    ("parts: small parts never join the largest", "src/ds_parts.c",
+     "\t\tsmall[c] = (int64_t)size[c] * GROUP_SMALL <= big;",
+     "\t\tsmall[c] = (int64_t)size[c] * GROUP_SMALL < 0;", PORTFOLIO),
     ("pack: DLR's packed placements never kept", "src/ds_pipeline.c",
      "\tif (rc == DS_OK && ds_pack_applies(g, o->size_nodes))\n"
      "\t\trc = dlr_packed(",

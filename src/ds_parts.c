@@ -24,10 +24,16 @@
  * L1=1536,UB=640: 47,102 cycles at 3,420 bytes and 14 spills whole,
  * 48,960 at 3,641 and 10 as parts).
  *
+ * Where some parts are small, the caller may ask for the grouped plan
+ * too (see its section below): the small parts planned with the largest
+ * as one graph, the others as in the parts' plan; the pipeline keeps it
+ * after its floors where it is shorter.
+ *
  * Requires: a valid graph and a plan of it from dan's DLR or CPE stage.
  * Guarantees: the plan returned passed ds_replay; with 2 parts or more
  * (up to PARTS_MAX) it is the parts' plan or within the parts' sums, or
- * preferred to the parts' plan as above.
+ * preferred to the parts' plan as above.  The grouped plan holds every
+ * node once, the parts' plans unchanged but for the group's.
  * Cost: one pass over the constraints (and one over the edges for the
  * parts' bounds, which spare the parts a plan without spills that ends
  * within them); with parts to plan otherwise, dan on every part (about
@@ -36,9 +42,13 @@
  * the time in all; above DS_SMALL_GRAPH_NODES nodes, where the parts get
  * the whole graph's budgets (part_opts), 1.1x to 3x: the 1M-node matmul
  * graph of `bench --scale`, 29 parts, 20.6 s -> 40.8 s), a replay and a
- * CPE run; a pass over the nodes and edges per part.
+ * CPE run; a pass over the nodes and edges per part.  The grouped plan:
+ * dan on the group, whole only, a replay and a CPE run (generated graphs
+ * of 2,000 nodes of the four kinds and one union of two: 2.86 s -> 3.76 s
+ * in all, user CPU).
  */
 #include "ds_portfolio.h"
+#include "ds_stage.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -111,7 +121,9 @@ typedef struct parts {
 	int32_t *gbuf;	 /* per BufId of the part's graph: g's buffer */
 	int64_t *edge;	 /* scratch: the part's edges, source << 32 | target */
 	ds_hkey *seq;	 /* the parts in the order they run: largest first */
-	ds_plan cat;
+	int32_t *mark;	 /* per part in seq's order, then the end: where its
+			  * plan starts in cat, order line and spill (2 each) */
+	ds_plan cat, grp; /* the parts' plans back to back; the grouped one */
 	ds_figures sum;
 } parts;
 
@@ -252,13 +264,15 @@ static void append(const ds_graph *g, const ds_graph *pg, const ds_plan *p,
 	cat->nspill += p->nspill;
 }
 
-/* Grows cat's order and spills for a part plan p. */
-static int reserve(const ds_graph *g, ds_plan *cat, const ds_plan *p,
-		   ds_err *e)
+/* Grows cat's order and spills for len more order lines and nspill more
+ * spills. */
+static int reserve(const ds_graph *g, ds_plan *cat, int32_t len,
+		   int32_t nspill, ds_err *e)
 {
-	size_t len = (size_t)cat->len + (size_t)p->len;
-	size_t ns = (size_t)cat->nspill + (size_t)p->nspill;
-	int32_t *order = ds_grow(g->heap, cat->order, len + 1, sizeof *order);
+	size_t total = (size_t)cat->len + (size_t)len;
+	size_t ns = (size_t)cat->nspill + (size_t)nspill;
+	int32_t *order = ds_grow(g->heap, cat->order, total + 1,
+				 sizeof *order);
 	if (order)
 		cat->order = order;
 	ds_spill *sp = ds_grow(g->heap, cat->spill, ns + 1, sizeof *sp);
@@ -267,9 +281,10 @@ static int reserve(const ds_graph *g, ds_plan *cat, const ds_plan *p,
 	return order && sp ? DS_OK : ds_fail(e, DS_ENOMEM, "out of memory");
 }
 
-/* Plans part c alone with o and appends its plan to pt->cat. */
+/* Plans part c alone with o and appends its plan to *cat, its figures
+ * to *sum. */
 static int plan_part(const ds_graph *g, const ds_run_opts *o, parts *pt,
-		     int32_t c, ds_err *e)
+		     int32_t c, ds_plan *cat, ds_figures *sum, ds_err *e)
 {
 	int32_t nc = 0;
 	for (int32_t v = 0; v < g->n; v++)
@@ -284,12 +299,12 @@ static int plan_part(const ds_graph *g, const ds_run_opts *o, parts *pt,
 	if (rc == DS_OK)
 		rc = ds_run(pg, &po, &p, &f, e);
 	if (rc == DS_OK)
-		rc = reserve(g, &pt->cat, &p, e);
+		rc = reserve(g, cat, p.len, p.nspill, e);
 	if (rc == DS_OK) {
-		append(g, pg, &p, pt->nodes, pt->gbuf, &pt->cat);
-		pt->sum.extra_ddr += f.extra_ddr;
-		pt->sum.spills += f.spills;
-		pt->sum.makespan += f.makespan;
+		append(g, pg, &p, pt->nodes, pt->gbuf, cat);
+		sum->extra_ddr += f.extra_ddr;
+		sum->spills += f.spills;
+		sum->makespan += f.makespan;
 	}
 	ds_plan_free(g->heap, &p);
 	if (pg)
@@ -306,7 +321,9 @@ static void parts_free(const ds_graph *g, parts *pt)
 	ds_free(g->heap, pt->gbuf);
 	ds_free(g->heap, pt->edge);
 	ds_free(g->heap, pt->seq);
+	ds_free(g->heap, pt->mark);
 	ds_plan_free(g->heap, &pt->cat);
+	ds_plan_free(g->heap, &pt->grp);
 }
 
 /* pt->seq: the parts in the order they run, the largest first, parts of
@@ -333,22 +350,36 @@ static int part_sequence(const ds_graph *g, parts *pt, ds_err *e)
 	return DS_OK;
 }
 
-/* Every part planned alone, the plans concatenated into pt->cat. */
-static int plan_parts(const ds_graph *g, const ds_run_opts *o, parts *pt,
-		      ds_err *e)
+/* pt's arrays for planning its parts, and pt->seq the order they run. */
+static int parts_arrays(const ds_graph *g, parts *pt, ds_err *e)
 {
 	const ds_heap *h = g->heap;
 	pt->cat.offset = ds_alloc(h, (size_t)g->nbuf + 1,
 				  sizeof *pt->cat.offset);
 	pt->seq = ds_alloc(h, (size_t)pt->k, sizeof *pt->seq);
+	pt->mark = ds_alloc(h, 2 * (size_t)pt->k + 2, sizeof *pt->mark);
 	pt->lbuf = ds_alloc(h, (size_t)g->nbuf + 1, sizeof *pt->lbuf);
 	pt->gbuf = ds_alloc(h, (size_t)g->nbuf + 1, sizeof *pt->gbuf);
 	pt->edge = ds_alloc(h, (size_t)g->nedge + 1, sizeof *pt->edge);
-	if (!pt->cat.offset || !pt->seq || !pt->lbuf || !pt->gbuf || !pt->edge)
+	if (!pt->cat.offset || !pt->seq || !pt->mark || !pt->lbuf ||
+	    !pt->gbuf || !pt->edge)
 		return ds_fail(e, DS_ENOMEM, "out of memory");
-	int rc = part_sequence(g, pt, e);
-	for (int32_t c = 0; c < pt->k && rc == DS_OK; c++)
-		rc = plan_part(g, o, pt, pt->seq[c].x, e);
+	return part_sequence(g, pt, e);
+}
+
+/* Every part planned alone in pt->seq's order, the plans concatenated
+ * into pt->cat, where each starts in pt->mark. */
+static int plan_parts(const ds_graph *g, const ds_run_opts *o, parts *pt,
+		      ds_err *e)
+{
+	int rc = DS_OK;
+	for (int32_t i = 0; i < pt->k && rc == DS_OK; i++) {
+		pt->mark[2 * i] = pt->cat.len;
+		pt->mark[2 * i + 1] = pt->cat.nspill;
+		rc = plan_part(g, o, pt, pt->seq[i].x, &pt->cat, &pt->sum, e);
+	}
+	pt->mark[2 * pt->k] = pt->cat.len;
+	pt->mark[2 * pt->k + 1] = pt->cat.nspill;
 	return rc;
 }
 
@@ -401,14 +432,125 @@ static bool within(const ds_figures *f, const ds_figures *sum)
 	       f->makespan <= sum->makespan;
 }
 
-/* The parts' plan (pt->cat, taken over) into *c with its figures *fc:
- * at stage CPE through CPE with no budget, so that the parts overlap on
- * the pipes, where that stays within the concatenation's figures. */
-static int parts_candidate(const ds_graph *g, const ds_run_opts *o,
-			   parts *pt, ds_plan *c, ds_figures *fc, ds_err *e)
+/* ---- the grouped plan ----
+ * A graph joined from graphs that each hold a large part and small ones
+ * (a union of generated graphs) is planned by its parts one after the
+ * other, each small part then alone at the end instead of in the gaps of
+ * its large part, where the graph it came from ran it: `gen --kind
+ * attention --nodes 1207 --seed 11` (parts of 1,100, 61 and 61 nodes)
+ * with `--kind random --nodes 1244 --seed 12` (1,191 and fourteen of 4
+ * to 7) at L1=1536,UB=640 came to 67,683 cycles at 4,832 bytes, the two
+ * planned alone to 23,986 + 42,030 = 66,016 at the same traffic.  The
+ * grouped plan runs the small parts with the largest, planned as one
+ * graph, then the other parts as the parts' plan has them. */
+
+/* Parts of at most 1/GROUP_SMALL of the largest part's nodes are small.
+ * Measured on the unions of two generated graphs (four kinds, 1,207 to
+ * 1,244 nodes, seeds 11 and 12) at L1=4096, L1=2048,UB=768 and
+ * L1=1536,UB=640, on the 84 generated graph-capacity pairs of the tests'
+ * usual set (2,000 nodes seeds 1-2, 1,200 nodes seeds 3-5, at four
+ * capacities) and on the tests' cases: at 1/4 and 1/32 `gen --kind conv
+ * --nodes 1207 --seed 11` with `--kind matmul --nodes 1244 --seed 12`
+ * kept 132,414 cycles at L1=2048,UB=768 and 138,129 at L1=1536,UB=640;
+ * at 1/8 129,095 and 133,042, at 1/16 128,997 and 134,033.  1/16 was the
+ * shorter in seven cases (by 98 to 541 cycles: test_portfolio's
+ * grouped_parts, where at 1/8 the matmul graph's part of 16 nodes joins
+ * the random graph's of 254 and the union stays at 25,275, above the two
+ * graphs alone), 1/8 in three (by 57 to 991; `gen --kind attention
+ * --nodes 2000 --seed 1` at L1=2048,UB=512 42,590 against 43,272). */
+#define GROUP_SMALL 16
+
+/* Part seq[i]'s plan as pt->cat has it, appended to pt->grp (room
+ * reserved), its spills numbered after grp's. */
+static void copy_segment(const ds_graph *g, parts *pt, int32_t i)
 {
-	*c = pt->cat;
-	memset(&pt->cat, 0, sizeof pt->cat);
+	const ds_plan *cat = &pt->cat;
+	ds_plan *grp = &pt->grp;
+	int32_t s0 = pt->mark[2 * i + 1], s1 = pt->mark[2 * i + 3];
+	int32_t shift = grp->nspill - s0;
+	for (int32_t j = pt->mark[2 * i]; j < pt->mark[2 * i + 2]; j++) {
+		int32_t x = cat->order[j];
+		grp->order[grp->len++] = x < g->n ? x : x + 2 * shift;
+	}
+	for (int32_t k = s0; k < s1; k++)
+		grp->spill[grp->nspill++] = cat->spill[k];
+}
+
+/* small[c]: is part c small?  The number of parts that are not. */
+static int32_t mark_small(const ds_graph *g, const parts *pt, bool *small,
+			  int32_t *size)
+{
+	for (int32_t c = 0; c < pt->k; c++)
+		size[c] = 0;
+	for (int32_t v = 0; v < g->n; v++)
+		size[pt->comp[v]]++;
+	int32_t big = size[pt->seq[0].x], large = 0;
+	for (int32_t c = 0; c < pt->k; c++) {
+		small[c] = (int64_t)size[c] * GROUP_SMALL <= big;
+		large += !small[c];
+	}
+	return large;
+}
+
+/* pt->grp: the largest part, which pt->comp now gives the small parts
+ * too, planned whole with o, then the plans of the parts that are not
+ * small as pt->cat has them. */
+static int grouped_fill(const ds_graph *g, const ds_run_opts *o, parts *pt,
+			const bool *small, ds_err *e)
+{
+	const size_t nb = (size_t)g->nbuf + 1;
+	pt->grp.offset = ds_alloc(g->heap, nb, sizeof *pt->grp.offset);
+	if (!pt->grp.offset)
+		return ds_fail(e, DS_ENOMEM, "out of memory");
+	memcpy(pt->grp.offset, pt->cat.offset, nb * sizeof *pt->grp.offset);
+	ds_figures sum = {0};
+	ds_run_opts go = *o; /* the group's parts are in pt->cat already */
+	go.whole_only = true;
+	int rc = plan_part(g, &go, pt, pt->seq[0].x, &pt->grp, &sum, e);
+	for (int32_t i = 1; i < pt->k && rc == DS_OK; i++) {
+		if (small[pt->seq[i].x])
+			continue;
+		rc = reserve(g, &pt->grp, pt->mark[2 * i + 2] - pt->mark[2 * i],
+			     pt->mark[2 * i + 3] - pt->mark[2 * i + 1], e);
+		if (rc == DS_OK)
+			copy_segment(g, pt, i);
+	}
+	return rc;
+}
+
+/* pt->grp from pt->cat (planned by plan_parts): the largest part and the
+ * small ones planned as one graph, then the other parts' plans; left
+ * empty where no part is small or only one is not.  pt->comp then holds
+ * the small parts as the largest. */
+static int grouped_plan(const ds_graph *g, const ds_run_opts *o, parts *pt,
+			ds_err *e)
+{
+	const ds_heap *h = g->heap;
+	bool *small = ds_alloc(h, (size_t)pt->k, sizeof *small);
+	int32_t *size = ds_alloc(h, (size_t)pt->k, sizeof *size);
+	int rc = small && size ? DS_OK : ds_fail(e, DS_ENOMEM, "out of memory");
+	int32_t large = rc == DS_OK ? mark_small(g, pt, small, size) : 0;
+	ds_free(h, size);
+	if (large >= 2 && large < pt->k) {
+		for (int32_t v = 0; v < g->n; v++)
+			if (small[pt->comp[v]])
+				pt->comp[v] = pt->seq[0].x;
+		rc = grouped_fill(g, o, pt, small, e);
+	}
+	ds_free(h, small);
+	return rc;
+}
+
+/* A plan of parts back to back (*src, taken over) into *c with its
+ * figures *fc: at stage CPE through CPE with no budget, so that the
+ * parts overlap on the pipes, where that stays within the
+ * concatenation's figures. */
+static int parts_candidate(const ds_graph *g, const ds_run_opts *o,
+			   ds_plan *src, ds_plan *c, ds_figures *fc,
+			   ds_err *e)
+{
+	*c = *src;
+	memset(src, 0, sizeof *src);
 	int rc = ds_replay(g, c, NULL, fc, e);
 	if (rc || o->stage != DS_STAGE_CPE)
 		return rc;
@@ -446,8 +588,10 @@ static bool preferred(const ds_run_opts *o, const ds_figures *c,
 }
 
 int ds_parts_plan(const ds_graph *g, const ds_run_opts *o, ds_plan *best,
-		  ds_figures *bf, ds_err *e)
+		  ds_figures *bf, ds_plan *grouped, ds_err *e)
 {
+	if (o->whole_only)
+		return DS_OK;
 	parts pt;
 	memset(&pt, 0, sizeof pt);
 	const ds_heap *h = g->heap;
@@ -466,12 +610,20 @@ int ds_parts_plan(const ds_graph *g, const ds_run_opts *o, ds_plan *best,
 	if (rc == DS_OK && pt.k > 1 && bf->makespan <= lbs)
 		pt.k = 1;
 	if (rc == DS_OK && pt.k > 1)
+		rc = parts_arrays(g, &pt, e);
+	if (rc == DS_OK && pt.k > 1)
 		rc = plan_parts(g, o, &pt, e);
+	if (rc == DS_OK && pt.k > 2 && grouped)
+		rc = grouped_plan(g, o, &pt, e);
+	if (rc == DS_OK && pt.grp.order) {
+		ds_figures fg;
+		rc = parts_candidate(g, o, &pt.grp, grouped, &fg, e);
+	}
 	ds_plan c;
 	ds_figures fc;
 	memset(&c, 0, sizeof c);
 	if (rc == DS_OK && pt.k > 1)
-		rc = parts_candidate(g, o, &pt, &c, &fc, e);
+		rc = parts_candidate(g, o, &pt.cat, &c, &fc, e);
 	if (rc == DS_OK && pt.k > 1 &&
 	    ((!within(bf, &pt.sum) && preferred(o, &fc, bf)) ||
 	     ds_portfolio_beats(&fc, bf))) {

@@ -414,7 +414,7 @@ static int dlr_final(const ds_graph *g, const ds_run_opts *o, dan_run *d,
 	if (rc == DS_OK)
 		rc = ds_portfolio_final(g, &d->pf, NULL, p, &f, e);
 	if (rc == DS_OK)
-		rc = ds_parts_plan(g, o, p, &f, e);
+		rc = ds_parts_plan(g, o, p, &f, NULL, e);
 	if (rc == DS_OK)
 		rc = check(g, o, "dlr", p, false, t0, fig, e);
 	return rc;
@@ -931,23 +931,42 @@ static int window_floor(const ds_graph *g, const ds_run_opts *o,
 	return ds_window_pulls(g, out, f, finish_peak(o, df), e);
 }
 
+/* The grouped plan of the parts (ds_parts_plan) replaces *out where it
+ * is shorter (ds_keep_shorter), after the floors: a graph planned by its
+ * parts or whole, with every floor, only gains by it; *grp freed. */
+static int group_floor(const ds_graph *g, const ds_run_opts *o,
+		       const ds_figures *df, ds_plan *grp, ds_plan *out,
+		       ds_figures *f, ds_err *e)
+{
+	if (!grp->order)
+		return DS_OK;
+	const ds_figures from = *f;
+	bool took;
+	return ds_keep_shorter(g, grp, finish_peak(o, df), &from, out, f,
+			       &took, e);
+}
+
 /* CPE's stage before its check: CPE's chain from DLR's plan (figures
  * *df) and its spill-separated uses pulled together (window_floor, so
  * that it meets the parts' plans, which had that, on equal terms), then
  * against the baselines' plans and the parts (as dlr_final), then the
  * budget floor, the ladder floor, the tail searched again
- * (ds_replan_floor) and the uses pulled together again; into *out
- * (figures *f).
+ * (ds_replan_floor), the uses pulled together again and the grouped plan
+ * of the parts (group_floor; graphs of up to BUDGET_FLOOR_MAX_NODES
+ * nodes); into *out (figures *f).
  * On failure *out may hold a plan (the caller frees it). */
 static int cpe_stage(const ds_graph *g, const ds_run_opts *o, dan_run *d,
 		     const ds_plan *dlr, const ds_figures *df, ds_plan *out,
 		     ds_figures *f, clock_t *t0, ds_err *e)
 {
+	ds_plan grp; /* the grouped plan of the parts, if one is made */
+	memset(&grp, 0, sizeof grp);
+	bool grouped = run_size(g, o) <= BUDGET_FLOOR_MAX_NODES;
 	int rc = chain_final(g, o, d, dlr, df, out, f, t0, e);
 	if (rc == DS_OK)
 		rc = window_floor(g, o, df, out, f, e);
 	if (rc == DS_OK)
-		rc = ds_parts_plan(g, o, out, f, e);
+		rc = ds_parts_plan(g, o, out, f, grouped ? &grp : NULL, e);
 	if (rc == DS_OK)
 		rc = budget_floor(g, o, d, dlr, df, out, f, e);
 	if (rc == DS_OK)
@@ -956,6 +975,9 @@ static int cpe_stage(const ds_graph *g, const ds_run_opts *o, dan_run *d,
 		rc = ds_replan_floor(g, finish_peak(o, df), out, f, e);
 	if (rc == DS_OK)
 		rc = window_floor(g, o, df, out, f, e);
+	if (rc == DS_OK)
+		rc = group_floor(g, o, df, &grp, out, f, e);
+	ds_plan_free(g->heap, &grp);
 	return rc;
 }
 

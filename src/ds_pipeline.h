@@ -44,6 +44,9 @@ typedef struct ds_run_opts {
 	 * graph's own; set with ds_run_opts_size, which gives the stages
 	 * the same */
 	int64_t size_nodes;
+	/* dan only: the graph planned whole, never by its parts (ds_parts.c:
+	 * the grouped plan's group, whose parts are planned already) */
+	bool whole_only;
 	/* called after each stage with its time and figures (may be NULL) */
 	void (*progress)(void *ud, const char *stage, double seconds,
 			 const ds_figures *f);

@@ -74,12 +74,15 @@ int ds_portfolio_final(const ds_graph *g, ds_portfolio *pf,
 		       const ds_cpe_opts *cpe, ds_plan *best, ds_figures *bf,
 		       ds_err *e);
 
-/* ds_parts.c: when g's weakly connected components are 2 to 4,
+/* ds_parts.c: when g's weakly connected components are 2 to 64,
  * each planned alone with o, the plans back to back (through CPE at the
  * CPE stage) replace *best (figures *bf) unless *best is at most the
  * parts' sums of extra_ddr, spills and makespan and they do not beat it
- * (ds_portfolio_beats). */
+ * (ds_portfolio_beats).  With grouped not NULL, where some parts are
+ * small: *grouped the grouped plan (the small parts planned with the
+ * largest as one graph, the others as above, back to back through CPE),
+ * for the caller to keep or free; left empty otherwise. */
 int ds_parts_plan(const ds_graph *g, const ds_run_opts *o, ds_plan *best,
-		  ds_figures *bf, ds_err *e);
+		  ds_figures *bf, ds_plan *grouped, ds_err *e);
 
 #endif

@@ -452,14 +452,17 @@ typedef struct sweep {
 } sweep;
 
 /* The allocation-failure sweep: the call with allocation k after the
- * current one failing, k = 1, 2, ..., until a call succeeds.  Every call
- * must give DS_OK or DS_ENOMEM (reported in e), and once done has freed
- * its result, as many blocks must be live as before.  Returns the number
- * of calls that failed. */
-static inline long alloc_sweep(ds_faulty *st, const sweep *w)
+ * current one failing, k = 1, 1 + step, 1 + 2 step, ..., until a call
+ * succeeds (step 1: every allocation in turn; more for calls whose every
+ * allocation would take too long).  Every call must give DS_OK or
+ * DS_ENOMEM (reported in e), and once done has freed its result, as many
+ * blocks must be live as before.  Returns the number of calls that
+ * failed. */
+static inline long alloc_sweep_every(ds_faulty *st, const sweep *w,
+				     long step)
 {
 	const long live = st->live;
-	for (long k = 1;; k++) {
+	for (long k = 1;; k += step) {
 		ds_err e = {0};
 		st->fail_at = st->calls + k;
 		int rc = w->run(w->ctx, &e);
@@ -473,8 +476,14 @@ static inline long alloc_sweep(ds_faulty *st, const sweep *w)
 			w->done(w->ctx, rc);
 		assert_int_equal(st->live, live);
 		if (rc == DS_OK)
-			return k - 1;
+			return (k - 1) / step;
 	}
+}
+
+/* alloc_sweep_every with step 1: every allocation fails in turn. */
+static inline long alloc_sweep(ds_faulty *st, const sweep *w)
+{
+	return alloc_sweep_every(st, w, 1);
 }
 
 #endif
