@@ -288,7 +288,8 @@ MUTATIONS = [
      "\tif (rc == DS_OK && pt.k > 2 && grouped && 0)", PORTFOLIO),
     ("parts: small parts never join the largest", "src/ds_parts.c",
      "\t\tsmall[c] = (int64_t)size[c] * GROUP_SMALL <= big;",
-     "\t\tsmall[c] = (int64_t)size[c] * GROUP_SMALL < 0;", PORTFOLIO),
+     "\t\tsmall[c] = (int64_t)size[c] * GROUP_SMALL <= big - big;",
+     PORTFOLIO),
     ("pack: DLR's packed placements never kept", "src/ds_pipeline.c",
      "\tif (rc == DS_OK && ds_pack_applies(g, o->size_nodes))\n"
      "\t\trc = dlr_packed(",

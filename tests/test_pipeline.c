@@ -370,37 +370,47 @@ static void run_budget(const ds_graph *g, double pct, ds_figures *f)
  * 6,144 and 24: budget 0's plan is kept.  (`--nodes 3000 --seed 7`, the
  * case here before, 233,489 against 232,665 at budget 0, no longer needs
  * the floor: its five parts planned alone, ds_parts.c, come to 230,775
- * at every budget.)  On `--nodes 1500 --seed 4` budget
- * 25's own plan ends at 34,886 cycles and 1,152 bytes against budget 5's
- * 34,386 and 1,024: budget 5's plan is kept (`--seed 15`, the case here
- * before, came to 63,453 cycles at 25 without the floor, as at 5, once
- * the lean floor had landed).  The makespans are held exactly.  With
- * DS_TEST_QUICK, the first graph at budgets 0 and 5 only. */
+ * at every budget.)  On `--kind random --nodes 1500 --seed 6` at
+ * L1=2048,UB=768 budget 25's own plan ends at 42,620 cycles and 7,424
+ * bytes against budget 5's 42,241 and 7,552: budget 5's plan is kept.
+ * (The cases here before: `--kind matmul --nodes 1500 --seed 4`, 34,886
+ * at 25 against 34,386 at 5, whose own plan at 25 is 34,386 now, held
+ * below as the ladder's check; `--seed 15`, 63,453 cycles at 25 without
+ * the floor, as at 5, once the lean floor had landed.)  The makespans
+ * are held exactly.  With DS_TEST_QUICK, the first graph at budgets 0
+ * and 5 only. */
 static void budget_floor_kept(void **state)
 {
 	(void)state;
 	static const struct {
+		int kind;
 		int64_t nodes;
 		uint64_t seed;
+		const char *caps; /* as `schedule --cap`; NULL: the defaults */
 		int64_t makespan0, ddr0;
 		int64_t makespan[2]; /* at budgets[] */
-	} cases[] = {{1500, 1, 54334, 6144, {54334, 54334}},
-		     {1500, 4, 34386, 1024, {34386, 34386}}};
+	} cases[] = {
+		{DS_GEN_MATMUL, 1500, 1, NULL, 54334, 6144, {54334, 54334}},
+		{DS_GEN_MATMUL, 1500, 4, NULL, 34386, 1024, {34386, 34386}},
+		{DS_GEN_RANDOM, 1500, 6, "L1=2048,UB=768", 42620, 7296,
+		 {42241, 42241}}};
 	static const double budgets[] = {5, 25};
 	const size_t ncases = test_quick() ? 1 : sizeof cases / sizeof *cases;
 	const size_t nbudgets =
 		test_quick() ? 1 : sizeof budgets / sizeof *budgets;
 	for (size_t i = 0; i < ncases; i++) {
-		ds_graph *g = must_generate(DS_GEN_MATMUL, cases[i].nodes,
+		ds_graph *g = must_generate(cases[i].kind, cases[i].nodes,
 					    cases[i].seed);
+		if (cases[i].caps)
+			must_set_caps(g, cases[i].caps);
 		ds_figures prev, f;
 		run_budget(g, 0, &prev);
 		assert_int_equal(prev.makespan, cases[i].makespan0);
 		assert_int_equal(prev.extra_ddr, cases[i].ddr0);
 		for (size_t k = 0; k < nbudgets; k++) {
 			run_budget(g, budgets[k], &f);
-			print_message("matmul %lld seed %llu budget %g: %lld "
-				      "cycles, %lld bytes\n",
+			print_message("case %zu (%lld nodes, seed %llu) budget "
+				      "%g: %lld cycles, %lld bytes\n", i,
 				      (long long)cases[i].nodes,
 				      (unsigned long long)cases[i].seed,
 				      budgets[k], (long long)f.makespan,
