@@ -48,9 +48,10 @@ static const struct {
  * Conv_Case1's backbone is the wave order (ds_wave.c) placed with aged
  * victims (602,490 at 5,936 with the aged backbone; 582,161 at 4,664
  * before the wave order moved its loads slow for their size up, 564,209
- * at 5,304 before the canonical rank).  Retime's readiness phase (ds_retime.c, ready_phase) puts Matmul_Case0's
- * reloads in the order their tiles are needed: 87,470 before it
- * (Matmul_Case1 905,744).  Matmul_Case0 was 87,306 at 11,776 before its
+ * at 5,304 before the canonical rank).  Retime's readiness phase
+ * (ds_retime.c, ready_phase) puts Matmul_Case0's reloads in the order
+ * their tiles are needed: 87,470 before it (Matmul_Case1 905,744).
+ * Matmul_Case0 was 87,306 at 11,776 before its
  * staggered lanes' last accumulators started together, placed at
  * STAGGER_TIE_PCT (ds_pipeline.c; 86,859 at 11,904 with that alone),
  * and 86,152 at 12,032 before, in the reload phase, an accumulator that
@@ -63,10 +64,11 @@ static const struct {
  * (ds_pipeline.c, cpe_retime_rounds; graphs of at most 20,000 nodes):
  * Matmul_Case0 85,506 and Conv_Case0 413,994 at the same traffic; before
  * the readiness phase's line windows (ds_retime_phase.c; removed since,
- * the later passes reaching the same plans) Conv_Case0 413,139; before the backbone's pulls (ds_pipeline.c,
- * backbone_pulled) 411,453 at 47,232; before DLR's packed placement
- * (ds_pack.c; ds_pipeline.c, dlr_packed: DLR's figure 41,480 bytes, was
- * 45,888) 408,081 at 47,232, and with it, before retime's rotations
+ * the later passes reaching the same plans) Conv_Case0 413,139; before
+ * the backbone's pulls (ds_pipeline.c, backbone_pulled) 411,453 at
+ * 47,232; before DLR's packed placement (ds_pack.c; ds_pipeline.c,
+ * dlr_packed: DLR's figure 41,480 bytes, was 45,888) 408,081 at 47,232,
+ * and with it, before retime's rotations
  * fitting the cap by cycles per byte (ds_retime_phase.c, rot_select),
  * 410,524 at 41,472; before the tail's spills planned again
  * (ds_replan.c) 405,466 at 43,008, 401,836 before its window; before
@@ -293,11 +295,7 @@ static void run_effort(const ds_graph *g, int64_t effort, ds_figures *f)
 	ds_run_opts o;
 	ds_run_opts_default(&o);
 	o.mpas.effort = o.dlr.effort = o.cpe.effort = o.retime.effort = effort;
-	ds_plan p;
-	ds_err e;
-	if (ds_run(g, &o, &p, f, &e))
-		fail_msg("%s: %s", g->source, e.msg);
-	ds_plan_free(g->heap, &p);
+	*f = must_plan_figures(g, &o);
 }
 
 /* dan's final figures at effort 1 (*one) and 2 (*two) on the generated
@@ -354,11 +352,7 @@ static void run_budget(const ds_graph *g, double pct, ds_figures *f)
 	ds_run_opts o;
 	ds_run_opts_default(&o);
 	o.cpe.traffic_budget_pct = pct;
-	ds_plan p;
-	ds_err e;
-	if (ds_run(g, &o, &p, f, &e))
-		fail_msg("%s: %s", g->source, e.msg);
-	ds_plan_free(g->heap, &p);
+	*f = must_plan_figures(g, &o);
 }
 
 /* A traffic budget's plan is not beaten on every figure by CPE's plan at
