@@ -334,7 +334,7 @@ MUTATIONS = [
     ("backbone: the pulls never kept", "src/ds_backbone.c",
      "\t\tbool take = rc == DS_OK && dlr_dominates(&fq, &fp);",
      "\t\tbool take = rc == DS_OK && !dlr_dominates(&fq, &fp) && 0;",
-     ["test_retime"]),
+     ["test_pipeline", "test_retime"]),
     ("backbone: no second backbone from the aged placement over the cap",
      "src/ds_backbone.c",
      "} else if (rc == DS_OK && over && !fits &&",
