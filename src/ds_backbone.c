@@ -238,10 +238,20 @@ static int backbone_tail(const ds_graph *g, const ds_run_opts *o,
 	return rc;
 }
 
-/* Pairs backbone_pulled looks at, at most (in the order of their first
- * SPILL_OUTs).  Conv_Case0's backbone (its relay order, aged) has 21; the
+/* Pairs backbone_pulled looks at, at most, around the first SPILL_OUTs
+ * and as many around the later ones (each in the plan's order).
+ * Conv_Case0's backbone (its relay order, aged) has 21 of the first; the
  * one pull taken is the first. */
 #define PULL_PAIRS 32
+/* The ancestors a pull of a later spill's pair may move
+ * (ds_order_pull_one's count), at most.  On Conv_Case0 the later spills
+ * are the last layers' inputs, reloaded for each chain that reads them,
+ * and their pulls, a chain's work run ahead of the one before, moved 5
+ * or 8 (and three 2) and each placed 3,072 to 6,144 bytes over its
+ * order: 60 DLR lite runs in a schedule for nothing, 0.42 -> 0.55 s user
+ * CPU.  The pulls kept on generated graphs (the runs below) moved 1 to
+ * 3. */
+#define PULL_LATER_MOVED 4
 
 /* Whether DLR's placement f improves on best with no trade: neither more
  * traffic nor more spills, and less of one. */
@@ -252,15 +262,15 @@ static bool dlr_dominates(const ds_figures *f, const ds_figures *best)
 }
 
 /* The pulls of pairs k (early[k] and late[k], ds_order_pull_one) into
- * ord in turn, those that move an ancestor ds_order_pull would not, each
- * kept when DLR lite places the pulled order with no more traffic and
- * spills and less of one (dlr_dominates) than ord's placement, *p (made
- * at the first such pull; p->len 0 until then); trial: scratch for n
- * nodes.  *taken: how many kept. */
+ * ord in turn, those that move an ancestor ds_order_pull would not (at
+ * most max_moved of them), each kept when DLR lite places the pulled
+ * order with no more traffic and spills and less of one (dlr_dominates)
+ * than ord's placement, *p (made at the first such pull; p->len 0 until
+ * then); trial: scratch for n nodes.  *taken: how many kept. */
 static int pull_each(const ds_graph *g, const ds_run_opts *o,
 		     const int32_t *early, const int32_t *late,
-		     int32_t npairs, int32_t *ord, int32_t *trial, ds_plan *p,
-		     int *taken, ds_err *e)
+		     int32_t npairs, int32_t max_moved, int32_t *ord,
+		     int32_t *trial, ds_plan *p, int *taken, ds_err *e)
 {
 	ds_dlr_opts lite = o->dlr;
 	lite.lite = true;
@@ -273,7 +283,7 @@ static int pull_each(const ds_graph *g, const ds_run_opts *o,
 		ds_figures fq;
 		memcpy(trial, ord, (size_t)g->n * sizeof *trial);
 		rc = ds_order_pull_one(g, trial, early[k], late[k], &moved, e);
-		if (rc || moved == 0)
+		if (rc || moved == 0 || moved > max_moved)
 			continue;
 		if (p->len == 0) {
 			rc = ds_dlr(g, ord, &lite, p, e);
@@ -295,15 +305,39 @@ static int pull_each(const ds_graph *g, const ds_run_opts *o,
 	return rc;
 }
 
+/* One pass of backbone_pulled: pairs k (early[k] and late[k]) pulled
+ * into ord in turn (pull_each); when a pull is taken, its placement is a
+ * candidate (backbone_keep: a shorter replay within the cap). */
+static int pull_pass(const ds_graph *g, const ds_run_opts *o,
+		     const int32_t *early, const int32_t *late,
+		     int32_t npairs, int32_t max_moved, int64_t cap,
+		     int32_t *ord, ds_backbone *bb, ds_err *e)
+{
+	int taken = 0;
+	int64_t ddr;
+	ds_plan p = {0};
+	int rc = pull_each(g, o, early, late, npairs, max_moved, ord,
+			   ord + g->n, &p, &taken, e);
+	if (rc == DS_OK && taken > 0)
+		return backbone_keep(g, &p, cap, INT64_MAX, 0, NULL, bb, &ddr,
+				     e);
+	ds_plan_free(g->heap, &p);
+	return rc;
+}
+
 /* Plan base (the backbone so far, else DLR's plan; or pulled_over's)
- * with the uses its spills separate pulled together one pair at a time:
- * each of its first
- * PULL_PAIRS pairs (ds_pull_pairs) whose later use needs ancestors that
- * stand between moved with them up to right after the earlier use
- * (ds_order_pull_one), kept when DLR lite places the result with no more
- * traffic and spills than the order so far and less of one
- * (pull_each).  When a pull is kept, that plan is a candidate
- * (backbone_keep: a shorter replay within the cap).  dlr_pulled's pulls,
+ * with the uses its spills separate pulled together one pair at a time,
+ * in two passes: the pairs around each spilled buffer's first SPILL_OUT,
+ * then those around its later ones (both lists made from base,
+ * ds_pull_pairs, up to PULL_PAIRS each).  Each pair whose later use
+ * needs ancestors that stand between is moved with them up to right
+ * after the earlier use (ds_order_pull_one), kept when DLR lite places
+ * the result with no more traffic and spills than the order so far and
+ * less of one (pull_each).  When a pass keeps a pull, its plan is a
+ * candidate (pull_pass; backbone_keep: a shorter replay within the cap),
+ * so where both passes' plans are kept, the first's is the one the
+ * second's replaced, which CPE also runs from (ds_pipeline.c,
+ * pull_floor).  dlr_pulled's pulls,
  * all at once and only of uses that can run at once, cannot move a use
  * whose weights are not loaded yet, and this backbone's order is not
  * DLR's: Conv_Case0's relayed order has CONV 89 after two CONVs (104,
@@ -322,10 +356,21 @@ static int pull_each(const ds_graph *g, const ds_run_opts *o,
  * L1=2048,UB=768 and L1=1536,UB=640, budgets 5 and 25: 288 runs) 22
  * plans change, each shorter with less traffic (`gen --kind random
  * --nodes 3000 --seed 12`: 71,278 cycles at 2,816 bytes against 75,358
- * at 5,568).  Cost: O(N + E) per pair,
- * and 1 + PULL_PAIRS DLR lite placements and replays at most, none where
- * no pull needs ancestors (FlashAttention_Case1, Matmul_Case0: pairs of
- * a use and its ALLOC, dlr_pulled's). */
+ * at 5,568).  The later spills' pass (a buffer spilled and reloaded more
+ * than once; pulls of at most PULL_LATER_MOVED ancestors), measured
+ * 2026-12-05 against the first pass alone on 372 runs (84 generated
+ * graph-capacity pairs of 1,200 and 2,000 nodes at budgets 5 and 25, 96
+ * graphs of 600 to 1,500 nodes, seeds 1-8, at three capacities): 5
+ * plans change, each shorter with less traffic (`gen --kind conv
+ * --nodes 1500 --seed 7` at L1=1536,UB=640: 82,924 cycles at 14,438
+ * bytes -> 79,304 at 13,942; `--kind random --nodes 1200 --seed 4` at
+ * L1=2560,UB=640: 29,046 at 2,400 -> 27,979 at 2,240); the six bundled
+ * graphs' plans at budgets 0, 5, 25 and 100 do not change; their run
+ * time 3.27 -> 3.33 s user CPU (least of seven rounds, alternating).
+ * Cost: O(N + E) per pair, and 2 + 2 PULL_PAIRS DLR lite placements and
+ * replays at most, none where no pull needs ancestors
+ * (FlashAttention_Case1, Matmul_Case0: pairs of a use and its ALLOC,
+ * dlr_pulled's). */
 static int backbone_pulled(const ds_graph *g, const ds_run_opts *o,
 			   const ds_plan *base, int64_t cap, ds_backbone *bb,
 			   ds_err *e)
@@ -335,26 +380,27 @@ static int backbone_pulled(const ds_graph *g, const ds_run_opts *o,
 	ds_arena ar;
 	ds_arena_init(&ar, g->heap);
 	int32_t *ord = ds_arena_alloc(&ar, 2 * (size_t)g->n, sizeof *ord);
-	int32_t *pair = ds_arena_alloc(&ar, 2 * PULL_PAIRS, sizeof *pair);
+	/* the first spills' pairs, then the later spills' (early ones in
+	 * pair[0..), late ones from pair[2 * PULL_PAIRS]) */
+	int32_t *pair = ds_arena_alloc(&ar, 4 * PULL_PAIRS, sizeof *pair);
 	if (ar.failed) {
 		ds_arena_free(&ar);
 		return ds_fail(e, DS_ENOMEM, "out of memory");
 	}
-	int32_t npairs = 0;
-	ds_plan_nodes(g, base, ord);
-	ds_plan p = {0};
-	int taken = 0;
-	int rc = ds_pull_pairs(g, base, PULL_PAIRS, pair, pair + PULL_PAIRS,
-			       &npairs, e);
+	int32_t *late = pair + 2 * PULL_PAIRS, nfirst = 0, nlater = 0;
+	int rc = ds_pull_pairs(g, base, false, PULL_PAIRS, pair, late,
+			       &nfirst, e);
 	if (rc == DS_OK)
-		rc = pull_each(g, o, pair, pair + PULL_PAIRS, npairs, ord,
-			       ord + g->n, &p, &taken, e);
-	int64_t ddr, was = bb->best.makespan;
-	if (rc == DS_OK && taken > 0)
-		rc = backbone_keep(g, &p, cap, INT64_MAX, 0, NULL, bb, &ddr,
-				   e);
-	else
-		ds_plan_free(g->heap, &p);
+		rc = ds_pull_pairs(g, base, true, PULL_PAIRS, pair + nfirst,
+				   late + nfirst, &nlater, e);
+	ds_plan_nodes(g, base, ord);
+	const int64_t was = bb->best.makespan;
+	if (rc == DS_OK)
+		rc = pull_pass(g, o, pair, late, nfirst, INT32_MAX, cap, ord,
+			       bb, e);
+	if (rc == DS_OK)
+		rc = pull_pass(g, o, pair + nfirst, late + nfirst, nlater,
+			       PULL_LATER_MOVED, cap, ord, bb, e);
 	bb->pulled = bb->best.makespan < was;
 	ds_arena_free(&ar);
 	return rc;

@@ -22,7 +22,8 @@
  * makespan); so a whole plan of less traffic and makespan is not given
  * up for fewer spills (`gen --kind conv --nodes 1000 --seed 4` at
  * L1=1536,UB=640: 47,102 cycles at 3,420 bytes and 14 spills whole,
- * 48,960 at 3,641 and 10 as parts).
+ * 48,960 at 3,641 and 10 as parts, when this rule came; whole now
+ * 46,910 at 3,363 and 13).
  *
  * Where some parts are small, the caller may ask for the grouped plan
  * too (see its section below): the small parts planned with the largest

@@ -15,11 +15,13 @@
  * that found nothing below DLR's 21,504 bytes on FlashAttention_Case1,
  * but 1,024 bytes on FlashAttention_Case0 (DLR 1,280), so the pipeline
  * runs the direct rounds first, then an undirected one (dlr_pulled).
- * ds_pull_pairs lists those pairs (undirected); ds_order_pull_one moves
- * one later use up together with the ancestors that stand between the
- * two (a load of its weights placed after the earlier use, say), which
- * ds_order_pull cannot: the pipeline tries such pulls one pair at a time
- * on CPE's backbone (backbone_pulled, Conv_Case0's CONV 89).
+ * ds_pull_pairs lists those pairs (undirected), or the pairs around each
+ * later spill of a buffer (its reloaded data spilled again before a
+ * later use); ds_order_pull_one moves one later use up together with
+ * the ancestors that stand between the two (a load of its weights
+ * placed after the earlier use, say), which ds_order_pull cannot: the
+ * pipeline tries such pulls one pair at a time on CPE's backbone
+ * (backbone_pulled, Conv_Case0's CONV 89).
  *
  * Requires: a valid graph and a plan for it whose order ds_replay
  * accepts (spill nodes included); ds_order_pull_one, a topological
@@ -97,17 +99,19 @@ static void first_spills(pull_ctx *x, const ds_plan *p, int32_t *first)
 }
 
 /* Whether line i of p is its buffer's first SPILL_OUT (first[], from
- * first_spills) with a use on each side, *a before and *c after (with
- * x->direct, c depending on a): a pair. */
+ * first_spills; with later, one of its SPILL_OUTs after the first) with
+ * a use on each side, *a before and *c after (with x->direct, c
+ * depending on a): a pair. */
 static bool pair_at(const pull_ctx *x, const ds_plan *p,
-		    const int32_t *first, int32_t i, int32_t *a, int32_t *c)
+		    const int32_t *first, int32_t i, bool later, int32_t *a,
+		    int32_t *c)
 {
 	const ds_graph *g = x->g;
 	int32_t v = p->order[i];
 	if (v < g->n || (v - g->n) % 2 != 0)
 		return false;
 	int32_t b = p->spill[(v - g->n) / 2].buf;
-	if (first[b] != i)
+	if ((first[b] != i) != later)
 		return false;
 	uses_around(x, b, i, a, c);
 	return *a >= 0 && *c >= 0 && (!x->direct || depends(g, *a, *c));
@@ -126,7 +130,7 @@ static int build_pairs(pull_ctx *x, const ds_plan *p, int32_t *first,
 	for (int pass = 0; pass < 2; pass++) {
 		for (int32_t i = 0; i < p->len; i++) {
 			int32_t a, c;
-			if (!pair_at(x, p, first, i, &a, &c))
+			if (!pair_at(x, p, first, i, false, &a, &c))
 				continue;
 			if (pass == 0)
 				x->to_off[a + 1]++;
@@ -264,8 +268,9 @@ int ds_order_pull(const ds_graph *g, const ds_plan *p, bool direct,
 	return rc;
 }
 
-int ds_pull_pairs(const ds_graph *g, const ds_plan *p, int32_t max,
-		  int32_t *early, int32_t *late, int32_t *count, ds_err *e)
+int ds_pull_pairs(const ds_graph *g, const ds_plan *p, bool later,
+		  int32_t max, int32_t *early, int32_t *late, int32_t *count,
+		  ds_err *e)
 {
 	const ds_heap *h = g->heap;
 	pull_ctx x = {.g = g};
@@ -279,7 +284,8 @@ int ds_pull_pairs(const ds_graph *g, const ds_plan *p, int32_t max,
 	}
 	first_spills(&x, p, first);
 	for (int32_t i = 0; i < p->len && *count < max; i++)
-		if (pair_at(&x, p, first, i, &early[*count], &late[*count]))
+		if (pair_at(&x, p, first, i, later, &early[*count],
+			    &late[*count]))
 			(*count)++;
 	ds_free(h, x.pos);
 	ds_free(h, first);

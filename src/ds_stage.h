@@ -146,10 +146,12 @@ int ds_order_pull(const ds_graph *g, const ds_plan *p, bool direct,
 /* The pairs of uses plan p's spills separate: for each spilled buffer,
  * in the order of the first SPILL_OUTs, the last operation using it
  * before its first SPILL_OUT (early[k]) and the first after it
- * (late[k]); at most max, *count of them (ds_pull.c).  O(len + nbuf +
- * U), U the uses of the spilled buffers. */
-int ds_pull_pairs(const ds_graph *g, const ds_plan *p, int32_t max,
-		  int32_t *early, int32_t *late, int32_t *count, ds_err *e);
+ * (late[k]); with later, the same around each SPILL_OUT after a
+ * buffer's first, in the plan's order; at most max, *count of them
+ * (ds_pull.c).  O(len + nbuf + U), U the uses of the spilled buffers. */
+int ds_pull_pairs(const ds_graph *g, const ds_plan *p, bool later,
+		  int32_t max, int32_t *early, int32_t *late, int32_t *count,
+		  ds_err *e);
 /* order[0..n) (a topological order of g's constraints) with node c and
  * those of its ancestors that stand after node a moved up to right after
  * a, in their order, the nodes between keeping theirs after them: a

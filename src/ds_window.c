@@ -976,7 +976,8 @@ int ds_window_pulls(const ds_graph *g, ds_plan *p, ds_figures *f,
 	int32_t pair[2 * WN_PAIRS], np = 0;
 	if (!p->offset)
 		return DS_OK;
-	int rc = ds_pull_pairs(g, p, WN_PAIRS, pair, pair + WN_PAIRS, &np, e);
+	int rc = ds_pull_pairs(g, p, false, WN_PAIRS, pair, pair + WN_PAIRS,
+			       &np, e);
 	for (int32_t k = 0; k < np && rc == DS_OK; k++)
 		rc = pull_pair(g, pair[k], pair[WN_PAIRS + k], max_peak, p, f,
 			       e);

@@ -449,6 +449,38 @@ static void pull_any_pair(void **state)
 static const char pull_one_json[] =
 	GRAPH(PULL_ONE_NODES, "[1,6],[3,10],[9,10],[5,13]");
 
+/* ds_pull_pairs with later on plan p of pull_one_json, whose one spill
+ * (nodes 15 and 16) is B's: no pair; with B spilled again (17, 18)
+ * after its reload, the pair (3, 10) around that second SPILL_OUT, and
+ * without later still the one around the first. */
+static void later_pairs(const ds_graph *g, const ds_plan *p)
+{
+	int32_t early, late, count, order[19], len = 0;
+	ds_err e;
+	assert_int_equal(ds_pull_pairs(g, p, true, 4, &early, &late, &count,
+				       &e),
+			 DS_OK);
+	assert_int_equal(count, 0);
+	assert_true(p->len == 17 && p->nspill == 1);
+	for (int32_t i = 0; i < p->len; i++) {
+		order[len++] = p->order[i];
+		if (p->order[i] == 16) { /* B's reload, before 10 */
+			order[len++] = 17;
+			order[len++] = 18;
+		}
+	}
+	ds_spill twice[2] = {p->spill[0], p->spill[0]};
+	ds_plan q = {len, order, NULL, 2, twice};
+	for (int later = 0; later < 2; later++) {
+		assert_int_equal(ds_pull_pairs(g, &q, later, 4, &early, &late,
+					       &count, &e),
+				 DS_OK);
+		assert_int_equal(count, 1);
+		assert_int_equal(early, 3);
+		assert_int_equal(late, 10);
+	}
+}
+
 /* ds_pull_pairs finds B's pair (3, 10); ds_order_pull moves nothing
  * there; ds_order_pull_one moves 10 with 8 and 9 up to right after 3
  * (one ancestor that needs something: 9), and again moves nothing, nor
@@ -469,11 +501,13 @@ static void pull_one_with_ancestors(void **state)
 		fail_msg("%s", e.msg);
 	assert_int_equal(f.spills, 1);
 	assert_int_equal(p.spill[0].buf, ds_graph_find_buf(g, 1));
-	assert_int_equal(ds_pull_pairs(g, &p, 4, &early, &late, &count, &e),
+	assert_int_equal(ds_pull_pairs(g, &p, false, 4, &early, &late,
+				       &count, &e),
 			 DS_OK);
 	assert_int_equal(count, 1);
 	assert_int_equal(early, 3);
 	assert_int_equal(late, 10);
+	later_pairs(g, &p);
 	assert_int_equal(ds_order_pull(g, &p, false, pulled, &moved, &e),
 			 DS_OK);
 	assert_int_equal(moved, 0);
