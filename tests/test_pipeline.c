@@ -593,6 +593,15 @@ static ds_figures planned_at(int kind, int64_t nodes, uint64_t seed,
 	return f;
 }
 
+/* planned_at's figures are makespan cycles and ddr bytes. */
+static void planned_at_is(int kind, int64_t nodes, uint64_t seed,
+			  const char *spec, int64_t makespan, int64_t ddr)
+{
+	ds_figures f = planned_at(kind, nodes, seed, spec);
+	assert_int_equal(f.makespan, makespan);
+	assert_int_equal(f.extra_ddr, ddr);
+}
+
 /* The backbone's pulls (ds_backbone.c, backbone_pulled) are kept where
  * DLR lite places the pulled order with less traffic or fewer spills:
  * `dansched gen --kind random --nodes 600 --seed 4` at L1=2048,UB=768
@@ -603,9 +612,7 @@ static ds_figures planned_at(int kind, int64_t nodes, uint64_t seed,
 static void backbone_pulls_kept(void **state)
 {
 	(void)state;
-	ds_figures f = planned_at(DS_GEN_RANDOM, 600, 4, "L1=2048,UB=768");
-	assert_int_equal(f.makespan, 11744);
-	assert_int_equal(f.extra_ddr, 256);
+	planned_at_is(DS_GEN_RANDOM, 600, 4, "L1=2048,UB=768", 11744, 256);
 }
 
 /* The backbone's pulls also pair the uses around a buffer's later
@@ -618,12 +625,8 @@ static void backbone_pulls_kept(void **state)
 static void later_spill_pulls_kept(void **state)
 {
 	(void)state;
-	ds_figures f = planned_at(DS_GEN_RANDOM, 1200, 4, "L1=2560,UB=640");
-	assert_int_equal(f.makespan, 27979);
-	assert_int_equal(f.extra_ddr, 2240);
-	f = planned_at(DS_GEN_CONV, 1000, 4, "L1=1536,UB=640");
-	assert_int_equal(f.makespan, 46910);
-	assert_int_equal(f.extra_ddr, 3363);
+	planned_at_is(DS_GEN_RANDOM, 1200, 4, "L1=2560,UB=640", 27979, 2240);
+	planned_at_is(DS_GEN_CONV, 1000, 4, "L1=1536,UB=640", 46910, 3363);
 }
 
 /* CPE's chain also runs from the pulls of the aged placement over the
@@ -638,9 +641,7 @@ static void later_spill_pulls_kept(void **state)
 static void over_floor_kept(void **state)
 {
 	(void)state;
-	ds_figures f = planned_at(DS_GEN_CONV, 1000, 7, "L1=1536,UB=640");
-	assert_int_equal(f.makespan, 45973);
-	assert_int_equal(f.extra_ddr, 6032);
+	planned_at_is(DS_GEN_CONV, 1000, 7, "L1=1536,UB=640", 45973, 6032);
 }
 
 /* ds_run under alloc_sweep: the plan is freed once made. */
