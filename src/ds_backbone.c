@@ -358,13 +358,14 @@ static int pull_pass(const ds_graph *g, const ds_run_opts *o,
  * --nodes 3000 --seed 12`: 71,278 cycles at 2,816 bytes against 75,358
  * at 5,568).  The later spills' pass (a buffer spilled and reloaded more
  * than once; pulls of at most PULL_LATER_MOVED ancestors), measured
- * 2026-12-05 against the first pass alone on 372 runs (84 generated
+ * 2026-12-05 against the first pass alone on 456 runs (84 generated
  * graph-capacity pairs of 1,200 and 2,000 nodes at budgets 5 and 25, 96
- * graphs of 600 to 1,500 nodes, seeds 1-8, at three capacities): 5
- * plans change, each shorter with less traffic (`gen --kind conv
- * --nodes 1500 --seed 7` at L1=1536,UB=640: 82,924 cycles at 14,438
- * bytes -> 79,304 at 13,942; `--kind random --nodes 1200 --seed 4` at
- * L1=2560,UB=640: 29,046 at 2,400 -> 27,979 at 2,240); the six bundled
+ * graphs of 600 to 1,500 nodes, seeds 1-8, at three capacities): 7
+ * plans change (5 graph-capacity pairs), each shorter with less
+ * traffic (`gen --kind conv --nodes 1500 --seed 7` at L1=1536,UB=640:
+ * 82,924 cycles at 14,438 bytes -> 79,304 at 13,942; `--kind random
+ * --nodes 1200 --seed 4` at L1=2560,UB=640: 29,046 at 2,400 -> 27,979
+ * at 2,240); the six bundled
  * graphs' plans at budgets 0, 5, 25 and 100 do not change; their run
  * time 3.27 -> 3.33 s user CPU (least of seven rounds, alternating).
  * Cost: O(N + E) per pair, and 2 + 2 PULL_PAIRS DLR lite placements and
