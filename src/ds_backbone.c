@@ -365,9 +365,9 @@ static int pull_pass(const ds_graph *g, const ds_run_opts *o,
  * traffic (`gen --kind conv --nodes 1500 --seed 7` at L1=1536,UB=640:
  * 82,924 cycles at 14,438 bytes -> 79,304 at 13,942; `--kind random
  * --nodes 1200 --seed 4` at L1=2560,UB=640: 29,046 at 2,400 -> 27,979
- * at 2,240); the six bundled
- * graphs' plans at budgets 0, 5, 25 and 100 do not change; their run
- * time 3.27 -> 3.33 s user CPU (least of seven rounds, alternating).
+ * at 2,240); the six bundled graphs' plans at budgets 0, 5, 25 and 100
+ * do not change; their run time 3.27 -> 3.33 s user CPU (least of seven
+ * rounds, alternating).
  * Cost: O(N + E) per pair, and 2 + 2 PULL_PAIRS DLR lite placements and
  * replays at most, none where no pull needs ancestors
  * (FlashAttention_Case1, Matmul_Case0: pairs of a use and its ALLOC,
