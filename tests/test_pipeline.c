@@ -582,22 +582,14 @@ static void pull_floor_kept(void **state)
 }
 
 /* dan's final figures on `dansched gen --kind K --nodes N --seed S`
- * planned at capacities spec. */
-static ds_figures planned_at(int kind, int64_t nodes, uint64_t seed,
-			     const char *spec)
+ * planned at capacities spec are makespan cycles and ddr bytes. */
+static void planned_at_is(int kind, int64_t nodes, uint64_t seed,
+			  const char *spec, int64_t makespan, int64_t ddr)
 {
 	ds_graph *g = must_generate_planned_at(kind, nodes, seed, spec);
 	ds_figures f;
 	run_effort(g, 1, &f);
 	ds_graph_free(g);
-	return f;
-}
-
-/* planned_at's figures are makespan cycles and ddr bytes. */
-static void planned_at_is(int kind, int64_t nodes, uint64_t seed,
-			  const char *spec, int64_t makespan, int64_t ddr)
-{
-	ds_figures f = planned_at(kind, nodes, seed, spec);
 	assert_int_equal(f.makespan, makespan);
 	assert_int_equal(f.extra_ddr, ddr);
 }
