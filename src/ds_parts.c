@@ -589,8 +589,11 @@ static bool preferred(const ds_run_opts *o, const ds_figures *c,
 }
 
 int ds_parts_plan(const ds_graph *g, const ds_run_opts *o, ds_plan *best,
-		  ds_figures *bf, ds_plan *grouped, ds_err *e)
+		  ds_figures *bf, ds_plan *grouped, int64_t *parts_ddr,
+		  ds_err *e)
 {
+	if (parts_ddr)
+		*parts_ddr = INT64_MAX;
 	if (o->whole_only)
 		return DS_OK;
 	parts pt;
@@ -614,6 +617,8 @@ int ds_parts_plan(const ds_graph *g, const ds_run_opts *o, ds_plan *best,
 		rc = parts_arrays(g, &pt, e);
 	if (rc == DS_OK && pt.k > 1)
 		rc = plan_parts(g, o, &pt, e);
+	if (rc == DS_OK && pt.k > 1 && parts_ddr)
+		*parts_ddr = pt.sum.extra_ddr;
 	if (rc == DS_OK && pt.k > 2 && grouped)
 		rc = grouped_plan(g, o, &pt, e);
 	if (rc == DS_OK && pt.grp.order) {

@@ -414,7 +414,7 @@ static int dlr_final(const ds_graph *g, const ds_run_opts *o, dan_run *d,
 	if (rc == DS_OK)
 		rc = ds_portfolio_final(g, &d->pf, NULL, p, &f, e);
 	if (rc == DS_OK)
-		rc = ds_parts_plan(g, o, p, &f, NULL, e);
+		rc = ds_parts_plan(g, o, p, &f, NULL, NULL, e);
 	if (rc == DS_OK)
 		rc = check(g, o, "dlr", p, false, t0, fig, e);
 	return rc;
@@ -946,6 +946,19 @@ static int group_floor(const ds_graph *g, const ds_run_opts *o,
 			       &took, e);
 }
 
+/* The traffic the tail's search may spend (ds_replan_floor): the
+ * budget's cap over DLR's figure, at most the parts' traffic where g was
+ * planned by its parts (parts_ddr, ds_parts_plan), so that a union of
+ * graphs spends no more than its graphs alone, whatever its own DLR
+ * plan's traffic (Matmul_Case0 + Conv_Case0: 71,048 bytes against the
+ * graphs' 11,520 + 41,480). */
+static int64_t replan_ddr(const ds_run_opts *o, const ds_figures *df,
+			  int64_t parts_ddr)
+{
+	int64_t cap = ds_traffic_cap(o, df->extra_ddr);
+	return cap < parts_ddr ? cap : parts_ddr;
+}
+
 /* CPE's stage before its check: CPE's chain from DLR's plan (figures
  * *df) and its spill-separated uses pulled together (window_floor, so
  * that it meets the parts' plans, which had that, on equal terms), then
@@ -962,17 +975,20 @@ static int cpe_stage(const ds_graph *g, const ds_run_opts *o, dan_run *d,
 	ds_plan grp; /* the grouped plan of the parts, if one is made */
 	memset(&grp, 0, sizeof grp);
 	bool grouped = run_size(g, o) <= BUDGET_FLOOR_MAX_NODES;
+	int64_t parts_ddr; /* the parts' traffic, where planned by parts */
 	int rc = chain_final(g, o, d, dlr, df, out, f, t0, e);
 	if (rc == DS_OK)
 		rc = window_floor(g, o, df, out, f, e);
 	if (rc == DS_OK)
-		rc = ds_parts_plan(g, o, out, f, grouped ? &grp : NULL, e);
+		rc = ds_parts_plan(g, o, out, f, grouped ? &grp : NULL,
+				   &parts_ddr, e);
 	if (rc == DS_OK)
 		rc = budget_floor(g, o, d, dlr, df, out, f, e);
 	if (rc == DS_OK)
 		rc = ladder_floor(g, o, d, dlr, df, out, f, e);
 	if (rc == DS_OK)
-		rc = ds_replan_floor(g, finish_peak(o, df), out, f, e);
+		rc = ds_replan_floor(g, finish_peak(o, df),
+				     replan_ddr(o, df, parts_ddr), out, f, e);
 	if (rc == DS_OK)
 		rc = window_floor(g, o, df, out, f, e);
 	if (rc == DS_OK)

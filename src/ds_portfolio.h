@@ -81,8 +81,12 @@ int ds_portfolio_final(const ds_graph *g, ds_portfolio *pf,
  * (ds_portfolio_beats).  With grouped not NULL, where some parts are
  * small: *grouped the grouped plan (the small parts planned with the
  * largest as one graph, the others as above, back to back through CPE),
- * for the caller to keep or free; left empty otherwise. */
+ * for the caller to keep or free; left empty otherwise.  With parts_ddr
+ * not NULL: *parts_ddr the parts' summed extra_ddr where g was planned
+ * by its parts, else INT64_MAX (what a later search may spend on g's
+ * plan: a union of graphs keeps its graphs' traffic). */
 int ds_parts_plan(const ds_graph *g, const ds_run_opts *o, ds_plan *best,
-		  ds_figures *bf, ds_plan *grouped, ds_err *e);
+		  ds_figures *bf, ds_plan *grouped, int64_t *parts_ddr,
+		  ds_err *e);
 
 #endif

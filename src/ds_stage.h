@@ -353,10 +353,11 @@ int ds_keep_shorter(const ds_graph *g, ds_plan *q, int64_t max_peak,
 		    const ds_figures *from, ds_plan *best, ds_figures *fb,
 		    bool *took, ds_err *e);
 /* The tail's spills of L1, then of UB, planned again on *out (figures
- * *f; ds_replan_tail) at no more traffic, each plan kept by
- * ds_keep_shorter (ds_finish.c). */
-int ds_replan_floor(const ds_graph *g, int64_t max_peak, ds_plan *out,
-		    ds_figures *f, ds_err *e);
+ * *f; ds_replan_tail) with at most max_ddr bytes of traffic (or *out's
+ * own where that is more), each plan kept by ds_keep_shorter
+ * (ds_finish.c). */
+int ds_replan_floor(const ds_graph *g, int64_t max_peak, int64_t max_ddr,
+		    ds_plan *out, ds_figures *f, ds_err *e);
 
 /* Plan *p (offsets set, figures *f) with, for each pair of uses its
  * spills separate (ds_pull_pairs), the later pulled next to the earlier
