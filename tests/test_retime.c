@@ -428,11 +428,14 @@ static void rotations_at_budget(void **state)
 		double pct;
 		int64_t makespan, traffic;
 	} want[] = {{5, 394888, 43008},
-		    {10, 391424, 44544},
 		    {25, 376666, 50688},
-		    {100, 366501, 59136}};
+		    {100, 366501, 59136},
+		    {10, 391424, 44544}};
+	/* the sanitizer pass (test_quick) leaves out the last row: its code
+	 * paths are the others' */
+	size_t nwant = sizeof want / sizeof *want - (test_quick() ? 1 : 0);
 	ds_graph *g = load_bundled_case("Conv_Case0");
-	for (size_t k = 0; k < sizeof want / sizeof *want; k++) {
+	for (size_t k = 0; k < nwant; k++) {
 		ds_run_opts o;
 		ds_run_opts_default(&o);
 		o.cpe.traffic_budget_pct = want[k].pct;
