@@ -8,14 +8,16 @@
  * keep a plan by ds_keep_shorter: the replay accepts it (a plan it
  * refuses is dropped, memory failing is reported), it is shorter, its
  * extra DDR traffic is no more than a limit and its peak_vstay at most
- * the peak limit or that plan's.  The window's traffic limit is the plan
- * it came from; the tail's is the caller's max_ddr (the budget's cap,
+ * the peak limit or that plan's.  The tail's traffic limit is the
+ * caller's max_ddr (the traffic budget's cap over DLR's figure, at most
  * the parts' traffic for a graph planned by parts, so that a union of
- * graphs keeps its graphs' traffic) or the plan's where that is more:
- * the tail's search spends the budget where an eviction more shortens
- * the end (Conv_Case0 at --traffic-budget 10: 394,888 cycles at 43,008
- * bytes -> 391,424 at 44,544; at 100: 373,245 at 54,528 -> 366,501 at
- * 59,136), where before it kept the plan's traffic.
+ * graphs keeps its graphs' traffic) or the plan's where that is more;
+ * the window's is the plan it came from (the cap there changed no plan
+ * of the six graphs at budgets 5, 25 and 100).  So the tail's search
+ * spends the budget where an eviction more shortens the end (Conv_Case0
+ * at --traffic-budget 10: 394,888 cycles at 43,008 bytes -> 391,424 at
+ * 44,544; at 100: 373,245 at 54,528 -> 366,501 at 59,136), where before
+ * it kept the plan's traffic.
  *
  * Requires: a valid graph and a plan of it that ds_replay accepts.
  * Guarantees: the plan replaced only by one ds_replay accepts, shorter,
