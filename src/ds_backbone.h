@@ -26,11 +26,12 @@ typedef struct ds_backbone {
 } ds_backbone;
 
 /* CPE's backbone from DLR's plan dlr (figures *df; packed: a packed
- * placement, ds_place_packed's), into *bb: see ds_backbone.c.  The caller
- * frees *bb (ds_backbone_free), whatever the result. */
+ * placement, ds_place_packed's; timely: the placement DLR dropped whose
+ * replay was the shortest, len 0 for none), into *bb: see ds_backbone.c.
+ * The caller frees *bb (ds_backbone_free), whatever the result. */
 int ds_backbone_choose(const ds_graph *g, const ds_run_opts *o,
 		       const ds_plan *dlr, const ds_figures *df, bool packed,
-		       ds_backbone *bb, ds_err *e);
+		       const ds_plan *timely, ds_backbone *bb, ds_err *e);
 void ds_backbone_free(const ds_graph *g, ds_backbone *bb);
 
 #endif

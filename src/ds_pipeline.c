@@ -118,6 +118,26 @@ static int run_baseline(const ds_graph *g, const ds_run_opts *o,
 	return rc;
 }
 
+/* A plan CPE's stage makes more than once in a run, kept the first time
+ * (made) with its figures. */
+typedef struct memo {
+	bool made;
+	ds_plan plan;
+	ds_figures fig;
+} memo;
+
+/* DLR's timely plan (dan_run's timely, offered to CPE's backbone choice,
+ * ds_backbone_choose): of the placements DLR makes and drops for their
+ * traffic, the one whose replay is the shortest.  p (figures *f) goes
+ * to *t when it replays shorter than the one there; else it is freed. */
+static void timely_offer(const ds_graph *g, memo *t, ds_plan *p,
+			 const ds_figures *f)
+{
+	bool take = !t->made || f->makespan < t->fig.makespan;
+	t->made = t->made || take;
+	ds_plan_keep(g->heap, take, &t->plan, &t->fig, p, f);
+}
+
 /* DLR starts from MPAS's order and from up to DLR_STARTS - 1 other good
  * orders MPAS found: orders of equal or nearly equal peak can differ in
  * traffic by tens of percent once placed (Conv_Case0: from 45,888 to
@@ -147,7 +167,8 @@ static bool dlr_better(const ds_figures *f, const ds_figures *best)
 }
 
 /* DLR from each of starts[0..nstart): the plan with the least
- * (extra_ddr, spills), the earlier on ties.  With more than one start,
+ * (extra_ddr, spills), the earlier on ties; the others offered to
+ * *timely (timely_offer).  With more than one start,
  * every start first gets a lite run (DLR without its most expensive
  * searches), then the best lite start (the best effort ones with effort)
  * a full one: the starts that place well at a first look are the ones
@@ -155,7 +176,7 @@ static bool dlr_better(const ds_figures *f, const ds_figures *best)
  * full 0.6 s, for the same 11,520). */
 static int dlr_best(const ds_graph *g, const ds_run_opts *o,
 		    const int32_t *const *starts, int nstart, ds_plan *out,
-		    ds_err *e)
+		    memo *timely, ds_err *e)
 {
 	DS_ASSERT(nstart >= 1 && nstart <= MAX_STARTS);
 	if (nstart == 1)
@@ -193,10 +214,12 @@ static int dlr_best(const ds_graph *g, const ds_run_opts *o,
 			first[k] = f;
 		if (rc == DS_OK && (!have || dlr_better(&f, &best))) {
 			if (have)
-				ds_plan_free(g->heap, out);
+				timely_offer(g, timely, out, &best);
 			*out = p;
 			best = f;
 			have = true;
+		} else if (rc == DS_OK) {
+			timely_offer(g, timely, &p, &f);
 		} else {
 			ds_plan_free(g->heap, &p);
 		}
@@ -221,7 +244,9 @@ static int dlr_best(const ds_graph *g, const ds_run_opts *o,
  * run right after it).  Only graphs small enough for more than one DLR
  * start get them.  PULL_ROUNDS: 2 and 3, 4, 5 gave the same figures on
  * FlashAttention_Case1 and two renumbered copies of it.  Cost: per round
- * one pull, one lite DLR run and a replay. */
+ * one pull, one lite DLR run and a replay.  The rounds' plans that are
+ * not kept, and those a later round replaces, are offered to *timely
+ * (timely_offer). */
 #define PULL_ROUNDS 2
 
 /* Then rounds that pull every pair of uses a first spill separates, the
@@ -233,7 +258,8 @@ static int dlr_best(const ds_graph *g, const ds_run_opts *o,
 #define PULL_ANY_ROUNDS 1
 
 static int dlr_pulled(const ds_graph *g, const ds_run_opts *o, int rounds,
-		      bool direct, ds_plan *best, ds_figures *bf, ds_err *e)
+		      bool direct, ds_plan *best, ds_figures *bf, memo *timely,
+		      ds_err *e)
 {
 	int32_t *order = ds_alloc(g->heap, (size_t)g->n, sizeof *order);
 	if (!order)
@@ -241,6 +267,7 @@ static int dlr_pulled(const ds_graph *g, const ds_run_opts *o, int rounds,
 	ds_dlr_opts lite = o->dlr;
 	lite.lite = true;
 	ds_plan last, p;
+	ds_figures lastf = {0};
 	memset(&last, 0, sizeof last);
 	const ds_plan *ref = best;
 	int rc = DS_OK;
@@ -253,18 +280,21 @@ static int dlr_pulled(const ds_graph *g, const ds_run_opts *o, int rounds,
 		rc = ds_dlr(g, order, &lite, &p, e);
 		if (rc)
 			break;
-		ds_plan_free(g->heap, &last); /* ref's, when it was last */
+		if (last.len) /* ref's, when it was last */
+			timely_offer(g, timely, &last, &lastf);
 		rc = ds_replay(g, &p, NULL, &f, e);
 		if (rc == DS_OK && dlr_better(&f, bf)) {
-			ds_plan_free(g->heap, best);
+			timely_offer(g, timely, best, bf);
 			*best = p;
 			*bf = f;
 			ref = best;
 		} else {
-			last = p;
+			last = p, lastf = f;
 			ref = &last;
 		}
 	}
+	if (last.len && rc == DS_OK)
+		timely_offer(g, timely, &last, &lastf);
 	ds_plan_free(g->heap, &last);
 	ds_free(g->heap, order);
 	return rc;
@@ -317,13 +347,6 @@ static int dlr_packed(const ds_graph *g, const int32_t *mpas, ds_plan *best,
 	return rc;
 }
 
-/* A plan CPE's stage makes more than once in a run, kept the first time
- * (made) with its figures. */
-typedef struct memo {
-	bool made;
-	ds_plan plan;
-	ds_figures fig;
-} memo;
 
 /* What dan's stages hand on: MPAS's orders and the baselines', and the
  * plans of CPE's stage that a run asks for again: at each budget of
@@ -340,6 +363,7 @@ typedef struct dan_run {
 	bool packed; /* DLR's plan is dlr_packed's */
 	ds_portfolio pf;
 	memo zero;		/* chain_final at budget 0 */
+	memo timely;		/* DLR's timely plan (timely_offer) */
 	memo stage[DS_NLADDER]; /* cpe_stage at ds_budget_ladder[i] */
 } dan_run;
 
@@ -349,6 +373,7 @@ static void dan_free(const ds_graph *g, dan_run *d)
 	ds_free(g->heap, d->alt);
 	ds_portfolio_free(g, &d->pf);
 	ds_plan_free(g->heap, &d->zero.plan);
+	ds_plan_free(g->heap, &d->timely.plan);
 	for (int i = 0; i < DS_NLADDER; i++)
 		ds_plan_free(g->heap, &d->stage[i].plan);
 }
@@ -433,16 +458,17 @@ static int dan_dlr(const ds_graph *g, const ds_run_opts *o, dan_run *d,
 		starts[k++] = d->alt + (size_t)d->nalt * g->n;
 	for (int i = 0; i < d->nalt; i++)
 		starts[k++] = d->alt + (size_t)i * g->n;
-	int rc = dlr_best(g, o, starts, k, out, e);
+	int rc = dlr_best(g, o, starts, k, out, &d->timely, e);
 	ds_figures f;
 	if (rc == DS_OK)
 		rc = ds_replay(g, out, NULL, &f, e);
 	const int nstart = ds_dlr_starts(g, o);
 	if (rc == DS_OK && nstart > 1)
 		rc = dlr_pulled(g, o, nstart < PULL_ROUNDS ? nstart : PULL_ROUNDS,
-				true, out, &f, e);
+				true, out, &f, &d->timely, e);
 	if (rc == DS_OK && nstart > 1)
-		rc = dlr_pulled(g, o, PULL_ANY_ROUNDS, false, out, &f, e);
+		rc = dlr_pulled(g, o, PULL_ANY_ROUNDS, false, out, &f,
+				&d->timely, e);
 	if (rc == DS_OK)
 		rc = ds_portfolio_dlr(g, &d->pf, &o->dlr, out, &f, e);
 	if (rc == DS_OK && ds_pack_applies(g, o->size_nodes))
@@ -754,7 +780,8 @@ static int lean_floor(const ds_graph *g, const ds_run_opts *o,
 		return DS_OK;
 	ds_run_opts lean = quiet_at(o, LEAN_BUDGET_PCT);
 	ds_backbone lb;
-	int rc = ds_backbone_choose(g, &lean, dlr, df, d->packed, &lb, e);
+	int rc = ds_backbone_choose(g, &lean, dlr, df, d->packed,
+				    &d->timely.plan, &lb, e);
 	if (rc == DS_OK && (lb.best.makespan != bb->best.makespan ||
 			    lb.best.extra_ddr != bb->best.extra_ddr)) {
 		rc = chain_keep(g, o, &lb, dlr, df, out, f, e);
@@ -774,7 +801,8 @@ static int cpe_chain(const ds_graph *g, const ds_run_opts *o,
 		     clock_t *t0, ds_err *e)
 {
 	ds_backbone bb;
-	int rc = ds_backbone_choose(g, o, dlr, df, d->packed, &bb, e);
+	int rc = ds_backbone_choose(g, o, dlr, df, d->packed,
+				    &d->timely.plan, &bb, e);
 	if (rc == DS_OK)
 		rc = chain_on(g, o, &bb, dlr, df, out, f, t0, e);
 	if (rc == DS_OK)

@@ -17,9 +17,10 @@
  * The tail: the longest end of the order whose spills are all of large
  * buffers of memory m (a size that is a multiple of the unit q, the gcd
  * of the large sizes spilled, and at least an eighth of the capacity),
- * whose large residents sit on unit boundaries below units * q and whose
- * other buffers of m above it, units being what the small buffers one
- * operation needs leave, and whose large live bytes fit in the units.
+ * whose large residents sit on the boundaries of units that start at a
+ * base below q (their offset modulo q) and end at base + units * q, the
+ * other buffers of m outside them, units being what the small buffers
+ * one operation needs leave, and whose large live bytes fit in the units.
  * The model leaves out the operations that use no large buffer and the
  * memory of the small ones; the plan is built from the search's best
  * state and replayed by the caller, which keeps it only when shorter.
@@ -51,8 +52,8 @@
  * neither spill pipe) running then, so that it does not queue behind a
  * reload on its pipe; each ALLOC or
  * SPILL_IN waits until its addresses are free (large buffers at their
- * units, small ones of m above the units, others where they fit, their
- * own offset first).
+ * units, small ones of m above the units or else below them, others
+ * where they fit, their own offset first).
  *
  * Requires: a valid graph and a full plan ds_replay accepts, its spill
  * lines in the order of their SPILL_OUTs (ds_plan_sort_spills), with the

@@ -48,6 +48,7 @@ typedef struct rp {
 	int m, npc;  /* memory; clocks: the graph's pipes and two spill pipes */
 	int pin, pout; /* the pipes of SPILL_IN and SPILL_OUT */
 	int64_t q, cap;
+	int64_t base;	   /* where the units start: unit u at base + u q */
 	int32_t units, a0; /* units; the tail's first line */
 	/* the model */
 	int32_t ns, nb;

@@ -68,14 +68,46 @@ bool rp_occupancy(const ds_graph *g, const ds_spill *sp, const int64_t *off,
 }
 
 /* Per line i of the plan, m's residents before it: their large units
- * (big[i]), whether the large ones sit on unit boundaries (al[i]), the
- * end of the highest large one (hi[i]) and the offset of the lowest
- * small one (lo[i]). */
+ * (big[i]), whether the large ones sit on the boundaries of units that
+ * start at base[i] (al[i]; base[i] < q, the large ones' offset modulo q,
+ * 0 when there is none), the end of the highest large one (hi[i]) and
+ * the offset of the lowest small one not wholly below base[i] (lo[i]).
+ * A base: a plan whose first bytes hold a small buffer has its large
+ * ones shifted by it (Conv_Case0 at L1=4416: a 1-byte buffer at 0, the
+ * late layers' at 1 + k 768), and the tail's search plans them there. */
 typedef struct rp_lines {
 	int32_t *big;
 	uint8_t *al;
-	int64_t *hi, *lo;
+	int64_t *hi, *lo, *base;
 } rp_lines;
+
+/* Line i's figures into L from the nl residents live[] at offsets
+ * cur[]. */
+static void line_figures(const rp *r, rp_lines *L, int32_t i,
+			 const int32_t *live, int32_t nl, const int64_t *cur)
+{
+	const ds_graph *g = r->g;
+	int64_t units = 0, hi = 0, lo = r->cap, base = -1;
+	bool al = true;
+	for (int32_t j = 0; j < nl; j++) {
+		int32_t b = live[j];
+		if (!is_big(r, b))
+			continue;
+		units += g->buf_size[b] / r->q;
+		hi = max64(hi, cur[b] + g->buf_size[b]);
+		if (base < 0)
+			base = cur[b] % r->q;
+		al = al && cur[b] % r->q == base;
+	}
+	base = base < 0 ? 0 : base;
+	for (int32_t j = 0; j < nl; j++) {
+		int32_t b = live[j];
+		if (!is_big(r, b) && cur[b] + g->buf_size[b] > base)
+			lo = min64(lo, cur[b]);
+	}
+	L->big[i] = (int32_t)min64(units, INT32_MAX);
+	L->al[i] = al, L->hi[i] = hi, L->lo[i] = lo, L->base[i] = base;
+}
 
 static bool walk_lines(rp *r, rp_lines *L)
 {
@@ -87,24 +119,12 @@ static bool walk_lines(rp *r, rp_lines *L)
 	L->al = ds_arena_alloc(&r->a, (size_t)p->len + 1, sizeof *L->al);
 	L->hi = ds_arena_alloc(&r->a, (size_t)p->len + 1, sizeof *L->hi);
 	L->lo = ds_arena_alloc(&r->a, (size_t)p->len + 1, sizeof *L->lo);
+	L->base = ds_arena_alloc(&r->a, (size_t)p->len + 1, sizeof *L->base);
 	if (r->a.failed)
 		return false;
 	int32_t nl = 0;
 	for (int32_t i = 0; i <= p->len; i++) {
-		int64_t units = 0, hi = 0, lo = r->cap;
-		bool al = true;
-		for (int32_t j = 0; j < nl; j++) {
-			int32_t b = live[j];
-			if (is_big(r, b)) {
-				units += g->buf_size[b] / r->q;
-				hi = max64(hi, cur[b] + g->buf_size[b]);
-				al = al && cur[b] % r->q == 0;
-			} else {
-				lo = min64(lo, cur[b]);
-			}
-		}
-		L->big[i] = (int32_t)min64(units, INT32_MAX);
-		L->al[i] = al, L->hi[i] = hi, L->lo[i] = lo;
+		line_figures(r, L, i, live, nl, cur);
 		int32_t b;
 		int64_t o;
 		bool st;
@@ -142,7 +162,8 @@ static int64_t small_need(const rp *r, int32_t v, bool *uses_big)
 	return s;
 }
 
-/* The tail: r->a0 and r->units; false when no line qualifies. */
+/* The tail: r->a0, r->units and r->base; false when no line
+ * qualifies. */
 static bool choose_tail(rp *r, const rp_lines *L)
 {
 	const ds_graph *g = r->g;
@@ -164,11 +185,13 @@ static bool choose_tail(rp *r, const rp_lines *L)
 		bigmax = bigmax > L->big[i] ? bigmax : L->big[i];
 		if (units < 1 || bigmax > units)
 			break;
+		int64_t end = L->base[i] + units * r->q;
 		if (v < g->n && g->kind[v] != DS_FREE && L->al[i] &&
-		    L->hi[i] <= units * r->q && L->lo[i] >= units * r->q)
+		    L->hi[i] <= end && L->lo[i] >= end && end <= r->cap)
 			best = i, best_units = (int32_t)units;
 	}
 	r->a0 = best, r->units = best_units;
+	r->base = best >= 0 ? L->base[best] : 0;
 	return best >= 0;
 }
 
@@ -463,15 +486,15 @@ static bool origin_memory(rp *r, const int32_t *at, void *s0)
 			continue;
 		}
 		for (int32_t u = 0; u < r->units; u++)
-			if (off[b] < (u + 1) * r->q &&
-			    u * r->q < off[b] + g->buf_size[b])
+			if (off[b] < r->base + (u + 1) * r->q &&
+			    r->base + u * r->q < off[b] + g->buf_size[b])
 				fr[u] = max64(fr[u], r->fin[v]);
 		st[b] = -1;
 	}
 	for (int32_t b = 0; b < g->nbuf; b++) {
 		if (st[b] < 0 || !is_big(r, b))
 			continue;
-		int32_t x = r->bi[b], p0 = (int32_t)(off[b] / r->q);
+		int32_t x = r->bi[b], p0 = (int32_t)((off[b] - r->base) / r->q);
 		int64_t t = last_used(r, at, b, st[b]);
 		if (x < 0) { /* no use left: its units free once it is FREE */
 			for (int32_t u = p0; u < p0 + g->buf_size[b] / r->q; u++)

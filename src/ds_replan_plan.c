@@ -91,7 +91,7 @@ static bool events(rp *r, rp_emit *E, const int32_t *at, const int32_t *path,
 		case EV_RELOAD:
 			if (pend[x] < 0)
 				return false;
-			E->sp[pend[x]].offset = ev->pos * r->q;
+			E->sp[pend[x]].offset = r->base + ev->pos * r->q;
 			k = g->n + 2 * pend[x] + 1;
 			E->key[k] = ev->start, E->cls[k] = 2, E->in[k] = 2;
 			pend[x] = -1;
@@ -462,9 +462,11 @@ static bool take(rp *r, rp_emit *E, rp_live *L, int32_t v, bool tail,
 	}
 	bool placed = v >= g->n || !tail ||
 		      (r->bi[b] >= 0 && g->buf_alloc[b] == v);
-	if (!placed) { /* small ones of m above the units */
-		int64_t lo = m == r->m ? r->units * r->q : 0;
+	if (!placed) { /* small ones of m above the units, else below */
+		int64_t lo = m == r->m ? r->base + r->units * r->q : 0;
 		o = fit(L, m, size, lo, cap, E->off[b]);
+		if (o < 0 && m == r->m)
+			o = fit(L, m, size, 0, r->base, E->off[b]);
 		if (o < 0)
 			return false;
 		E->off[b] = o;
@@ -592,6 +594,6 @@ int rp_emit_plan(rp *r, int32_t best, const int32_t *at, ds_plan *out,
 	memcpy(E.off, r->p->offset, (size_t)r->g->nbuf * sizeof *E.off);
 	for (int32_t x = 0; x < r->nb; x++)
 		if (E.apos[x] >= 0)
-			E.off[r->buf[x]] = E.apos[x] * r->q;
+			E.off[r->buf[x]] = r->base + E.apos[x] * r->q;
 	return rp_plan(r, &E, at, out, changed, e);
 }

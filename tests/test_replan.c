@@ -129,6 +129,41 @@ static void conv_tail(void **state)
 	fixture_close(&x);
 }
 
+/* The fixture with every L1 address moved up 5 bytes, at L1=4101: the
+ * same tail is found (its units start at 5) and planned as at 0, to the
+ * same figures as conv_tail's, every L1 address still at least 5. */
+static void shifted_units(void **state)
+{
+	(void)state;
+	fixture x;
+	fixture_open(&x);
+	free(x.fin);
+	must_set_caps(x.g, "L1=4101");
+	for (int32_t b = 0; b < x.g->nbuf; b++)
+		if (x.g->buf_mem[b] == DS_L1)
+			x.p.offset[b] += 5;
+	for (int32_t k = 0; k < x.p.nspill; k++)
+		if (x.g->buf_mem[x.p.spill[k].buf] == DS_L1)
+			x.p.spill[k].offset += 5;
+	x.fin = finish_times(x.g, &x.p, &x.f);
+	assert_int_equal(x.f.makespan, 405466);
+	ds_plan q;
+	ds_figures fq;
+	assert_true(replan(&x, DS_L1, x.f.extra_ddr, &q));
+	must_replay(x.g, &q, &fq);
+	assert_int_equal(fq.makespan, 398410);
+	assert_int_equal(fq.extra_ddr, 43008);
+	assert_int_equal(fq.spills, 31);
+	for (int32_t b = 0; b < x.g->nbuf; b++)
+		if (x.g->buf_mem[b] == DS_L1)
+			assert_true(q.offset[b] >= 5);
+	for (int32_t k = 0; k < q.nspill; k++)
+		if (x.g->buf_mem[q.spill[k].buf] == DS_L1)
+			assert_true(q.spill[k].offset >= 5);
+	ds_plan_free(x.g->heap, &q);
+	fixture_close(&x);
+}
+
 /* No traffic to spend: no eviction in the tail, and the fixture's tail
  * cannot do without its own. */
 static void refusals(void **state)
@@ -244,6 +279,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(conv_tail),
+		cmocka_unit_test(shifted_units),
 		cmocka_unit_test(refusals),
 		cmocka_unit_test(traffic_limits),
 		cmocka_unit_test(peak_budget),
