@@ -20,6 +20,10 @@ typedef struct ds_backbone {
 			      from the aged placement over the cap, where
 			      one is kept (ds_backbone.c: pulled_over) */
 	ds_figures alt_best; /* alt's replay */
+	ds_plan timely;	   /* a third (len 0: none): DLR's timely plan,
+			      where it replays far shorter than plan
+			      (ds_backbone.c: backbone_timely) */
+	ds_figures timely_best; /* timely's replay */
 	bool pack;	   /* DLR's plan is packed (ds_pack.c): so are the
 			      candidates whose ordinary placement exceeds
 			      the cap */

@@ -12,7 +12,8 @@
  * separate pulled next to the earlier one, with the loads it needs,
  * where DLR places that better: ds_backbone.c; after a pull CPE also
  * runs from the backbone it replaced: pull_floor, and from the second
- * backbone the choice may make: over_floor) and its retiming
+ * and third backbones the choice may make: over_floor, timely_floor)
+ * and its retiming
  * (ds_retime.c), then both again, each on the other's plan, while that
  * shortens it (cpe_retime_rounds), the spills of its plan's end searched
  * again at no more traffic and within CPE's peak limit
@@ -722,6 +723,22 @@ static int chain_keep(const ds_graph *g, const ds_run_opts *o,
  * (22 s). */
 #define BUDGET_FLOOR_MAX_NODES CPE_RETIME_MAX_NODES
 
+/* chain_keep from plan p (figures *pf; len 0: none, nothing done), a
+ * backbone borrowed, not freed here. */
+static int chain_keep_from(const ds_graph *g, const ds_run_opts *o,
+			   const ds_plan *p, const ds_figures *pf,
+			   const ds_plan *dlr, const ds_figures *df,
+			   ds_plan *out, ds_figures *f, ds_err *e)
+{
+	if (p->len == 0)
+		return DS_OK;
+	ds_backbone bb;
+	memset(&bb, 0, sizeof bb);
+	bb.plan = *p;
+	bb.best = *pf;
+	return chain_keep(g, o, &bb, dlr, df, out, f, e);
+}
+
 /* The over floor: where the backbone choice made a second backbone
  * (bb->alt: the pulls from the aged placement over the cap,
  * ds_backbone.c pulled_over), CPE's chain also runs from it, and its
@@ -735,13 +752,24 @@ static int over_floor(const ds_graph *g, const ds_run_opts *o,
 		      const ds_figures *df, ds_plan *out, ds_figures *f,
 		      ds_err *e)
 {
-	if (bb->alt.len == 0)
-		return DS_OK;
-	ds_backbone alt; /* borrows bb's alt: not freed here */
-	memset(&alt, 0, sizeof alt);
-	alt.plan = bb->alt;
-	alt.best = bb->alt_best;
-	return chain_keep(g, o, &alt, dlr, df, out, f, e);
+	return chain_keep_from(g, o, &bb->alt, &bb->alt_best, dlr, df, out,
+			       f, e);
+}
+
+/* The timely floor: where the backbone choice kept DLR's timely plan
+ * as a third backbone (bb->timely, ds_backbone.c backbone_timely: it
+ * replays far shorter than the one chosen), CPE's chain also runs from
+ * it, and its plan replaces *out (figures *f) when it is shorter, or as
+ * long with less traffic.  A floor for the reason over_floor is one.
+ * Cost: one more chain where bb->timely is made (none on the six
+ * bundled graphs at their own capacities). */
+static int timely_floor(const ds_graph *g, const ds_run_opts *o,
+			const ds_backbone *bb, const ds_plan *dlr,
+			const ds_figures *df, ds_plan *out, ds_figures *f,
+			ds_err *e)
+{
+	return chain_keep_from(g, o, &bb->timely, &bb->timely_best, dlr, df,
+			       out, f, e);
 }
 
 /* The budget a backbone may spend at most in the lean floor: the
@@ -751,7 +779,8 @@ static int over_floor(const ds_graph *g, const ds_run_opts *o,
 
 /* The lean floor: with a budget above LEAN_BUDGET_PCT, CPE's chain also
  * runs from the backbone chosen within that budget's cap (and from that
- * choice's second backbone, over_floor), CPE and
+ * choice's second and third backbones, over_floor and timely_floor), CPE
+ * and
  * retiming still within the whole budget's, where that backbone is not
  * the one chosen (bb: its figures differ); its plan replaces *out
  * (figures *f) when it is shorter, or as long with less traffic.  Why: a
@@ -787,14 +816,16 @@ static int lean_floor(const ds_graph *g, const ds_run_opts *o,
 		rc = chain_keep(g, o, &lb, dlr, df, out, f, e);
 		if (rc == DS_OK)
 			rc = over_floor(g, o, &lb, dlr, df, out, f, e);
+		if (rc == DS_OK)
+			rc = timely_floor(g, o, &lb, dlr, df, out, f, e);
 	}
 	ds_backbone_free(g, &lb);
 	return rc;
 }
 
 /* CPE's chain from DLR's plan dlr (figures *df): the backbone, then
- * chain_on and the lean and over floors, into *out (figures *f); t0 as
- * chain_on's. */
+ * chain_on and the lean, over and timely floors, into *out (figures
+ * *f); t0 as chain_on's. */
 static int cpe_chain(const ds_graph *g, const ds_run_opts *o,
 		     const dan_run *d, const ds_plan *dlr,
 		     const ds_figures *df, ds_plan *out, ds_figures *f,
@@ -809,6 +840,8 @@ static int cpe_chain(const ds_graph *g, const ds_run_opts *o,
 		rc = lean_floor(g, o, d, &bb, dlr, df, out, f, e);
 	if (rc == DS_OK)
 		rc = over_floor(g, o, &bb, dlr, df, out, f, e);
+	if (rc == DS_OK)
+		rc = timely_floor(g, o, &bb, dlr, df, out, f, e);
 	ds_backbone_free(g, &bb);
 	return rc;
 }

@@ -636,7 +636,8 @@ static void over_floor_kept(void **state)
 	planned_at_is(DS_GEN_CONV, 1000, 7, "L1=1536,UB=640", 45973, 6032);
 }
 
-/* DLR's timely plan (ds_backbone.c, backbone_timely): FlashAttention_Case1
+/* CPE's chain also runs from DLR's timely plan (ds_pipeline.c,
+ * timely_floor; ds_backbone.c, backbone_timely): FlashAttention_Case1
  * at UB=1088 comes to 116,128 cycles at 20,224 bytes, within the cap
  * over DLR's 19,712; without it 138,820 at 20,224 (its DLR plan runs the
  * matmuls far ahead of the vector work; measured 2026-12-05). */
