@@ -517,7 +517,7 @@ static int backbone_timely(const ds_graph *g, const ds_plan *timely,
  * - its tail order (ds_tail.c), placed by DLR lite (backbone_tail):
  *   FlashAttention_Case0's V tiles loaded in the order the output
  *   accumulation needs them, the next rows' Q work before the last ones
- *   (replay 45,174 against the aged 45,571; final 31,673 -> 30,028);
+ *   (replay 45,174 against the aged 45,571; final 31,673 -> 30,028).
  * All within the traffic cap.  Last, DLR's timely plan: of the
  * placements DLR dropped for their traffic (its other starts, its pulled
  * rounds), the one whose replay was the shortest, a third backbone

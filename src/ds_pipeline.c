@@ -348,7 +348,6 @@ static int dlr_packed(const ds_graph *g, const int32_t *mpas, ds_plan *best,
 	return rc;
 }
 
-
 /* What dan's stages hand on: MPAS's orders and the baselines', and the
  * plans of CPE's stage that a run asks for again: at each budget of
  * ds_budget_ladder (the ladder floor asks for the one below, a ladder
