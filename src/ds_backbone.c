@@ -12,7 +12,7 @@
  *
  * Requires: a valid graph and DLR's plan for it (ds_replay accepts it),
  * with its figures, and DLR's timely plan (a plan ds_replay accepts, or
- * len 0).
+ * len 0) with its replay's figures.
  * Guarantees: *bb holds DLR's plan (len 0) or the candidate whose replay
  * was the shortest, each kept only when ds_replay accepts it within the
  * traffic cap (ds_traffic_cap) and its own peak and margin limits, and
@@ -465,20 +465,17 @@ static int pulled_over(const ds_graph *g, const ds_run_opts *o,
 	return rc;
 }
 
-/* DLR's timely plan (len 0: none), a copy in bb->timely when it fits
- * the cap and replays shorter than bb's backbone by more than
- * TIMELY_MARGIN. */
+/* DLR's timely plan (len 0: none; figures *tf, its replay's), a copy
+ * in bb->timely when it fits the cap and replays shorter than bb's
+ * backbone by more than TIMELY_MARGIN. */
 static int backbone_timely(const ds_graph *g, const ds_plan *timely,
-			   int64_t cap, ds_backbone *bb, ds_err *e)
+			   const ds_figures *tf, int64_t cap, ds_backbone *bb,
+			   ds_err *e)
 {
-	if (timely->len == 0)
+	if (timely->len == 0 || tf->extra_ddr > cap ||
+	    tf->makespan * (1000 + TIMELY_MARGIN) >= bb->best.makespan * 1000)
 		return DS_OK;
-	ds_figures f;
-	int rc = ds_replay(g, timely, NULL, &f, e);
-	if (rc || f.extra_ddr > cap ||
-	    f.makespan * (1000 + TIMELY_MARGIN) >= bb->best.makespan * 1000)
-		return rc;
-	bb->timely_best = f;
+	bb->timely_best = *tf;
 	return ds_plan_copy(g, timely, &bb->timely, e);
 }
 
@@ -531,10 +528,12 @@ static int backbone_timely(const ds_graph *g, const ds_plan *timely,
  * and the relay's O((N + E) log N), per lag tried (at most log2 of the longest
  * chain) one more and the staggered order's O((N + E) log N), the wave
  * order's O((N + E) log N) and its walk, the pulls' (twice where an
- * aged placement exceeds the cap), and a replay of the timely plan. */
+ * aged placement exceeds the cap); the timely plan is judged by its
+ * replay in DLR, not replayed again. */
 int ds_backbone_choose(const ds_graph *g, const ds_run_opts *o,
 		       const ds_plan *dlr, const ds_figures *df, bool packed,
-		       const ds_plan *timely, ds_backbone *bb, ds_err *e)
+		       const ds_plan *timely, const ds_figures *tf,
+		       ds_backbone *bb, ds_err *e)
 {
 	memset(bb, 0, sizeof *bb); /* the caller frees it, whatever rc */
 	bb->best = *df;
@@ -569,7 +568,7 @@ int ds_backbone_choose(const ds_graph *g, const ds_run_opts *o,
 	if (rc == DS_OK)
 		rc = backbone_tail(g, o, order, cap, df, bb, e);
 	if (rc == DS_OK)
-		rc = backbone_timely(g, timely, cap, bb, e);
+		rc = backbone_timely(g, timely, tf, cap, bb, e);
 	ds_free(g->heap, order);
 	return rc;
 }

@@ -31,11 +31,13 @@ typedef struct ds_backbone {
 
 /* CPE's backbone from DLR's plan dlr (figures *df; packed: a packed
  * placement, ds_place_packed's; timely: the placement DLR dropped whose
- * replay was the shortest, len 0 for none), into *bb: see ds_backbone.c.
- * The caller frees *bb (ds_backbone_free), whatever the result. */
+ * replay was the shortest, len 0 for none, with that replay's figures
+ * *tf), into *bb: see ds_backbone.c.  The caller frees *bb
+ * (ds_backbone_free), whatever the result. */
 int ds_backbone_choose(const ds_graph *g, const ds_run_opts *o,
 		       const ds_plan *dlr, const ds_figures *df, bool packed,
-		       const ds_plan *timely, ds_backbone *bb, ds_err *e);
+		       const ds_plan *timely, const ds_figures *tf,
+		       ds_backbone *bb, ds_err *e);
 void ds_backbone_free(const ds_graph *g, ds_backbone *bb);
 
 #endif

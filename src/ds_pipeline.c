@@ -809,7 +809,7 @@ static int lean_floor(const ds_graph *g, const ds_run_opts *o,
 	ds_run_opts lean = quiet_at(o, LEAN_BUDGET_PCT);
 	ds_backbone lb;
 	int rc = ds_backbone_choose(g, &lean, dlr, df, d->packed,
-				    &d->timely.plan, &lb, e);
+				    &d->timely.plan, &d->timely.fig, &lb, e);
 	if (rc == DS_OK && (lb.best.makespan != bb->best.makespan ||
 			    lb.best.extra_ddr != bb->best.extra_ddr)) {
 		rc = chain_keep(g, o, &lb, dlr, df, out, f, e);
@@ -832,7 +832,7 @@ static int cpe_chain(const ds_graph *g, const ds_run_opts *o,
 {
 	ds_backbone bb;
 	int rc = ds_backbone_choose(g, o, dlr, df, d->packed,
-				    &d->timely.plan, &bb, e);
+				    &d->timely.plan, &d->timely.fig, &bb, e);
 	if (rc == DS_OK)
 		rc = chain_on(g, o, &bb, dlr, df, out, f, t0, e);
 	if (rc == DS_OK)
