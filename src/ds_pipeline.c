@@ -23,7 +23,7 @@
  * parts'), and the final
  * plan's dead reloads dropped (ds_plan_drop_dead_reloads) — stopping
  * after the stage asked for; with a traffic budget, CPE's chain at
- * budget 0 too, its plan kept where it is shorter with no more traffic
+ * budget 0 too, its plan kept where it is shorter and within the cap
  * (budget_floor), and above 5
  * CPE's stage at the next lower of the budgets 5, 25, 100 and 400, its
  * plan kept where it is shorter (ladder_floor), and CPE's chain from the
@@ -886,34 +886,79 @@ static int chain_final(const ds_graph *g, const ds_run_opts *o, dan_run *d,
 	return zero ? memo_put(g, o, rc, &d->zero, out, f, e) : rc;
 }
 
-/* The budget floor: a plan that spends a traffic budget is never beaten
- * on every figure by the plan CPE's chain makes at budget 0.  With a
- * budget above 0 (and DLR's plan spilling, else the caps are the same),
- * the chain runs again at budget 0 from the same DLR plan (*df: its
- * figures) and meets the baselines' plans as in a run at budget 0
- * (ds_portfolio_final); its plan replaces the final one (*out, figures
- * *f) when it is shorter with no more traffic and spills, so that what
- * the final plan was guaranteed against the baselines and the parts (on
- * traffic and spills too) still holds.  Why: the backbone is chosen by
- * its replay before CPE, a rough guide, and the budget lets in backbones
- * that replay shorter but come out of CPE longer.  `dansched gen --kind
- * matmul --nodes 3000 --seed 7` at the default budget had 233,489 cycles
- * and 51,968 bytes against 232,665 and 51,456 at budget 0 (its aged
- * backbone, 512 bytes over DLR's, replayed 244,451 against DLR's own
- * 249,405; its parts planned alone, ds_parts.c, now beat both, and
- * test_pipeline holds `--nodes 1500 --seed 1`: 54,892 at 6,400 bytes
- * against 54,334 at 6,144); of 72 generated graphs (four kinds, 300 to
- * 6,000 nodes), one was longer at 5 than at 0 and two at 25 than at 5
- * (those two as long at 0 as at 5); with the floor, none.  The floor's
- * plan meets the final one, the baselines' and the parts' plans taken
- * into account: kept in place of the chain's plan alone, a shorter one
- * lost to the plan of the parts that the chain's own plan had yielded to
- * (`--nodes 2000 --seed 4`: 49,004 cycles against 48,621).  The parts
- * are not planned again at 0 (that doubled the time of a union of two
- * bundled graphs): each part's plan has its own floor. */
+/* The peak limit of the finished plan's passes: CPE's, the peak budget
+ * over DLR's plan's (figures *df). */
+static int64_t finish_peak(const ds_run_opts *o, const ds_figures *df)
+{
+	return ds_cpe_budget(df->peak_vstay, o->cpe.peak_budget_pct);
+}
+
+/* The traffic the tail's search may spend (ds_replan_floor): the
+ * budget's cap over DLR's figure, at most the parts' traffic where g was
+ * planned by its parts (parts_ddr, ds_parts_plan), so that a union of
+ * graphs spends no more than its graphs alone, whatever its own DLR
+ * plan's traffic (Matmul_Case0 + Conv_Case0: 71,048 bytes against the
+ * graphs' 11,520 + 41,480). */
+static int64_t replan_ddr(const ds_run_opts *o, const ds_figures *df,
+			  int64_t parts_ddr)
+{
+	int64_t cap = ds_traffic_cap(o, df->extra_ddr);
+	return cap < parts_ddr ? cap : parts_ddr;
+}
+
+/* Plan q replaces *out (figures *f) by the finished plan's one rule
+ * (ds_keep_shorter): shorter, its traffic within replan_ddr or *out's
+ * where that is more, its peak within finish_peak or *out's; else q is
+ * freed. */
+static int keep_capped(const ds_graph *g, const ds_run_opts *o,
+		       const ds_figures *df, int64_t parts_ddr, ds_plan *q,
+		       ds_plan *out, ds_figures *f, ds_err *e)
+{
+	ds_figures from = *f;
+	int64_t cap = replan_ddr(o, df, parts_ddr);
+	if (from.extra_ddr < cap)
+		from.extra_ddr = cap;
+	bool took;
+	return ds_keep_shorter(g, q, finish_peak(o, df), &from, out, f, &took,
+			       e);
+}
+
+/* The budget floor: a plan that spends a traffic budget is never longer
+ * than the plan CPE's chain makes at budget 0, where that plan is within
+ * the traffic the finished plan's searches may spend.  With a budget
+ * above 0 (and DLR's plan spilling, else the caps are the same), the
+ * chain runs again at budget 0 from the same DLR plan (*df: its figures)
+ * and meets the baselines' plans as in a run at budget 0
+ * (ds_portfolio_final, so it keeps what that guarantees); its plan
+ * replaces the final one (*out, figures *f) as the tail's search's plan
+ * does (keep_capped): shorter, within the budget's cap over DLR's figure
+ * (at most the parts' traffic, parts_ddr, where g was planned by its
+ * parts) or the final plan's traffic where that is more, and within the
+ * peak limit.  Why: the backbone is chosen by its replay before CPE, a
+ * rough guide, and the budget lets in backbones that replay shorter but
+ * come out of CPE longer.  `dansched gen --kind matmul --nodes 3000
+ * --seed 7` at the default budget had 233,489 cycles and 51,968 bytes
+ * against 232,665 and 51,456 at budget 0 (its aged backbone, 512 bytes
+ * over DLR's, replayed 244,451 against DLR's own 249,405; its parts
+ * planned alone, ds_parts.c, now beat both, and test_pipeline holds
+ * `--nodes 1500 --seed 1`: 54,892 at 6,400 bytes against 54,334 at
+ * 6,144); of 72 generated graphs (four kinds, 300 to 6,000 nodes), one
+ * was longer at 5 than at 0 and two at 25 than at 5 (those two as long
+ * at 0 as at 5); with the floor, none.  Until 2026-12 the floor took
+ * only a plan with no more traffic and spills than the final one:
+ * Conv_Case0 at L1=4416 kept 434,583 cycles at 39,556 bytes (418,650
+ * after the tail's search) against the chain's 404,941 at 39,936 at
+ * budget 0, 380 bytes more but 2,211 under the cap; now 390,044.  The
+ * floor runs after the parts (ds_parts_plan): kept in place of the
+ * chain's plan alone, a shorter one lost to the plan of the parts that
+ * the chain's own plan had yielded to (`--nodes 2000 --seed 4`: 49,004
+ * cycles against 48,621).  The parts are not planned again at 0 (that
+ * doubled the time of a union of two bundled graphs): each part's plan
+ * has its own floor. */
 static int budget_floor(const ds_graph *g, const ds_run_opts *o,
 			dan_run *d, const ds_plan *dlr, const ds_figures *df,
-			ds_plan *out, ds_figures *f, ds_err *e)
+			int64_t parts_ddr, ds_plan *out, ds_figures *f,
+			ds_err *e)
 {
 	if (o->cpe.traffic_budget_pct <= 0 || df->extra_ddr == 0 ||
 	    run_size(g, o) > BUDGET_FLOOR_MAX_NODES)
@@ -923,9 +968,11 @@ static int budget_floor(const ds_graph *g, const ds_run_opts *o,
 	memset(&q, 0, sizeof q);
 	ds_figures fq;
 	int rc = chain_final(g, &zero, d, dlr, df, &q, &fq, NULL, e);
-	ds_plan_keep(g->heap, rc == DS_OK && ds_portfolio_beats(&fq, f), out,
-		     f, &q, &fq);
-	return rc;
+	if (rc) {
+		ds_plan_free(g->heap, &q);
+		return rc;
+	}
+	return keep_capped(g, o, df, parts_ddr, &q, out, f, e);
 }
 
 const double ds_budget_ladder[DS_NLADDER] = {0, 5, 25, 100, 400};
@@ -973,13 +1020,6 @@ static int ladder_floor(const ds_graph *g, const ds_run_opts *o,
 	return keep_made(g, rc, out, f, &q, &fq);
 }
 
-/* The peak limit of the finished plan's passes: CPE's, the peak budget
- * over DLR's plan's (figures *df). */
-static int64_t finish_peak(const ds_run_opts *o, const ds_figures *df)
-{
-	return ds_cpe_budget(df->peak_vstay, o->cpe.peak_budget_pct);
-}
-
 /* The uses a spill separates pulled together in *out (ds_window.c);
  * graphs small enough for more than one DLR start. */
 static int window_floor(const ds_graph *g, const ds_run_opts *o,
@@ -1006,19 +1046,6 @@ static int group_floor(const ds_graph *g, const ds_run_opts *o,
 			       &took, e);
 }
 
-/* The traffic the tail's search may spend (ds_replan_floor): the
- * budget's cap over DLR's figure, at most the parts' traffic where g was
- * planned by its parts (parts_ddr, ds_parts_plan), so that a union of
- * graphs spends no more than its graphs alone, whatever its own DLR
- * plan's traffic (Matmul_Case0 + Conv_Case0: 71,048 bytes against the
- * graphs' 11,520 + 41,480). */
-static int64_t replan_ddr(const ds_run_opts *o, const ds_figures *df,
-			  int64_t parts_ddr)
-{
-	int64_t cap = ds_traffic_cap(o, df->extra_ddr);
-	return cap < parts_ddr ? cap : parts_ddr;
-}
-
 /* CPE's stage before its check: CPE's chain from DLR's plan (figures
  * *df) and its spill-separated uses pulled together (window_floor, so
  * that it meets the parts' plans, which had that, on equal terms), then
@@ -1043,7 +1070,7 @@ static int cpe_stage(const ds_graph *g, const ds_run_opts *o, dan_run *d,
 		rc = ds_parts_plan(g, o, out, f, grouped ? &grp : NULL,
 				   &parts_ddr, e);
 	if (rc == DS_OK)
-		rc = budget_floor(g, o, d, dlr, df, out, f, e);
+		rc = budget_floor(g, o, d, dlr, df, parts_ddr, out, f, e);
 	if (rc == DS_OK)
 		rc = ladder_floor(g, o, d, dlr, df, out, f, e);
 	if (rc == DS_OK)

@@ -417,6 +417,36 @@ static void budget_floor_kept(void **state)
 	}
 }
 
+/* dan's figures on bundled graph name at capacities caps (as `schedule
+ * --cap`), default options but for the last stage. */
+static ds_figures bundled_at(const char *name, const char *caps, int stage)
+{
+	ds_graph *g = load_bundled_case(name);
+	must_set_caps(g, caps);
+	ds_run_opts o;
+	ds_run_opts_default(&o);
+	o.stage = stage;
+	ds_figures f = must_plan_figures(g, &o);
+	ds_graph_free(g);
+	return f;
+}
+
+/* The budget floor takes the plan CPE's chain makes at budget 0 where it
+ * is shorter and within the budget's cap, more traffic than the final
+ * plan's or not (ds_pipeline.c, budget_floor, keep_capped): Conv_Case0
+ * at L1=4416 comes to 390,044 cycles at 40,704 bytes (DLR's figure
+ * 40,140, cap 42,147); when the floor took only plans of no more
+ * traffic, 418,650 at 41,092 (the budget's own chain had 434,583 at
+ * 39,556 before the tail's search, the chain at budget 0 404,941 at
+ * 39,936; measured 2026-12-05). */
+static void budget_floor_capped(void **state)
+{
+	(void)state;
+	ds_figures f = bundled_at("Conv_Case0", "L1=4416", DS_STAGE_CPE);
+	assert_int_equal(f.makespan, 390044);
+	assert_int_equal(f.extra_ddr, 40704);
+}
+
 /* A graph planned as a part of a larger one (ds_run_opts_size) gets that
  * graph's share of the budgets and its size limits: one DLR start, not
  * 16, on `dansched gen --kind matmul --nodes 1000 --seed 1` as a part of
@@ -644,17 +674,12 @@ static void over_floor_kept(void **state)
 static void timely_backbone(void **state)
 {
 	(void)state;
-	ds_graph *g = load_bundled_case("FlashAttention_Case1");
-	must_set_caps(g, "UB=1088");
-	ds_run_opts o;
-	ds_run_opts_default(&o);
-	ds_figures f = must_plan_figures(g, &o);
+	ds_figures f = bundled_at("FlashAttention_Case1", "UB=1088",
+				 DS_STAGE_CPE);
 	assert_int_equal(f.makespan, 116128);
 	assert_int_equal(f.extra_ddr, 20224);
-	o.stage = DS_STAGE_DLR;
-	f = must_plan_figures(g, &o);
+	f = bundled_at("FlashAttention_Case1", "UB=1088", DS_STAGE_DLR);
 	assert_int_equal(f.extra_ddr, 19712);
-	ds_graph_free(g);
 }
 
 /* ds_run under alloc_sweep: the plan is freed once made. */
@@ -743,6 +768,7 @@ int main(void)
 		cmocka_unit_test(more_effort_runner_up),
 		cmocka_unit_test(more_effort_never_longer),
 		cmocka_unit_test(budget_floor_kept),
+		cmocka_unit_test(budget_floor_capped),
 		cmocka_unit_test(size_class),
 		cmocka_unit_test(renumbered_same_final),
 		cmocka_unit_test(packed_dlr_lowered),
