@@ -83,7 +83,7 @@ MUTATIONS = [
      "static bool gr_l0_safe(run *r)\n{\n",
      "static bool gr_l0_safe(run *r)\n{\n\tif (r)\n\t\treturn true;\n",
      STAGE),
-    ("dlr: one start (was 16)", "src/ds_pipeline.c",
+    ("dlr: one start (was 16)", "src/ds_dlr_stage.c",
      "#define DLR_STARTS 16", "#define DLR_STARTS 1", STAGE),
     ("free-first: FREEs not first", "src/ds_order.c",
      "int64_t c = g->kind[v] == DS_FREE ? 0 : g->kind[v] == DS_OP ? 1 : 2;",
@@ -225,8 +225,8 @@ MUTATIONS = [
     ("size: a part's work budgets not cut to its share", "src/ds_stage.h",
      "\tif (all == n)\n\t\treturn work;", "\tif (all >= n)\n\t\treturn work;",
      ["test_pipeline"]),
-    ("size: DLR starts by the part's own size", "src/ds_pipeline.c",
-     "\tint64_t k = work / run_size(g, o);",
+    ("size: DLR starts by the part's own size", "src/ds_dlr_stage.c",
+     "\tint64_t k = work / ds_size_nodes(g, o->size_nodes);",
      "\tint64_t k = work / ds_size_nodes(g, 0);", ["test_pipeline"]),
     ("parts: parts of one size run in the order of their least node",
      "src/ds_parts.c", "uint64_t r = (uint64_t)rank[v], first",
@@ -304,7 +304,7 @@ MUTATIONS = [
      "\t\tsmall[c] = (int64_t)size[c] * GROUP_SMALL <= big;",
      "\t\tsmall[c] = (int64_t)size[c] * GROUP_SMALL <= big - big;",
      PORTFOLIO),
-    ("pack: DLR's packed placements never kept", "src/ds_pipeline.c",
+    ("pack: DLR's packed placements never kept", "src/ds_dlr_stage.c",
      "\tif (rc == DS_OK && ds_pack_applies(g, o->size_nodes))\n"
      "\t\trc = dlr_packed(",
      "\tif (rc == DS_OK && ds_pack_applies(g, o->size_nodes) && 0)\n"

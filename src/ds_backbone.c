@@ -58,7 +58,7 @@ static const int32_t aged_tie_pcts[] = {10, 15};
  * feeders found in Id order.) */
 #define WAVE_MARGIN 5
 
-/* DLR's timely plan (ds_pipeline.c timely_offer) is a third backbone
+/* DLR's timely plan (ds_dlr_stage.c timely_offer) is a third backbone
  * where it replays this much shorter (per mille) than the backbone
  * chosen: CPE's chain then runs from it too (ds_pipeline.c,
  * timely_floor).  Measured 2026-12-05: FlashAttention_Case1 at UB=1088

@@ -49,7 +49,7 @@
  * still a lag behind after the last load runs its lag's steps alone, in
  * the plan's tail (Matmul_Case0: the last two accumulators ended 640
  * cycles apart, 1,289 cycles after the last load; the final plan 87,306
- * -> 86,859 cycles, ds_pipeline.c STAGGER_TIE_PCT).
+ * -> 86,859 cycles, ds_backbone.c STAGGER_TIE_PCT).
  * The steps sorted by (that time, lane, position) are laid over the
  * places the order gave the steps; every other operation keeps its
  * place, or its first consumer's when that is earlier (a load a step

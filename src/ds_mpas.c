@@ -120,7 +120,7 @@
 #define BAND_SMOOTH 10
 /* At most this many other orders go to the next stage (ds_mpas_alts):
  * enough for DLR, which places up to DLR_STARTS - 1 = 15 of them on
- * small graphs (DLR_STARTS in ds_pipeline.c says what chose that). */
+ * small graphs (DLR_STARTS in ds_dlr_stage.c says what chose that). */
 #define MAX_ALTS 16
 
 /* ---- orders as a whole ---- */

@@ -1,10 +1,10 @@
 /* ds_pipeline.c: the schedulers, end to end, each plan checked.
  *
  * dan runs the passes in order — MPAS (an order), DLR (placement and
- * spills; from several starts, then again from orders that pull together
- * the uses its plan's spills separate: dlr_pulled; last, MPAS's order and
- * its plan's placed with the spills decided on bytes and the addresses
- * packed afterwards: dlr_packed, ds_pack.c), CPE (pipeline
+ * spills, a search of its own, ds_dlr_stage.c: from several starts,
+ * then again from orders that pull together the uses its plan's spills
+ * separate; last, MPAS's order and its plan's placed with the spills
+ * decided on bytes and the addresses packed afterwards), CPE (pipeline
  * overlap; its backbone DLR's plan, or DLR's order, as it is, with its
  * accumulators staggered, relayed (ds_dlr_relay) or as a wave
  * (ds_wave.c), placed again with aged victims where that replays
@@ -41,7 +41,7 @@
  * numbered in the order their SPILL_OUTs run (ds_plan_sort_spills, checked
  * by a strict replay), and *fig holds its figures. */
 #include "ds_backbone.h"
-#include "ds_portfolio.h"
+#include "ds_dlr_stage.h"
 
 #include <string.h>
 #include <time.h>
@@ -119,235 +119,6 @@ static int run_baseline(const ds_graph *g, const ds_run_opts *o,
 	return rc;
 }
 
-/* A plan CPE's stage makes more than once in a run, kept the first time
- * (made) with its figures. */
-typedef struct memo {
-	bool made;
-	ds_plan plan;
-	ds_figures fig;
-} memo;
-
-/* DLR's timely plan (dan_run's timely, offered to CPE's backbone choice,
- * ds_backbone_choose): of the placements DLR makes and drops for their
- * traffic, the one whose replay is the shortest.  p (figures *f) goes
- * to *t when it replays shorter than the one there; else it is freed. */
-static void timely_offer(const ds_graph *g, memo *t, ds_plan *p,
-			 const ds_figures *f)
-{
-	bool take = !t->made || f->makespan < t->fig.makespan;
-	t->made = t->made || take;
-	ds_plan_keep(g->heap, take, &t->plan, &t->fig, p, f);
-}
-
-/* DLR starts from MPAS's order and from up to DLR_STARTS - 1 other good
- * orders MPAS found: orders of equal or nearly equal peak can differ in
- * traffic by tens of percent once placed (Conv_Case0: from 45,888 to
- * 52,618 between orders whose peaks differ by two bytes), and only
- * placing them tells; and the more starts, the less the result depends on
- * which orders MPAS happens to keep (renumbered copies of
- * FlashAttention_Case0: 1,280-1,536 from 16 starts, up to 3,072 from 8).
- * The starts are bounded by size, DLR_START_WORK nodes in all (times the
- * DLR effort), so large graphs get one. */
-#define DLR_STARTS 16
-#define DLR_START_WORK 40000
-/* and MPAS's own order when a baseline's replaced it */
-#define MAX_STARTS (DLR_STARTS + 1)
-
-int ds_dlr_starts(const ds_graph *g, const ds_run_opts *o)
-{
-	int64_t work = DLR_START_WORK * (o->dlr.effort > 1 ? o->dlr.effort : 1);
-	int64_t k = work / run_size(g, o);
-	return k < 1 ? 1 : k > DLR_STARTS ? DLR_STARTS : (int)k;
-}
-
-/* Is f better than best: less extra_ddr, then fewer spills. */
-static bool dlr_better(const ds_figures *f, const ds_figures *best)
-{
-	return f->extra_ddr < best->extra_ddr ||
-	       (f->extra_ddr == best->extra_ddr && f->spills < best->spills);
-}
-
-/* DLR from each of starts[0..nstart): the plan with the least
- * (extra_ddr, spills), the earlier on ties; the others offered to
- * *timely (timely_offer).  With more than one start,
- * every start first gets a lite run (DLR without its most expensive
- * searches), then the best lite start (the best effort ones with effort)
- * a full one: the starts that place well at a first look are the ones
- * worth the search (Matmul_Case0: 7 full runs took 2.3 s, 7 lite and one
- * full 0.6 s, for the same 11,520). */
-static int dlr_best(const ds_graph *g, const ds_run_opts *o,
-		    const int32_t *const *starts, int nstart, ds_plan *out,
-		    memo *timely, ds_err *e)
-{
-	DS_ASSERT(nstart >= 1 && nstart <= MAX_STARTS);
-	if (nstart == 1)
-		return ds_dlr(g, starts[0], &o->dlr, out, e);
-	ds_dlr_opts lite = o->dlr;
-	lite.lite = true;
-	const int64_t nfull = o->dlr.effort > 1 ? o->dlr.effort : 1;
-	ds_figures best, f, first[MAX_STARTS];
-	bool full[MAX_STARTS] = {false};
-	memset(&best, 0, sizeof best);
-	int rc = DS_OK;
-	bool have = false;
-	memset(out, 0, sizeof *out);
-	/* runs 0..nstart-1 are the lite ones, then the full ones */
-	for (int64_t r = 0; r < nstart + nfull && rc == DS_OK; r++) {
-		int k = (int)r;
-		if (r >= nstart) {
-			/* the best lite start not yet run in full */
-			k = -1;
-			for (int i = 0; i < nstart; i++)
-				if (!full[i] &&
-				    (k < 0 || dlr_better(&first[i], &first[k])))
-					k = i;
-			if (k < 0)
-				break;
-			full[k] = true;
-		}
-		ds_plan p;
-		rc = ds_dlr(g, starts[k], r >= nstart ? &o->dlr : &lite, &p,
-			    e);
-		if (rc)
-			break;
-		rc = ds_replay(g, &p, NULL, &f, e);
-		if (r < nstart)
-			first[k] = f;
-		if (rc == DS_OK && (!have || dlr_better(&f, &best))) {
-			if (have)
-				timely_offer(g, timely, out, &best);
-			*out = p;
-			best = f;
-			have = true;
-		} else if (rc == DS_OK) {
-			timely_offer(g, timely, &p, &f);
-		} else {
-			ds_plan_free(g->heap, &p);
-		}
-	}
-	if (rc)
-		ds_plan_free(g->heap, out);
-	return rc;
-}
-
-/* DLR again from orders that pull together the uses its plan's spills
- * separate (ds_order_pull; direct: only a later use that depends on the
- * earlier one), each round from the plan of the round before,
- * a lite run each (as dlr_best's first look); *best (figures *bf) is
- * replaced by a round's plan only when dlr_better says so, so the DLR
- * figure never rises.  FlashAttention_Case1: the first round (from DLR's
- * plan, 21,504 bytes) places at 35,840, the second at 20,224, and CPE
- * makes 117,972 cycles of it (143,193 before): pulling the first reads of
- * spilled S tiles up to the copies that wrote them runs each tile's vector
- * work right after its matmuls, and DLR then needs fewer spills.  The
- * rounds stop when no use moves: on the other five bundled graphs none
- * does (no spill there separates a use from one it depends on that could
- * run right after it).  Only graphs small enough for more than one DLR
- * start get them.  PULL_ROUNDS: 2 and 3, 4, 5 gave the same figures on
- * FlashAttention_Case1 and two renumbered copies of it.  Cost: per round
- * one pull, one lite DLR run and a replay.  The rounds' plans that are
- * not kept, and those a later round replaces, are offered to *timely
- * (timely_offer). */
-#define PULL_ROUNDS 2
-
-/* Then rounds that pull every pair of uses a first spill separates, the
- * later use depending on the earlier or not: FlashAttention_Case0's DLR
- * figure 1,280 -> 1,024 bytes and its final plan 31,981 -> 31,673
- * cycles; the other five graphs' plans do not change.  One round: 2 gave
- * the same figures on the six graphs; the round costs Matmul_Case0, whose
- * 73 moved uses place no better, about 0.03 s. */
-#define PULL_ANY_ROUNDS 1
-
-static int dlr_pulled(const ds_graph *g, const ds_run_opts *o, int rounds,
-		      bool direct, ds_plan *best, ds_figures *bf, memo *timely,
-		      ds_err *e)
-{
-	int32_t *order = ds_alloc(g->heap, (size_t)g->n, sizeof *order);
-	if (!order)
-		return ds_fail(e, DS_ENOMEM, "out of memory");
-	ds_dlr_opts lite = o->dlr;
-	lite.lite = true;
-	ds_plan last, p;
-	ds_figures lastf = {0};
-	memset(&last, 0, sizeof last);
-	const ds_plan *ref = best;
-	int rc = DS_OK;
-	for (int r = 0; r < rounds && rc == DS_OK; r++) {
-		int32_t moved = 0;
-		ds_figures f;
-		rc = ds_order_pull(g, ref, direct, order, &moved, e);
-		if (rc || moved == 0)
-			break;
-		rc = ds_dlr(g, order, &lite, &p, e);
-		if (rc)
-			break;
-		if (last.len) /* ref's, when it was last */
-			timely_offer(g, timely, &last, &lastf);
-		rc = ds_replay(g, &p, NULL, &f, e);
-		if (rc == DS_OK && dlr_better(&f, bf)) {
-			timely_offer(g, timely, best, bf);
-			*best = p;
-			*bf = f;
-			ref = best;
-		} else {
-			last = p, lastf = f;
-			ref = &last;
-		}
-	}
-	if (last.len && rc == DS_OK)
-		timely_offer(g, timely, &last, &lastf);
-	ds_plan_free(g->heap, &last);
-	ds_free(g->heap, order);
-	return rc;
-}
-
-/* One packed placement (ds_pack.c) of order with victim rule victim,
- * replacing *best (figures *bf) when dlr_better says so (*took then
- * set). */
-static int dlr_pack_one(const ds_graph *g, const int32_t *order, int victim,
-			ds_plan *best, ds_figures *bf, bool *took, ds_err *e)
-{
-	ds_place_opts po = {DS_BEST_FIT, victim, 0};
-	ds_plan p;
-	ds_figures f;
-	bool fits;
-	int rc = ds_place_packed(g, order, &po, &p, &fits, e);
-	if (rc || !fits)
-		return rc;
-	rc = ds_replay(g, &p, NULL, &f, e);
-	bool take = rc == DS_OK && dlr_better(&f, bf);
-	ds_plan_keep(g->heap, take, best, bf, &p, &f);
-	*took = *took || take;
-	return rc;
-}
-
-/* Last, MPAS's order and the DLR plan's own placed with the spills
- * decided on bytes and the addresses packed afterwards (ds_pack.c), with
- * both of DLR's victim rules; each kept when dlr_better says so, so the
- * DLR figure never rises.  Conv_Case0: 41,480 bytes in 34 spills (MPAS's
- * order, furthest next use) against 45,888 in 37, most of its early
- * spills having been made for want of one hole large enough; the other
- * five bundled graphs keep their plans.  After the pulls and the
- * baselines' orders, not among DLR's candidates: from a packed plan the
- * pulls take other paths (`gen --kind random --nodes 1500 --seed 1`
- * at L1=2048,UB=768: 4,224 bytes against 3,072).  Graphs where
- * ds_pack_applies.  *took: a packed plan replaced *best. */
-static int dlr_packed(const ds_graph *g, const int32_t *mpas, ds_plan *best,
-		      ds_figures *bf, bool *took, ds_err *e)
-{
-	int32_t *own = ds_alloc(g->heap, (size_t)g->n, sizeof *own);
-	if (!own)
-		return ds_fail(e, DS_ENOMEM, "out of memory");
-	ds_plan_nodes(g, best, own);
-	int rc = DS_OK;
-	for (int k = 0; k < 4 && rc == DS_OK; k++)
-		rc = dlr_pack_one(g, k < 2 ? mpas : own,
-				  k % 2 ? DS_VICTIM_COST : DS_VICTIM_FURTHEST,
-				  best, bf, took, e);
-	ds_free(g->heap, own);
-	return rc;
-}
-
 /* What dan's stages hand on: MPAS's orders and the baselines', and the
  * plans of CPE's stage that a run asks for again: at each budget of
  * ds_budget_ladder (the ladder floor asks for the one below, a ladder
@@ -362,9 +133,9 @@ typedef struct dan_run {
 	bool replaced;
 	bool packed; /* DLR's plan is dlr_packed's */
 	ds_portfolio pf;
-	memo zero;		/* chain_final at budget 0 */
-	memo timely;		/* DLR's timely plan (timely_offer) */
-	memo stage[DS_NLADDER]; /* cpe_stage at ds_budget_ladder[i] */
+	ds_memo zero;		/* chain_final at budget 0 */
+	ds_memo timely;		/* DLR's timely plan (timely_offer) */
+	ds_memo stage[DS_NLADDER]; /* cpe_stage at ds_budget_ladder[i] */
 } dan_run;
 
 static void dan_free(const ds_graph *g, dan_run *d)
@@ -445,34 +216,21 @@ static int dlr_final(const ds_graph *g, const ds_run_opts *o, dan_run *d,
 	return rc;
 }
 
-/* Stage 2: DLR from MPAS's orders, then from the baselines' one-live
- * orders that place better than that (ds_portfolio_dlr). */
+/* Stage 2: DLR's search (ds_dlr_stage_search) from MPAS's orders, then
+ * checked and reported (at stage DLR after its final choice). */
 static int dan_dlr(const ds_graph *g, const ds_run_opts *o, dan_run *d,
 		   ds_plan *out, ds_figures *fig, ds_err *e)
 {
 	clock_t t0 = clock();
-	const int32_t *starts[MAX_STARTS];
+	const int32_t *starts[DS_DLR_MAX_STARTS];
 	int k = 0;
 	starts[k++] = d->order;
 	if (d->replaced)
 		starts[k++] = d->alt + (size_t)d->nalt * g->n;
 	for (int i = 0; i < d->nalt; i++)
 		starts[k++] = d->alt + (size_t)i * g->n;
-	int rc = dlr_best(g, o, starts, k, out, &d->timely, e);
-	ds_figures f;
-	if (rc == DS_OK)
-		rc = ds_replay(g, out, NULL, &f, e);
-	const int nstart = ds_dlr_starts(g, o);
-	if (rc == DS_OK && nstart > 1)
-		rc = dlr_pulled(g, o, nstart < PULL_ROUNDS ? nstart : PULL_ROUNDS,
-				true, out, &f, &d->timely, e);
-	if (rc == DS_OK && nstart > 1)
-		rc = dlr_pulled(g, o, PULL_ANY_ROUNDS, false, out, &f,
-				&d->timely, e);
-	if (rc == DS_OK)
-		rc = ds_portfolio_dlr(g, &d->pf, &o->dlr, out, &f, e);
-	if (rc == DS_OK && ds_pack_applies(g, o->size_nodes))
-		rc = dlr_packed(g, d->order, out, &f, &d->packed, e);
+	ds_dlr_search ds = {starts, k, d->order, &d->pf, &d->timely};
+	int rc = ds_dlr_stage_search(g, o, &ds, out, &d->packed, e);
 	if (rc == DS_OK && o->stage == DS_STAGE_DLR)
 		rc = dlr_final(g, o, d, out, t0, fig, e);
 	else if (rc == DS_OK)
@@ -846,7 +604,7 @@ static int cpe_chain(const ds_graph *g, const ds_run_opts *o,
 }
 
 /* *out and *f: a copy of m's plan and its figures. */
-static int memo_get(const ds_graph *g, const memo *m, ds_plan *out,
+static int memo_get(const ds_graph *g, const ds_memo *m, ds_plan *out,
 		    ds_figures *f, ds_err *e)
 {
 	*f = m->fig;
@@ -857,7 +615,7 @@ static int memo_get(const ds_graph *g, const memo *m, ds_plan *out,
  * (figures *f) kept in m, on graphs where the floors run (no one asks
  * for it again on larger ones).  Returns rc, or the copy's failure. */
 static int memo_put(const ds_graph *g, const ds_run_opts *o, int rc,
-		    memo *m, const ds_plan *p, const ds_figures *f, ds_err *e)
+		    ds_memo *m, const ds_plan *p, const ds_figures *f, ds_err *e)
 {
 	if (run_size(g, o) > BUDGET_FLOOR_MAX_NODES)
 		return rc;

@@ -14,7 +14,8 @@
  * around a first spill make a pair, the dependence or not: on its own
  * that found nothing below DLR's 21,504 bytes on FlashAttention_Case1,
  * but 1,024 bytes on FlashAttention_Case0 (DLR 1,280), so the pipeline
- * runs the direct rounds first, then an undirected one (dlr_pulled).
+ * runs the direct rounds first, then an undirected one (dlr_pulled,
+ * ds_dlr_stage.c).
  * ds_pull_pairs lists those pairs (undirected), or the pairs around each
  * later spill of a buffer (its reloaded data spilled again before a
  * later use); ds_order_pull_one moves one later use up together with

@@ -1,0 +1,269 @@
+/* ds_dlr_stage.c: dan's DLR stage, a search over placements (prefix
+ * dlr_).  DLR (ds_dlr.c) places each of several orders (MPAS's, the
+ * baselines' one-live ones), a lite run each and a full one for the best
+ * (dlr_best); then again from the orders that pull together the uses its
+ * plan's spills separate (dlr_pulled); then from the baselines' orders
+ * that place better (ds_portfolio_dlr); last, MPAS's order and its
+ * plan's placed with the spills decided on bytes and the addresses
+ * packed afterwards (dlr_packed, ds_pack.c).  Every plan is replayed;
+ * the one of least (extra_ddr, spills) is kept, and of those dropped for
+ * their traffic the one whose replay is the shortest goes to the timely
+ * memo (timely_offer), which CPE's backbone choice weighs.
+ *
+ * Requires: a valid graph and orders of it that ds_replay accepts.
+ * Guarantees: *out passed ds_replay and has the least (extra_ddr,
+ * spills) of the plans made; the same input gives the same plan.
+ * Cost: per start a lite DLR run and a replay, one full run (effort N:
+ * N), per pull round one pull, a lite run and a replay; the baselines'
+ * placements and DLR runs (ds_portfolio.c); four packed placements. */
+#include "ds_dlr_stage.h"
+
+#include <string.h>
+
+/* DLR's timely plan (dan_run's timely, offered to CPE's backbone choice,
+ * ds_backbone_choose): of the placements DLR makes and drops for their
+ * traffic, the one whose replay is the shortest.  p (figures *f) goes
+ * to *t when it replays shorter than the one there; else it is freed. */
+static void timely_offer(const ds_graph *g, ds_memo *t, ds_plan *p,
+			 const ds_figures *f)
+{
+	bool take = !t->made || f->makespan < t->fig.makespan;
+	t->made = t->made || take;
+	ds_plan_keep(g->heap, take, &t->plan, &t->fig, p, f);
+}
+
+/* DLR starts from MPAS's order and from up to DLR_STARTS - 1 other good
+ * orders MPAS found: orders of equal or nearly equal peak can differ in
+ * traffic by tens of percent once placed (Conv_Case0: from 45,888 to
+ * 52,618 between orders whose peaks differ by two bytes), and only
+ * placing them tells; and the more starts, the less the result depends on
+ * which orders MPAS happens to keep (renumbered copies of
+ * FlashAttention_Case0: 1,280-1,536 from 16 starts, up to 3,072 from 8).
+ * The starts are bounded by size, DLR_START_WORK nodes in all (times the
+ * DLR effort), so large graphs get one. */
+#define DLR_STARTS 16
+#define DLR_START_WORK 40000
+_Static_assert(DS_DLR_MAX_STARTS >= DLR_STARTS + 1,
+	       "MPAS's own order besides DLR_STARTS");
+
+int ds_dlr_starts(const ds_graph *g, const ds_run_opts *o)
+{
+	int64_t work = DLR_START_WORK * (o->dlr.effort > 1 ? o->dlr.effort : 1);
+	int64_t k = work / ds_size_nodes(g, o->size_nodes);
+	return k < 1 ? 1 : k > DLR_STARTS ? DLR_STARTS : (int)k;
+}
+
+/* Is f better than best: less extra_ddr, then fewer spills. */
+static bool dlr_better(const ds_figures *f, const ds_figures *best)
+{
+	return f->extra_ddr < best->extra_ddr ||
+	       (f->extra_ddr == best->extra_ddr && f->spills < best->spills);
+}
+
+/* DLR from each of starts[0..nstart): the plan with the least
+ * (extra_ddr, spills), the earlier on ties; the others offered to
+ * *timely (timely_offer).  With more than one start,
+ * every start first gets a lite run (DLR without its most expensive
+ * searches), then the best lite start (the best effort ones with effort)
+ * a full one: the starts that place well at a first look are the ones
+ * worth the search (Matmul_Case0: 7 full runs took 2.3 s, 7 lite and one
+ * full 0.6 s, for the same 11,520). */
+static int dlr_best(const ds_graph *g, const ds_run_opts *o,
+		    const int32_t *const *starts, int nstart, ds_plan *out,
+		    ds_memo *timely, ds_err *e)
+{
+	DS_ASSERT(nstart >= 1 && nstart <= DS_DLR_MAX_STARTS);
+	if (nstart == 1)
+		return ds_dlr(g, starts[0], &o->dlr, out, e);
+	ds_dlr_opts lite = o->dlr;
+	lite.lite = true;
+	const int64_t nfull = o->dlr.effort > 1 ? o->dlr.effort : 1;
+	ds_figures best, f, first[DS_DLR_MAX_STARTS];
+	bool full[DS_DLR_MAX_STARTS] = {false};
+	memset(&best, 0, sizeof best);
+	int rc = DS_OK;
+	bool have = false;
+	memset(out, 0, sizeof *out);
+	/* runs 0..nstart-1 are the lite ones, then the full ones */
+	for (int64_t r = 0; r < nstart + nfull && rc == DS_OK; r++) {
+		int k = (int)r;
+		if (r >= nstart) {
+			/* the best lite start not yet run in full */
+			k = -1;
+			for (int i = 0; i < nstart; i++)
+				if (!full[i] &&
+				    (k < 0 || dlr_better(&first[i], &first[k])))
+					k = i;
+			if (k < 0)
+				break;
+			full[k] = true;
+		}
+		ds_plan p;
+		rc = ds_dlr(g, starts[k], r >= nstart ? &o->dlr : &lite, &p,
+			    e);
+		if (rc)
+			break;
+		rc = ds_replay(g, &p, NULL, &f, e);
+		if (r < nstart)
+			first[k] = f;
+		if (rc == DS_OK && (!have || dlr_better(&f, &best))) {
+			if (have)
+				timely_offer(g, timely, out, &best);
+			*out = p;
+			best = f;
+			have = true;
+		} else if (rc == DS_OK) {
+			timely_offer(g, timely, &p, &f);
+		} else {
+			ds_plan_free(g->heap, &p);
+		}
+	}
+	if (rc)
+		ds_plan_free(g->heap, out);
+	return rc;
+}
+
+/* DLR again from orders that pull together the uses its plan's spills
+ * separate (ds_order_pull; direct: only a later use that depends on the
+ * earlier one), each round from the plan of the round before,
+ * a lite run each (as dlr_best's first look); *best (figures *bf) is
+ * replaced by a round's plan only when dlr_better says so, so the DLR
+ * figure never rises.  FlashAttention_Case1: the first round (from DLR's
+ * plan, 21,504 bytes) places at 35,840, the second at 20,224, and CPE
+ * makes 117,972 cycles of it (143,193 before): pulling the first reads of
+ * spilled S tiles up to the copies that wrote them runs each tile's vector
+ * work right after its matmuls, and DLR then needs fewer spills.  The
+ * rounds stop when no use moves: on the other five bundled graphs none
+ * does (no spill there separates a use from one it depends on that could
+ * run right after it).  Only graphs small enough for more than one DLR
+ * start get them.  PULL_ROUNDS: 2 and 3, 4, 5 gave the same figures on
+ * FlashAttention_Case1 and two renumbered copies of it.  Cost: per round
+ * one pull, one lite DLR run and a replay.  The rounds' plans that are
+ * not kept, and those a later round replaces, are offered to *timely
+ * (timely_offer). */
+#define PULL_ROUNDS 2
+
+/* Then rounds that pull every pair of uses a first spill separates, the
+ * later use depending on the earlier or not: FlashAttention_Case0's DLR
+ * figure 1,280 -> 1,024 bytes and its final plan 31,981 -> 31,673
+ * cycles; the other five graphs' plans do not change.  One round: 2 gave
+ * the same figures on the six graphs; the round costs Matmul_Case0, whose
+ * 73 moved uses place no better, about 0.03 s. */
+#define PULL_ANY_ROUNDS 1
+
+static int dlr_pulled(const ds_graph *g, const ds_run_opts *o, int rounds,
+		      bool direct, ds_plan *best, ds_figures *bf, ds_memo *timely,
+		      ds_err *e)
+{
+	int32_t *order = ds_alloc(g->heap, (size_t)g->n, sizeof *order);
+	if (!order)
+		return ds_fail(e, DS_ENOMEM, "out of memory");
+	ds_dlr_opts lite = o->dlr;
+	lite.lite = true;
+	ds_plan last, p;
+	ds_figures lastf = {0};
+	memset(&last, 0, sizeof last);
+	const ds_plan *ref = best;
+	int rc = DS_OK;
+	for (int r = 0; r < rounds && rc == DS_OK; r++) {
+		int32_t moved = 0;
+		ds_figures f;
+		rc = ds_order_pull(g, ref, direct, order, &moved, e);
+		if (rc || moved == 0)
+			break;
+		rc = ds_dlr(g, order, &lite, &p, e);
+		if (rc)
+			break;
+		if (last.len) /* ref's, when it was last */
+			timely_offer(g, timely, &last, &lastf);
+		rc = ds_replay(g, &p, NULL, &f, e);
+		if (rc == DS_OK && dlr_better(&f, bf)) {
+			timely_offer(g, timely, best, bf);
+			*best = p;
+			*bf = f;
+			ref = best;
+		} else {
+			last = p, lastf = f;
+			ref = &last;
+		}
+	}
+	if (last.len && rc == DS_OK)
+		timely_offer(g, timely, &last, &lastf);
+	ds_plan_free(g->heap, &last);
+	ds_free(g->heap, order);
+	return rc;
+}
+
+/* One packed placement (ds_pack.c) of order with victim rule victim,
+ * replacing *best (figures *bf) when dlr_better says so (*took then
+ * set). */
+static int dlr_pack_one(const ds_graph *g, const int32_t *order, int victim,
+			ds_plan *best, ds_figures *bf, bool *took, ds_err *e)
+{
+	ds_place_opts po = {DS_BEST_FIT, victim, 0};
+	ds_plan p;
+	ds_figures f;
+	bool fits;
+	int rc = ds_place_packed(g, order, &po, &p, &fits, e);
+	if (rc || !fits)
+		return rc;
+	rc = ds_replay(g, &p, NULL, &f, e);
+	bool take = rc == DS_OK && dlr_better(&f, bf);
+	ds_plan_keep(g->heap, take, best, bf, &p, &f);
+	*took = *took || take;
+	return rc;
+}
+
+/* Last, MPAS's order and the DLR plan's own placed with the spills
+ * decided on bytes and the addresses packed afterwards (ds_pack.c), with
+ * both of DLR's victim rules; each kept when dlr_better says so, so the
+ * DLR figure never rises.  Conv_Case0: 41,480 bytes in 34 spills (MPAS's
+ * order, furthest next use) against 45,888 in 37, most of its early
+ * spills having been made for want of one hole large enough; the other
+ * five bundled graphs keep their plans.  After the pulls and the
+ * baselines' orders, not among DLR's candidates: from a packed plan the
+ * pulls take other paths (`gen --kind random --nodes 1500 --seed 1`
+ * at L1=2048,UB=768: 4,224 bytes against 3,072).  Graphs where
+ * ds_pack_applies.  *took: a packed plan replaced *best. */
+static int dlr_packed(const ds_graph *g, const int32_t *mpas, ds_plan *best,
+		      ds_figures *bf, bool *took, ds_err *e)
+{
+	int32_t *own = ds_alloc(g->heap, (size_t)g->n, sizeof *own);
+	if (!own)
+		return ds_fail(e, DS_ENOMEM, "out of memory");
+	ds_plan_nodes(g, best, own);
+	int rc = DS_OK;
+	for (int k = 0; k < 4 && rc == DS_OK; k++)
+		rc = dlr_pack_one(g, k < 2 ? mpas : own,
+				  k % 2 ? DS_VICTIM_COST : DS_VICTIM_FURTHEST,
+				  best, bf, took, e);
+	ds_free(g->heap, own);
+	return rc;
+}
+
+int ds_dlr_stage_search(const ds_graph *g, const ds_run_opts *o,
+			const ds_dlr_search *s, ds_plan *out, bool *packed,
+			ds_err *e)
+{
+	if (s->nstart < 1 || s->nstart > DS_DLR_MAX_STARTS)
+		return ds_fail(e, DS_EINPUT, "%s: %d DLR starts (1 to %d)",
+			       g->source, s->nstart, DS_DLR_MAX_STARTS);
+	int rc = dlr_best(g, o, s->starts, s->nstart, out, s->timely, e);
+	ds_figures f;
+	if (rc == DS_OK)
+		rc = ds_replay(g, out, NULL, &f, e);
+	const int nstart = ds_dlr_starts(g, o);
+	if (rc == DS_OK && nstart > 1)
+		rc = dlr_pulled(g, o, nstart < PULL_ROUNDS ? nstart : PULL_ROUNDS,
+				true, out, &f, s->timely, e);
+	if (rc == DS_OK && nstart > 1)
+		rc = dlr_pulled(g, o, PULL_ANY_ROUNDS, false, out, &f,
+				s->timely, e);
+	if (rc == DS_OK)
+		rc = ds_portfolio_dlr(g, s->pf, &o->dlr, out, &f, e);
+	if (rc == DS_OK && ds_pack_applies(g, o->size_nodes))
+		rc = dlr_packed(g, s->mpas, out, &f, packed, e);
+	if (rc)
+		ds_plan_free(g->heap, out);
+	return rc;
+}

@@ -1,0 +1,44 @@
+/* ds_dlr_stage.h: dan's DLR stage, the search over placements that the
+ * pipeline runs between MPAS and CPE (ds_dlr_stage.c; the pipeline:
+ * ds_pipeline.c). */
+#ifndef DS_DLR_STAGE_H
+#define DS_DLR_STAGE_H
+
+#include "ds_pipeline.h"
+#include "ds_portfolio.h"
+
+/* DLR's starts at most: DLR_STARTS (ds_dlr_stage.c) and MPAS's own order
+ * when a baseline's replaced it. */
+#define DS_DLR_MAX_STARTS 17
+
+/* A plan a run makes once and asks for again, kept the first time
+ * (made) with its figures (dan_run's memos, ds_pipeline.c). */
+typedef struct ds_memo {
+	bool made;
+	ds_plan plan;
+	ds_figures fig;
+} ds_memo;
+
+/* What the search starts from: the orders to place (starts[0] MPAS's
+ * stage's order), MPAS's own order (packed again at the end), the
+ * baselines, and the memo of DLR's timely plan, which gets the
+ * placements the search drops for their traffic (the one whose replay
+ * is the shortest). */
+typedef struct ds_dlr_search {
+	const int32_t *const *starts;
+	int nstart; /* 1 to DS_DLR_MAX_STARTS */
+	const int32_t *mpas;
+	ds_portfolio *pf;
+	ds_memo *timely;
+} ds_dlr_search;
+
+/* DLR from each start, then again from the orders its plan's spills
+ * pull together, from the baselines' orders that place better, and
+ * packed: into *out the plan of the least (extra_ddr, spills) found,
+ * which ds_replay accepts; *packed when it is a packed placement (CPE's
+ * backbone choice reads that). */
+int ds_dlr_stage_search(const ds_graph *g, const ds_run_opts *o,
+			const ds_dlr_search *s, ds_plan *out, bool *packed,
+			ds_err *e);
+
+#endif
