@@ -651,7 +651,8 @@ static int64_t finish_peak(const ds_run_opts *o, const ds_figures *df)
 	return ds_cpe_budget(df->peak_vstay, o->cpe.peak_budget_pct);
 }
 
-/* The traffic the tail's search may spend (ds_replan_floor): the
+/* The traffic the finished plan's searches may spend (the tail's,
+ * ds_replan_floor, and the budget floor's, keep_capped): the
  * budget's cap over DLR's figure, at most the parts' traffic where g was
  * planned by its parts (parts_ddr, ds_parts_plan), so that a union of
  * graphs spends no more than its graphs alone, whatever its own DLR
