@@ -13,9 +13,12 @@
  * choices, the buffer used longest ago; placed packed (ds_pack.c), a
  * graph whose free bytes best fit leaves in two holes needs no spill.  On a generated tiled matmul the reuse pilot keeps
  * the traffic under a measured bound, renumbered too, and plans one whose
- * chains read no inputs. */
+ * chains read no inputs.  DLR's stage search (ds_dlr_stage.c) keeps no
+ * more traffic than its one start's plan and refuses a start count out
+ * of range. */
 #include "test_util.h"
 
+#include "ds_dlr_stage.h"
 #include "ds_stage.h"
 
 /* ---- helpers ---- */
@@ -1114,6 +1117,48 @@ static const char chains_json[] =
 	      ",[9,10],[11,12],[12,13],[13,14],[14,15],[7,2],[12,2]"
 	      ",[8,5],[13,5]");
 
+/* DLR's stage search (ds_dlr_stage.c) from one start, the free-first
+ * order: a plan the replay accepts, with the search's traffic at most
+ * that start's own DLR plan's (the search keeps the least); a start
+ * count out of 1 to DS_DLR_MAX_STARTS is refused with an error, not
+ * only an assert. */
+static void stage_search_starts(void **state)
+{
+	(void)state;
+	ds_graph *g = must_generate(DS_GEN_RANDOM, 300, 3);
+	int32_t *ord = free_first(g);
+	ds_plan alone, p;
+	ds_figures fa, f;
+	run_dlr_order(g, ord, &alone, &fa);
+	ds_run_opts o;
+	ds_run_opts_default(&o);
+	ds_portfolio pf;
+	ds_memo timely;
+	memset(&timely, 0, sizeof timely);
+	ds_err e;
+	assert_int_equal(ds_portfolio_run(g, &pf, &e), DS_OK);
+	const int32_t *starts[] = {ord};
+	ds_dlr_search s = {starts, 1, ord, &pf, &timely};
+	bool packed = false;
+	assert_int_equal(ds_dlr_stage_search(g, &o, &s, &p, &packed, &e),
+			 DS_OK);
+	assert_int_equal(ds_replay(g, &p, NULL, &f, &e), DS_OK);
+	assert_true(f.extra_ddr <= fa.extra_ddr);
+	ds_plan_free(g->heap, &p);
+	s.nstart = 0;
+	assert_int_equal(ds_dlr_stage_search(g, &o, &s, &p, &packed, &e),
+			 DS_EINPUT);
+	assert_non_null(strstr(e.msg, "DLR starts"));
+	s.nstart = DS_DLR_MAX_STARTS + 1;
+	assert_int_equal(ds_dlr_stage_search(g, &o, &s, &p, &packed, &e),
+			 DS_EINPUT);
+	ds_plan_free(g->heap, &timely.plan);
+	ds_plan_free(g->heap, &alone);
+	ds_portfolio_free(g, &pf);
+	free(ord);
+	ds_graph_free(g);
+}
+
 /* Every allocation failing in turn: DS_ENOMEM, nothing leaked. */
 static void out_of_memory_on(const char *json)
 {
@@ -1166,6 +1211,7 @@ int main(void)
 		cmocka_unit_test(relay_groups),
 		cmocka_unit_test(cannot_be_placed),
 		cmocka_unit_test(out_of_memory),
+		cmocka_unit_test(stage_search_starts),
 		cmocka_unit_test(effort_never_worse),
 		cmocka_unit_test(pilot_on_generated_matmul),
 		cmocka_unit_test(pilot_without_inputs),
