@@ -304,6 +304,9 @@ MUTATIONS = [
      "\t\tsmall[c] = (int64_t)size[c] * GROUP_SMALL <= big;",
      "\t\tsmall[c] = (int64_t)size[c] * GROUP_SMALL <= big - big;",
      PORTFOLIO),
+    ("dlr stage: the start count not checked", "src/ds_dlr_stage.c",
+     "\tif (s->nstart < 1 || s->nstart > DS_DLR_MAX_STARTS)",
+     "\tif (0)", ["test_dlr"]),
     ("pack: DLR's packed placements never kept", "src/ds_dlr_stage.c",
      "\tif (rc == DS_OK && ds_pack_applies(g, o->size_nodes))\n"
      "\t\trc = dlr_packed(",
