@@ -36,7 +36,9 @@ typedef struct ds_dlr_search {
  * pull together, from the baselines' orders that place better, and
  * packed: into *out the plan of the least (extra_ddr, spills) found,
  * which ds_replay accepts; *packed when it is a packed placement (CPE's
- * backbone choice reads that). */
+ * backbone choice reads that).  A start count out of 1 to
+ * DS_DLR_MAX_STARTS is refused (DS_EINPUT, *out untouched); on any
+ * other failure *out is left empty. */
 int ds_dlr_stage_search(const ds_graph *g, const ds_run_opts *o,
 			const ds_dlr_search *s, ds_plan *out, bool *packed,
 			ds_err *e);
