@@ -61,10 +61,20 @@ static int replay_fin(const ds_graph *g, const ds_plan *p, int64_t **fin,
 	return ds_replay(g, p, &ro, fp, e);
 }
 
+int ds_keep_within(const ds_graph *g, ds_plan *q, int64_t max_peak,
+		   int64_t max_ddr, ds_plan *best, ds_figures *fb, bool *took,
+		   ds_err *e)
+{
+	ds_figures from = *fb;
+	if (from.extra_ddr < max_ddr)
+		from.extra_ddr = max_ddr;
+	return ds_keep_shorter(g, q, max_peak, &from, best, fb, took, e);
+}
+
 /* The tail's spills of memory m planned again (ds_replan.c) from *s,
  * *out with its spill lines sorted, and its finish times fin, with at
  * most max_ddr bytes of traffic or *out's own where that is more; the
- * plan replaces *out (figures *f) by ds_keep_shorter: *took. */
+ * plan replaces *out (figures *f) by ds_keep_within: *took. */
 static int replan_mem(const ds_graph *g, int m, int64_t max_peak,
 		      int64_t max_ddr, const ds_plan *s, const int64_t *fin,
 		      ds_plan *out, ds_figures *f, bool *took, ds_err *e)
@@ -73,14 +83,11 @@ static int replan_mem(const ds_graph *g, int m, int64_t max_peak,
 	bool changed = false;
 	/* the plan's own traffic at least: the parts' plan of a union whose
 	 * own DLR plan has less traffic than its parts' may be over the cap */
-	ds_figures from = *f;
-	if (from.extra_ddr < max_ddr)
-		from.extra_ddr = max_ddr;
-	int rc = ds_replan_tail(g, s, fin, m, from.extra_ddr, &q, &changed,
-				e);
+	int64_t limit = f->extra_ddr > max_ddr ? f->extra_ddr : max_ddr;
+	int rc = ds_replan_tail(g, s, fin, m, limit, &q, &changed, e);
 	*took = false;
 	if (rc == DS_OK && changed)
-		rc = ds_keep_shorter(g, &q, max_peak, &from, out, f, took, e);
+		rc = ds_keep_within(g, &q, max_peak, max_ddr, out, f, took, e);
 	return rc;
 }
 

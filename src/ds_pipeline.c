@@ -665,21 +665,17 @@ static int64_t replan_ddr(const ds_run_opts *o, const ds_figures *df,
 	return cap < parts_ddr ? cap : parts_ddr;
 }
 
-/* Plan q replaces *out (figures *f) by the finished plan's one rule
- * (ds_keep_shorter): shorter, its traffic within replan_ddr or *out's
+/* Plan q replaces *out (figures *f) as the tail's search's plans do
+ * (ds_keep_within): shorter, its traffic within replan_ddr or *out's
  * where that is more, its peak within finish_peak or *out's; else q is
  * freed. */
 static int keep_capped(const ds_graph *g, const ds_run_opts *o,
 		       const ds_figures *df, int64_t parts_ddr, ds_plan *q,
 		       ds_plan *out, ds_figures *f, ds_err *e)
 {
-	ds_figures from = *f;
-	int64_t cap = replan_ddr(o, df, parts_ddr);
-	if (from.extra_ddr < cap)
-		from.extra_ddr = cap;
 	bool took;
-	return ds_keep_shorter(g, q, finish_peak(o, df), &from, out, f, &took,
-			       e);
+	return ds_keep_within(g, q, finish_peak(o, df),
+			      replan_ddr(o, df, parts_ddr), out, f, &took, e);
 }
 
 /* The budget floor: a plan that spends a traffic budget is never longer

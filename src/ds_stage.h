@@ -352,6 +352,12 @@ int ds_replan_tail(const ds_graph *g, const ds_plan *p, const int64_t *fin,
 int ds_keep_shorter(const ds_graph *g, ds_plan *q, int64_t max_peak,
 		    const ds_figures *from, ds_plan *best, ds_figures *fb,
 		    bool *took, ds_err *e);
+/* ds_keep_shorter with the traffic limit max_ddr, or *fb's own traffic
+ * where that is more (the tail's search and the budget floor keep their
+ * plans so; ds_finish.c). */
+int ds_keep_within(const ds_graph *g, ds_plan *q, int64_t max_peak,
+		   int64_t max_ddr, ds_plan *best, ds_figures *fb, bool *took,
+		   ds_err *e);
 /* The tail's spills of L1, then of UB, planned again on *out (figures
  * *f; ds_replan_tail) with at most max_ddr bytes of traffic (or *out's
  * own where that is more), each plan kept by ds_keep_shorter
