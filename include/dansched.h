@@ -203,13 +203,15 @@ typedef struct dansched_options {
 				      (aged victims, retiming) (5); on
 				      graphs of up to 20,000 nodes, CPE's
 				      plan at budget 0 is kept where it
-				      is shorter with no more traffic
-				      and spills, and above 5 the plan
+				      is shorter and within the budget,
+				      and above 5 the plan
 				      at the next lower budget of
 				      dansched_tradeoff_budget (5, 25,
 				      100, 400) where it is shorter */
 	double peak_budget_pct;	   /* CPE may add this % to peak_vstay,
-				      where the peak held it back (5) */
+				      where the peak held it back (5);
+				      above 5 the plan at 5 is made too
+				      and kept where it is shorter */
 	/* both budgets: finite, 0 to DANSCHED_BUDGET_MAX.  What a run would
 	 * not use is DANSCHED_BAD_INPUT, as the CLI refuses it: with a
 	 * baseline scheduler, a stage, effort or budget other than the

@@ -130,14 +130,15 @@ static const char usage_schedule[] =
 	"                        plan's last spills searched again\n"
 	"                        (default 5); up to 20,000 nodes, CPE's plan\n"
 	"                        at budget 0 is kept where it is shorter\n"
-	"                        with no more traffic, and above 5 the plan\n"
+	"                        and within the budget, and above 5 the plan\n"
 	"                        at the next lower of 5, 25, 100 and 400\n"
 	"                        where it is shorter, and the plan from the\n"
 	"                        starting plan chosen within 5's cap where\n"
 	"                        that is shorter\n"
 	"  --peak-budget PCT     CPE may raise peak_vstay by PCT % over the DLR\n"
 	"                        plan's where keeping it held CPE back\n"
-	"                        (default 5)\n"
+	"                        (default 5); above 5, the plan at 5 is\n"
+	"                        made too and kept where it is shorter\n"
 	"  --trace, --memmap     also write DIR/<case>_trace.json and\n"
 	"                        DIR/<case>_memmap.svg (not with --stage mpas:\n"
 	"                        an order has no memory map)\n"
@@ -258,6 +259,8 @@ static const struct option all_options[] = {
 
 static void args_default(args *a)
 {
+	dansched_options d; /* the budgets' defaults are the library's */
+	dansched_options_default(&d);
 	memset(a, 0, sizeof *a);
 	dansched_caps_default(&a->caps);
 	a->stage = "cpe";
@@ -265,8 +268,8 @@ static void args_default(args *a)
 	a->kind = "matmul";
 	a->seed = 1;
 	a->repeat = 1;
-	a->traffic_budget = 5;
-	a->peak_budget = 5;
+	a->traffic_budget = d.traffic_budget_pct;
+	a->peak_budget = d.peak_budget_pct;
 	a->published = DS_PUBLISHED;
 }
 

@@ -447,6 +447,32 @@ static void budget_floor_capped(void **state)
 	assert_int_equal(f.extra_ddr, 40704);
 }
 
+/* A peak budget above the default is never worse than the default's
+ * (ds_pipeline.c, peak_floor): on `dansched gen --kind random --nodes 500
+ * --seed 4` at L1=2048,UB=768 the plan at the default budget (5) ends at
+ * 8,258 cycles; at 10 the budget's own plan came to 8,572 (8,413 at 15),
+ * so 5's plan is kept; at 20 the budget's own, 8,093, is shorter
+ * (measured 2026-12-06). */
+static void peak_floor_kept(void **state)
+{
+	(void)state;
+	ds_graph *g =
+		must_generate_planned_at(DS_GEN_RANDOM, 500, 4, "L1=2048,UB=768");
+	static const struct {
+		double pct;
+		int64_t makespan;
+	} want[] = {{5, 8258}, {10, 8258}, {20, 8093}};
+	for (size_t k = 0; k < sizeof want / sizeof *want; k++) {
+		ds_run_opts o;
+		ds_run_opts_default(&o);
+		o.cpe.peak_budget_pct = want[k].pct;
+		ds_figures f = must_plan_figures(g, &o);
+		assert_int_equal(f.makespan, want[k].makespan);
+		assert_int_equal(f.extra_ddr, 128);
+	}
+	ds_graph_free(g);
+}
+
 /* A graph planned as a part of a larger one (ds_run_opts_size) gets that
  * graph's share of the budgets and its size limits: one DLR start, not
  * 16, on `dansched gen --kind matmul --nodes 1000 --seed 1` as a part of
@@ -732,7 +758,8 @@ static void sweep_run(ds_graph *g, const ds_run_opts *o, long step,
  * 2 on a generated graph (`dansched gen --kind conv --nodes 50 --seed 2`)
  * where CPE and retime also run from the runner-up backbone
  * (ds_pipeline.c, cpe_runner_up) and the default's plan is made too
- * (default_floor). */
+ * (default_floor), and on that graph at a peak budget of 20, where the
+ * plan at 5 is made too (peak_floor; every fourth failure). */
 static void out_of_memory(void **state)
 {
 	(void)state;
@@ -753,6 +780,10 @@ static void out_of_memory(void **state)
 	o.cpe.effort = 2;
 	if (!test_quick())
 		sweep_run(c, &o, 1, "conv, CPE's effort 2");
+	o.cpe.effort = 1;
+	o.cpe.peak_budget_pct = 20;
+	/* some 14,650 failures, 50 s in a Release build: every fourth */
+	sweep_run(c, &o, test_quick() ? 16 : 4, "conv, peak budget 20");
 	ds_graph_free(g);
 	ds_graph_free(r);
 	ds_graph_free(a);
@@ -769,6 +800,7 @@ int main(void)
 		cmocka_unit_test(more_effort_never_longer),
 		cmocka_unit_test(budget_floor_kept),
 		cmocka_unit_test(budget_floor_capped),
+		cmocka_unit_test(peak_floor_kept),
 		cmocka_unit_test(size_class),
 		cmocka_unit_test(renumbered_same_final),
 		cmocka_unit_test(packed_dlr_lowered),

@@ -519,11 +519,12 @@ class Graph(_Owned):
             plan may have, spent where it shortens the makespan (a
             placement with aged victims, retiming) (5); on graphs of up
             to 20,000 nodes CPE's plan at budget 0 is kept where it is
-            shorter with no more traffic and spills, and above 5 the
+            shorter and within the budget, and above 5 the
             plan at the next lower of 5, 25, 100 and 400 where it is
             shorter.
         peak_budget: % CPE may add to peak_vstay where the peak held it
-            back (5).
+            back (5); above 5 the plan at 5 is made too and kept where
+            it is shorter.
         A stage, effort or budget that the run would not use is refused
         (BadInputError), as the CLI refuses it: with a baseline scheduler
         anything but their defaults (its plan is its whole run), with
