@@ -964,9 +964,10 @@ static ds_run_opts default_peak(const ds_run_opts *o)
 
 /* A peak budget above the default is never worse than the default's, by
  * construction: the default's plan is made too (quietly) and replaces
- * *out when it is shorter, or as long with less traffic; its peak is
- * within the larger budget's limit (both over the same DLR plan's peak)
- * and its traffic within the same traffic cap.  CPE at a raised limit is
+ * *out when it is shorter, or as long with less traffic; what that plan
+ * was held to holds at the larger budget too (CPE's peak limit, over the
+ * same DLR plan's peak, is lower; the traffic cap is the same, and so are
+ * the baselines' plans it competed with).  CPE at a raised limit is
  * never worse than within the lower one (ds_cpe), but retiming and the
  * floors after it are heuristics: of the 162 runs that chose
  * PEAK_BUDGET_DEFAULT, 6 were longer at 10 than at 5, 10 at 15 and 8 at
