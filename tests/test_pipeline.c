@@ -803,8 +803,8 @@ static void out_of_memory(void **state)
 		sweep_run(c, &o, 1, "conv, CPE's effort 2");
 	o.cpe.effort = 1;
 	o.cpe.peak_budget_pct = 20;
-	/* some 14,650 failures, 50 s in a Release build: every fourth, not
-	 * in the sanitizer pass */
+	/* some 14,650 failures, about 50 s in a RelWithDebInfo build:
+	 * every fourth, not in the sanitizer pass */
 	if (!test_quick())
 		sweep_run(c, &o, 4, "conv, peak budget 20");
 	ds_graph_free(g);
