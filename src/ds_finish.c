@@ -61,13 +61,19 @@ static int replay_fin(const ds_graph *g, const ds_plan *p, int64_t **fin,
 	return ds_replay(g, p, &ro, fp, e);
 }
 
+/* The traffic a plan kept over *f may have: max_ddr, or *f's own where
+ * that is more. */
+static int64_t ddr_within(const ds_figures *f, int64_t max_ddr)
+{
+	return f->extra_ddr > max_ddr ? f->extra_ddr : max_ddr;
+}
+
 int ds_keep_within(const ds_graph *g, ds_plan *q, int64_t max_peak,
 		   int64_t max_ddr, ds_plan *best, ds_figures *fb, bool *took,
 		   ds_err *e)
 {
 	ds_figures from = *fb;
-	if (from.extra_ddr < max_ddr)
-		from.extra_ddr = max_ddr;
+	from.extra_ddr = ddr_within(fb, max_ddr);
 	return ds_keep_shorter(g, q, max_peak, &from, best, fb, took, e);
 }
 
@@ -83,8 +89,8 @@ static int replan_mem(const ds_graph *g, int m, int64_t max_peak,
 	bool changed = false;
 	/* the plan's own traffic at least: the parts' plan of a union whose
 	 * own DLR plan has less traffic than its parts' may be over the cap */
-	int64_t limit = f->extra_ddr > max_ddr ? f->extra_ddr : max_ddr;
-	int rc = ds_replan_tail(g, s, fin, m, limit, &q, &changed, e);
+	int rc = ds_replan_tail(g, s, fin, m, ddr_within(f, max_ddr), &q,
+				&changed, e);
 	*took = false;
 	if (rc == DS_OK && changed)
 		rc = ds_keep_within(g, &q, max_peak, max_ddr, out, f, took, e);

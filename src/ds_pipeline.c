@@ -28,9 +28,9 @@
  * CPE's stage at the next lower of the budgets 5, 25, 100 and 400, its
  * plan kept where it is shorter (ladder_floor), and CPE's chain from the
  * backbone chosen within 5's cap too (lean_floor); with more
- * effort the default's plan is made too and the shorter kept
- * (default_floor), and with a peak budget above the default the
- * default's plan too (peak_floor); the baselines' orders and plans
+ * effort the default's plan is made too and the shorter kept, and with a
+ * peak budget above the default the default's plan too (floor_opts); the
+ * baselines' orders and plans
  * compete at each stage
  * (ds_portfolio.c), and a graph of a few parts (up to 64) is also
  * planned part by part (ds_parts.c).  The baselines are an order plus
@@ -61,7 +61,7 @@ const char *const ds_stage_names[4] = {"", "mpas", "dlr", "cpe"};
  * on average for final plans' peaks 4.35 % higher (2026-12-06); on the
  * six bundled graphs 10 to 20 only shorten FlashAttention_Case0 (29,732
  * cycles against 30,028, peak 5,520 against 5,388).  A budget above it
- * is never worse than it (peak_floor). */
+ * is never worse than it (floor_opts). */
 #define PEAK_BUDGET_DEFAULT 5
 
 void ds_run_opts_default(ds_run_opts *o)
@@ -898,9 +898,6 @@ static int dan_cpe(const ds_graph *g, const ds_run_opts *o, dan_run *d,
 	return rc;
 }
 
-static int run_dan(const ds_graph *g, const ds_run_opts *o, ds_plan *out,
-		   ds_figures *fig, ds_err *e);
-
 /* Whether o asks any stage for more than its default effort. */
 static bool more_effort(const ds_run_opts *o)
 {
@@ -919,34 +916,6 @@ static ds_run_opts default_effort(const ds_run_opts *o)
 	return one;
 }
 
-/* The plan of run_dan with o replaces *out (figures *fig) when it is
- * shorter, or as long with less traffic. */
-static int floor_run(const ds_graph *g, const ds_run_opts *o, ds_plan *out,
-		     ds_figures *fig, ds_err *e)
-{
-	ds_plan q;
-	ds_figures fq;
-	memset(&q, 0, sizeof q); /* run_dan frees what it made on failure */
-	int rc = run_dan(g, o, &q, &fq, e);
-	if (rc == DS_OK)
-		keep_shorter(g, out, fig, &q, &fq);
-	return rc;
-}
-
-/* More effort is never worse than the default, by construction: the
- * default's plan is made too (quietly) and replaces *out when it is
- * shorter, or as long with less traffic.  The searches are heuristics,
- * and their larger budgets do not always find a shorter plan
- * (`dansched gen --kind matmul --nodes 2000 --seed 5` at --effort 2:
- * 108,408 cycles against the default's 107,184; so were Conv_Case0
- * once, 416,540 against 416,511, and `--seed 4`). */
-static int default_floor(const ds_graph *g, const ds_run_opts *o,
-			 ds_plan *out, ds_figures *fig, ds_err *e)
-{
-	ds_run_opts one = default_effort(o);
-	return floor_run(g, &one, out, fig, e);
-}
-
 /* Whether o's peak budget is above the default. */
 static bool more_peak(const ds_run_opts *o)
 {
@@ -962,27 +931,44 @@ static ds_run_opts default_peak(const ds_run_opts *o)
 	return d;
 }
 
-/* A peak budget above the default is never worse than the default's, by
- * construction: the default's plan is made too (quietly) and replaces
- * *out when it is shorter, or as long with less traffic; what that plan
- * was held to holds at the larger budget too (CPE's peak limit, over the
- * same DLR plan's peak, is lower; the traffic cap is the same, and so are
- * the baselines' plans it competed with).  CPE at a raised limit is
- * never worse than within the lower one (ds_cpe), but retiming and the
- * floors after it are heuristics: of the 162 runs that chose
- * PEAK_BUDGET_DEFAULT, 6 were longer at 10 than at 5, 10 at 15 and 8 at
- * 20 without this floor, none with it (the most: `gen --kind random
- * --nodes 500 --seed 4` at L1=2048,UB=768, 8,572 cycles at 10 against
- * 8,258 at 5, test_pipeline). */
-static int peak_floor(const ds_graph *g, const ds_run_opts *o,
-		      ds_plan *out, ds_figures *fig, ds_err *e)
+/* The floors: the runs a run with o also makes, its plan replaced by
+ * theirs where one is shorter, or as long with less traffic; into alt[],
+ * their count returned.  Each option set once, in this order (a floor's
+ * run has no floors of its own, so none is made twice):
+ *  - the default effort.  More effort is never worse than the default,
+ *    by construction.  The searches are heuristics, and their larger
+ *    budgets do not always find a shorter plan (`dansched gen --kind
+ *    matmul --nodes 2000 --seed 5` at --effort 2: 108,408 cycles against
+ *    the default's 107,184; so were Conv_Case0 once, 416,540 against
+ *    416,511, and `--seed 4`).
+ *  - the default peak budget (at the default effort too where o has
+ *    more).  A peak budget above the default is never worse than the
+ *    default's, by construction: what that plan was held to holds at the
+ *    larger budget too (CPE's peak limit, over the same DLR plan's peak,
+ *    is lower; the traffic cap is the same, and so are the baselines'
+ *    plans it competed with).  CPE at a raised limit is never worse than
+ *    within the lower one (ds_cpe), but retiming and the floors after it
+ *    are heuristics: of the 162 runs that chose PEAK_BUDGET_DEFAULT, 6
+ *    were longer at 10 than at 5, 10 at 15 and 8 at 20 without this
+ *    floor, none with it (the most: `gen --kind random --nodes 500 --seed
+ *    4` at L1=2048,UB=768, 8,572 cycles at 10 against 8,258 at 5,
+ *    test_pipeline). */
+static int floor_opts(const ds_run_opts *o, ds_run_opts alt[3])
 {
-	ds_run_opts d = default_peak(o);
-	return floor_run(g, &d, out, fig, e);
+	ds_run_opts one = default_effort(o);
+	int n = 0;
+	if (more_effort(o))
+		alt[n++] = one;
+	if (more_effort(o) && more_peak(o))
+		alt[n++] = default_peak(&one);
+	if (more_peak(o))
+		alt[n++] = default_peak(o);
+	return n;
 }
 
-static int run_dan(const ds_graph *g, const ds_run_opts *o, ds_plan *out,
-		   ds_figures *fig, ds_err *e)
+/* MPAS, DLR and CPE with o (no floors), stopping after o's stage. */
+static int dan_chain(const ds_graph *g, const ds_run_opts *o, ds_plan *out,
+		     ds_figures *fig, ds_err *e)
 {
 	dan_run d;
 	memset(&d, 0, sizeof d);
@@ -1007,11 +993,33 @@ static int run_dan(const ds_graph *g, const ds_run_opts *o, ds_plan *out,
 		rc = dan_cpe(g, o, &d, &dlr, out, fig, e);
 	ds_plan_free(g->heap, &dlr);
 	dan_free(g, &d);
-	if (rc == DS_OK && more_effort(o) &&
-	    (rc = default_floor(g, o, out, fig, e)))
-		ds_plan_free(g->heap, out);
-	if (rc == DS_OK && more_peak(o) && (rc = peak_floor(g, o, out, fig, e)))
-		ds_plan_free(g->heap, out);
+	return rc;
+}
+
+/* The plan of dan_chain with o replaces *out (figures *fig) when it is
+ * shorter, or as long with less traffic. */
+static int floor_run(const ds_graph *g, const ds_run_opts *o, ds_plan *out,
+		     ds_figures *fig, ds_err *e)
+{
+	ds_plan q;
+	ds_figures fq;
+	memset(&q, 0, sizeof q); /* dan_chain frees what it made on failure */
+	int rc = dan_chain(g, o, &q, &fq, e);
+	if (rc == DS_OK)
+		keep_shorter(g, out, fig, &q, &fq);
+	return rc;
+}
+
+/* dan_chain with o, then its floors (floor_opts) where it ran to CPE. */
+static int run_dan(const ds_graph *g, const ds_run_opts *o, ds_plan *out,
+		   ds_figures *fig, ds_err *e)
+{
+	int rc = dan_chain(g, o, out, fig, e);
+	ds_run_opts alt[3];
+	int n = o->stage == DS_STAGE_CPE ? floor_opts(o, alt) : 0;
+	for (int i = 0; i < n && rc == DS_OK; i++)
+		if ((rc = floor_run(g, &alt[i], out, fig, e)))
+			ds_plan_free(g->heap, out);
 	return rc;
 }
 
@@ -1055,11 +1063,7 @@ int ds_run(const ds_graph *g, const ds_run_opts *o, ds_plan *out,
 	return rc;
 }
 
-static int ladder_floor_run(const ds_graph *g, const ds_run_opts *o,
-			    ds_plan out[DS_NLADDER],
-			    ds_figures fig[DS_NLADDER], ds_err *e);
-
-/* The ladder's plans, as run_dan makes each (o's own budget not read):
+/* The ladder's plans, as dan_chain makes each (o's own budget not read):
  * MPAS and DLR once, then CPE's stage at each budget in turn, the floors
  * taking the plans already made (dan_run).  On failure out[] may hold
  * plans (the caller frees them). */
@@ -1083,12 +1087,6 @@ static int ladder_dan(const ds_graph *g, const ds_run_opts *o,
 	}
 	ds_plan_free(g->heap, &dlr);
 	dan_free(g, &d);
-	/* default_floor's and peak_floor's rules at each budget */
-	ds_run_opts one = default_effort(o), dp = default_peak(o);
-	if (rc == DS_OK && more_effort(o))
-		rc = ladder_floor_run(g, &one, out, fig, e);
-	if (rc == DS_OK && more_peak(o))
-		rc = ladder_floor_run(g, &dp, out, fig, e);
 	return rc;
 }
 
@@ -1118,6 +1116,10 @@ int ds_run_ladder(const ds_graph *g, const ds_run_opts *o,
 		return ds_fail(e, DS_EINPUT, "the budget ladder is the dan "
 			       "scheduler's, to its last stage");
 	int rc = ladder_dan(g, o, out, fig, e);
+	ds_run_opts alt[3]; /* run_dan's floors at each budget */
+	int n = floor_opts(o, alt);
+	for (int i = 0; i < n && rc == DS_OK; i++)
+		rc = ladder_floor_run(g, &alt[i], out, fig, e);
 	for (int i = 0; i < DS_NLADDER && rc == DS_OK; i++)
 		rc = finish(g, &out[i], &fig[i], e);
 	if (rc)

@@ -328,7 +328,7 @@ static void more_effort_runner_up(void **state)
 	assert_true(two.extra_ddr <= one.extra_ddr);
 }
 
-/* More effort never keeps a longer plan (ds_pipeline.c, default_floor):
+/* More effort never keeps a longer plan (ds_pipeline.c, floor_opts):
  * on this generated graph (`dansched gen --kind matmul --nodes 2000
  * --seed 5`) the effort-2 pipeline alone ends at 108,408 cycles and
  * 18,176 bytes, the default's at 107,184 and 17,920, so the default's
@@ -448,7 +448,7 @@ static void budget_floor_capped(void **state)
 }
 
 /* A peak budget above the default is never worse than the default's
- * (ds_pipeline.c, peak_floor): on `dansched gen --kind random --nodes 500
+ * (ds_pipeline.c, floor_opts): on `dansched gen --kind random --nodes 500
  * --seed 4` at L1=2048,UB=768 the plan at the default budget (5) ends at
  * 8,258 cycles; at 10 the budget's own plan came to 8,572 (8,413 at 15),
  * so 5's plan is kept; at 20 the budget's own, 8,093, is shorter
@@ -777,8 +777,8 @@ static void sweep_run(ds_graph *g, const ds_run_opts *o, long step,
  * 2 on a generated graph (`dansched gen --kind conv --nodes 50 --seed 2`)
  * where CPE and retime also run from the runner-up backbone
  * (ds_pipeline.c, cpe_runner_up) and the default's plan is made too
- * (default_floor), and on that graph at a peak budget of 20, where the
- * plan at 5 is made too (peak_floor; every fourth failure, not in the
+ * (floor_opts), and on that graph at a peak budget of 20, where the
+ * plan at 5 is made too (floor_opts; every fourth failure, not in the
  * sanitizer pass). */
 static void out_of_memory(void **state)
 {
@@ -796,7 +796,7 @@ static void out_of_memory(void **state)
 	sweep_run(g, &o, test_quick() ? 4 : 1, "matmul and attention");
 	sweep_run(r, &o, test_quick() ? 16 : 1, "random, grouped parts");
 	/* some 16,400 failures (8,242 before more effort also made the
-	 * default's plan, default_floor), about a minute in a Release
+	 * default's plan, floor_opts), about a minute in a Release
 	 * build: not in the sanitizer pass */
 	o.cpe.effort = 2;
 	if (!test_quick())
