@@ -208,10 +208,16 @@ typedef struct dansched_options {
 				      at the next lower budget of
 				      dansched_tradeoff_budget (5, 25,
 				      100, 400) where it is shorter */
-	double peak_budget_pct;	   /* CPE may add this % to peak_vstay,
-				      where the peak held it back (5);
-				      above 5 the plan at 5 is made too
-				      and kept where it is shorter */
+	double peak_budget_pct;	   /* the plan may have this % more
+				      peak_vstay than the DLR plan, where
+				      that shortens it (5); above 5 the
+				      plan at 5 is made too and kept where
+				      it is shorter.  Exceptions: a
+				      baseline's plan where only it meets
+				      the baselines' own least makespan or
+				      traffic, and the plan of a graph's
+				      separate parts, each part within
+				      its own DLR plan's */
 	/* both budgets: finite, 0 to DANSCHED_BUDGET_MAX.  What a run would
 	 * not use is DANSCHED_BAD_INPUT, as the CLI refuses it: with a
 	 * baseline scheduler, a stage, effort or budget other than the

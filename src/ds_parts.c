@@ -58,7 +58,8 @@
  * graphs have 7 to 15 parts, and planned whole lose to their parts (`gen
  * --kind conv --nodes 1000 --seed 1` with `--kind matmul --nodes 1000
  * --seed 1` at L1=2048,UB=768, 11 parts: 97,172 cycles at 13,056 bytes
- * whole, 83,691 at 7,680 as parts); large generated graphs have 6 to 135
+ * whole, 82,971 at 7,680 as parts, test_portfolio many_parts); large
+ * generated graphs have 6 to 135
  * (matmul of 30,000 nodes 6, of 1M nodes 29; conv and random of 25,000
  * to 40,000 nodes 69 to 135).  Parts of 55 nodes cost about 2 ms each (60
  * of them: 0.08 s whole, 0.19 s with the parts). */

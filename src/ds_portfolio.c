@@ -9,12 +9,16 @@
  * where MPAS's spilled 17,152); and the baselines' plans, through CPE,
  * compete with dan's final plan (ds_portfolio_better), so on every graph
  * dan's plan meets the least extra_ddr and the least makespan of the
- * baselines wherever one of the candidate plans does.
+ * baselines wherever one of the candidate plans does.  A candidate above
+ * CPE's peak cap (where set: the run's peak budget) replaces a plan
+ * within it only where that is needed for those two (take).
  *
  * Requires: a valid graph.  Guarantees: ds_portfolio_mpas returns an
  * order with the one-live rule (checked by ds_replay) whenever it changes
  * one; ds_portfolio_final returns a plan that passed ds_replay and is no
- * worse by ds_portfolio_better than the one it was given.
+ * worse by ds_portfolio_better than the one it was given, and within
+ * cpe->peak_cap where that one was, unless it meets more of the
+ * targets.
  * Cost: the five baselines, O((N + E) log N) each plus the placer and a
  * replay each; CPE on the baseline plans only when dan's plan misses a
  * target. */
@@ -291,6 +295,19 @@ static bool worth_trying(const ds_figures *t, const ds_figures *f,
 	return f->extra_ddr <= bf->extra_ddr || f->extra_ddr == t->extra_ddr;
 }
 
+/* Does candidate f replace bf?  As ds_portfolio_better says, but a
+ * candidate above the peak cap (cap > 0; a baseline's plan keeps its own
+ * peak) replaces a plan within it only where it misses fewer of the
+ * targets t: dan is never worse than a baseline, and otherwise keeps the
+ * peak budget. */
+static bool take(const ds_figures *t, const ds_figures *f,
+		 const ds_figures *bf, int64_t cap)
+{
+	if (cap > 0 && f->peak_vstay > cap && bf->peak_vstay <= cap)
+		return misses(t, f) < misses(t, bf);
+	return ds_portfolio_better(t, f, bf);
+}
+
 int ds_portfolio_final(const ds_graph *g, ds_portfolio *pf,
 		       const ds_cpe_opts *cpe, ds_plan *best, ds_figures *bf,
 		       ds_err *e)
@@ -308,7 +325,8 @@ int ds_portfolio_final(const ds_graph *g, ds_portfolio *pf,
 		ds_figures f;
 		rc = candidate(g, pf, s, cpe, &p, &f, e);
 		if (rc == DS_OK) /* on failure candidate freed p */
-			ds_plan_keep(g->heap, ds_portfolio_better(&t, &f, bf),
+			ds_plan_keep(g->heap,
+				     take(&t, &f, bf, cpe ? cpe->peak_cap : 0),
 				     best, bf, &p, &f);
 	}
 	return rc;

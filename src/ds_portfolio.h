@@ -68,7 +68,9 @@ bool ds_portfolio_less_lex(const ds_figures *f, const ds_figures *cur);
 
 /* Keeps in *best (figures *bf) the better of it and the baselines' plans,
  * each through CPE with opts cpe unless cpe is NULL (then the plans
- * compete by (extra_ddr, spills, makespan)).  A baseline whose bounds
+ * compete by (extra_ddr, spills, makespan)); with cpe->peak_cap set, a
+ * plan above it replaces one within it only where it meets more of the
+ * baselines' least extra_ddr and makespan.  A baseline whose bounds
  * exceed bf's extra_ddr and makespan is not placed. */
 int ds_portfolio_final(const ds_graph *g, ds_portfolio *pf,
 		       const ds_cpe_opts *cpe, ds_plan *best, ds_figures *bf,

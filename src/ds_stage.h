@@ -283,7 +283,10 @@ typedef struct ds_cpe_opts {
 	int64_t peak_cap;	   /* > 0: the relaxed peak limit is at most
 				      this (and at least the input's peak):
 				      CPE run again on its own plan keeps
-				      its first run's limit */
+				      its first run's limit; in CPE's
+				      stage, the peak budget over DLR's
+				      plan's, which the stage's plans are
+				      held to (ds_pipeline.c cpe_stage) */
 	int64_t size_nodes;	   /* the graph size the budgets are for
 				      (above) */
 } ds_cpe_opts;

@@ -522,9 +522,12 @@ class Graph(_Owned):
             shorter and within the budget, and above 5 the
             plan at the next lower of 5, 25, 100 and 400 where it is
             shorter.
-        peak_budget: % CPE may add to peak_vstay where the peak held it
-            back (5); above 5 the plan at 5 is made too and kept where
-            it is shorter.
+        peak_budget: % more peak_vstay than the DLR plan the plan may
+            have, where that shortens it (5); above 5 the plan at 5 is
+            made too and kept where it is shorter.  Exceptions: a
+            baseline's plan where only it meets the baselines' own
+            least makespan or traffic, and the plan of a graph's
+            separate parts, each part within its own DLR plan's.
         A stage, effort or budget that the run would not use is refused
         (BadInputError), as the CLI refuses it: with a baseline scheduler
         anything but their defaults (its plan is its whole run), with
