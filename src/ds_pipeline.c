@@ -294,16 +294,21 @@ static int cpe_from(const ds_graph *g, const ds_run_opts *o,
 	return rc;
 }
 
+/* Is a plan of figures f within the peak cap (o's cpe.peak_cap, where
+ * set: see cpe_stage)? */
+static bool within_cap(const ds_run_opts *o, const ds_figures *f)
+{
+	return o->cpe.peak_cap <= 0 || f->peak_vstay <= o->cpe.peak_cap;
+}
+
 /* Plan q (figures fq) replaces *out (figures *f) when it is shorter, or
- * as long with less traffic, the one within the peak cap first (o's
- * cpe.peak_cap, where set: see cpe_stage); the other one is freed. */
+ * as long with less traffic, the one within the peak cap first
+ * (within_cap); the other one is freed. */
 static void keep_shorter(const ds_graph *g, const ds_run_opts *o,
 			 ds_plan *out, ds_figures *f, ds_plan *q,
 			 const ds_figures *fq)
 {
-	const int64_t cap = o->cpe.peak_cap;
-	bool qin = cap <= 0 || fq->peak_vstay <= cap;
-	bool in = cap <= 0 || f->peak_vstay <= cap;
+	bool qin = within_cap(o, fq), in = within_cap(o, f);
 	ds_plan_keep(g->heap,
 		     qin != in ? qin
 			       : fq->makespan < f->makespan ||
@@ -609,7 +614,7 @@ static int cap_floor(const ds_graph *g, const ds_run_opts *o,
 		     const ds_plan *dlr, const ds_figures *df, ds_plan *out,
 		     ds_figures *f, ds_err *e)
 {
-	if (o->cpe.peak_cap <= 0 || f->peak_vstay <= o->cpe.peak_cap)
+	if (within_cap(o, f))
 		return DS_OK;
 	ds_backbone bb;
 	memset(&bb, 0, sizeof bb);
