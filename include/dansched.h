@@ -211,8 +211,10 @@ typedef struct dansched_options {
 	double peak_budget_pct;	   /* the plan may have this % more
 				      peak_vstay than the DLR plan, where
 				      that shortens it (5); above 5 the
-				      plan at 5 is made too and kept where
-				      it is shorter.  Exceptions: a
+				      plans at 5, 25 and 100 below it are
+				      made too, one kept where it is
+				      shorter or as long at a lower peak.
+				      Exceptions: a
 				      baseline's plan where only it meets
 				      the baselines' own least makespan or
 				      traffic, and the plan of a graph's

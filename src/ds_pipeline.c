@@ -29,7 +29,8 @@
  * plan kept where it is shorter (ladder_floor), and CPE's chain from the
  * backbone chosen within 5's cap too (lean_floor); with more
  * effort the default's plan is made too and the shorter kept, and with a
- * peak budget above the default the default's plan too (floor_opts); the
+ * peak budget above the default the plans at the lower of 5, 25 and 100
+ * too (floor_opts); the
  * baselines' orders and plans
  * compete at each stage
  * (ds_portfolio.c), and a graph of a few parts (up to 64) is also
@@ -61,7 +62,7 @@ const char *const ds_stage_names[4] = {"", "mpas", "dlr", "cpe"};
  * on average for final plans' peaks 4.35 % higher (2026-12-06); on the
  * six bundled graphs 10 to 20 only shorten FlashAttention_Case0 (29,732
  * cycles against 30,028, peak 5,520 against 5,388).  A budget above it
- * is never worse than it (floor_opts). */
+ * is never worse than it, nor than 25 and 100 below it (floor_opts). */
 #define PEAK_BUDGET_DEFAULT 5
 
 void ds_run_opts_default(ds_run_opts *o)
@@ -302,8 +303,9 @@ static bool within_cap(const ds_run_opts *o, const ds_figures *f)
 }
 
 /* Plan q (figures fq) replaces *out (figures *f) when it is shorter, or
- * as long with less traffic, the one within the peak cap first
- * (within_cap); the other one is freed. */
+ * as long with less traffic, or as long with as much at a lower peak,
+ * the one within the peak cap first (within_cap); the other one is
+ * freed. */
 static void keep_shorter(const ds_graph *g, const ds_run_opts *o,
 			 ds_plan *out, ds_figures *f, ds_plan *q,
 			 const ds_figures *fq)
@@ -313,7 +315,9 @@ static void keep_shorter(const ds_graph *g, const ds_run_opts *o,
 		     qin != in ? qin
 			       : fq->makespan < f->makespan ||
 					 (fq->makespan == f->makespan &&
-					  fq->extra_ddr < f->extra_ddr),
+					  (fq->extra_ddr < f->extra_ddr ||
+					   (fq->extra_ddr == f->extra_ddr &&
+					    fq->peak_vstay < f->peak_vstay))),
 		     out, f, q, fq);
 }
 
@@ -969,53 +973,69 @@ static ds_run_opts default_effort(const ds_run_opts *o)
 	return one;
 }
 
-/* Whether o's peak budget is above the default. */
-static bool more_peak(const ds_run_opts *o)
-{
-	return o->cpe.peak_budget_pct > PEAK_BUDGET_DEFAULT;
-}
-
-/* o at the default peak budget, without its progress lines. */
-static ds_run_opts default_peak(const ds_run_opts *o)
+/* o at peak budget pct, without its progress lines. */
+static ds_run_opts at_peak(const ds_run_opts *o, double pct)
 {
 	ds_run_opts d = *o;
-	d.cpe.peak_budget_pct = PEAK_BUDGET_DEFAULT;
+	d.cpe.peak_budget_pct = pct;
 	d.progress = NULL;
 	return d;
 }
 
+/* The peak budgets a larger one is never worse than (floor_opts), as
+ * the traffic budget's ladder has them: the default, 25 and 100. */
+enum { NPEAK_RUNGS = 3, FLOORS_MAX = 1 + 2 * NPEAK_RUNGS };
+static const double peak_rungs[NPEAK_RUNGS] = {PEAK_BUDGET_DEFAULT, 25,
+					       100};
+
 /* The floors: the runs a run with o also makes, its plan replaced by
- * theirs where one is shorter, or as long with less traffic; into alt[],
- * their count returned.  Each option set once, in this order (a floor's
- * run has no floors of its own, so none is made twice):
+ * theirs where one is shorter, or as long with less traffic, or as long
+ * with as much at a lower peak (keep_shorter); into alt[], their count
+ * returned.  Each option set once, in this order (a floor's run has no
+ * floors of its own, so none is made twice):
  *  - the default effort.  More effort is never worse than the default,
  *    by construction.  The searches are heuristics, and their larger
  *    budgets do not always find a shorter plan (`dansched gen --kind
  *    matmul --nodes 2000 --seed 5` at --effort 2: 108,408 cycles against
  *    the default's 107,184; so were Conv_Case0 once, 416,540 against
  *    416,511, and `--seed 4`).
- *  - the default peak budget (at the default effort too where o has
- *    more).  A peak budget above the default is never worse than the
- *    default's, by construction: what that plan was held to holds at the
+ *  - each peak budget of peak_rungs below o's (at the default effort too
+ *    where o has more).  A peak budget is never worse than a lower one's
+ *    plan, by construction: what that plan was held to holds at the
  *    larger budget too (CPE's peak limit, over the same DLR plan's peak,
  *    is lower; the traffic cap is the same, and so are the baselines'
  *    plans it competed with).  CPE at a raised limit is never worse than
  *    within the lower one (ds_cpe), but retiming and the floors after it
  *    are heuristics: of the 162 runs that chose PEAK_BUDGET_DEFAULT, 6
- *    were longer at 10 than at 5, 10 at 15 and 8 at 20 without this
- *    floor, none with it (the most: `gen --kind random --nodes 500 --seed
- *    4` at L1=2048,UB=768, 8,572 cycles at 10 against 8,258 at 5,
- *    test_pipeline). */
-static int floor_opts(const ds_run_opts *o, ds_run_opts alt[3])
+ *    were longer at 10 than at 5, 10 at 15 and 8 at 20 without the
+ *    default's floor, none with it (the most: `gen --kind random --nodes
+ *    500 --seed 4` at L1=2048,UB=768, 8,572 cycles at 10 against 8,258
+ *    at 5, test_pipeline).  So the makespan never rises along 5, 25 and
+ *    100, nor above the last; between them it may (`--kind random
+ *    --nodes 500 --seed 2`: 8,549 cycles at 20, 8,874 at 25).  The rungs
+ *    above the default came with the tie on the peak: on 64 generated
+ *    graphs (the four kinds, 500 and 1,000 nodes, seeds 1-4, the default
+ *    capacities and L1=2048,UB=768) at peak budgets 10 to 100, 6 plans
+ *    at 30 and 50 came out shorter (`--kind random --nodes 500 --seed
+ *    4` at 30: 9,050 cycles at 2,368 bytes -> 8,988 at 2,304, the plan
+ *    at 25), 50 as long at a lower peak (`--kind attention --nodes 500
+ *    --seed 2` at 50: 11,223 cycles at 1,314 bytes -> 930), none longer
+ *    or higher (2026-12-06).  A run above 25 makes three chains, above
+ *    100 four. */
+static int floor_opts(const ds_run_opts *o, ds_run_opts alt[FLOORS_MAX])
 {
 	ds_run_opts one = default_effort(o);
+	const bool more = more_effort(o);
 	int n = 0;
-	if (more_effort(o))
+	if (more)
 		alt[n++] = one;
-	if (more_effort(o) && more_peak(o))
-		alt[n++] = default_peak(&one);
-	if (more_peak(o))
-		alt[n++] = default_peak(o);
+	for (int r = 0; r < NPEAK_RUNGS; r++) {
+		if (peak_rungs[r] >= o->cpe.peak_budget_pct)
+			break;
+		if (more)
+			alt[n++] = at_peak(&one, peak_rungs[r]);
+		alt[n++] = at_peak(o, peak_rungs[r]);
+	}
 	return n;
 }
 
@@ -1068,7 +1088,7 @@ static int run_dan(const ds_graph *g, const ds_run_opts *o, ds_plan *out,
 		   ds_figures *fig, ds_err *e)
 {
 	int rc = dan_chain(g, o, out, fig, e);
-	ds_run_opts alt[3];
+	ds_run_opts alt[FLOORS_MAX];
 	int n = o->stage == DS_STAGE_CPE ? floor_opts(o, alt) : 0;
 	for (int i = 0; i < n && rc == DS_OK; i++)
 		if ((rc = floor_run(g, &alt[i], out, fig, e)))
@@ -1169,7 +1189,7 @@ int ds_run_ladder(const ds_graph *g, const ds_run_opts *o,
 		return ds_fail(e, DS_EINPUT, "the budget ladder is the dan "
 			       "scheduler's, to its last stage");
 	int rc = ladder_dan(g, o, out, fig, e);
-	ds_run_opts alt[3]; /* run_dan's floors at each budget */
+	ds_run_opts alt[FLOORS_MAX]; /* run_dan's floors at each budget */
 	int n = floor_opts(o, alt);
 	for (int i = 0; i < n && rc == DS_OK; i++)
 		rc = ladder_floor_run(g, &alt[i], out, fig, e);

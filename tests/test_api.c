@@ -1200,9 +1200,12 @@ static void caller_allocator(void **state)
 	assert_int_equal(c.live, 0);
 	/* every allocation goes through it: there are many */
 	assert_true(total > 100);
-	/* each allocation fails once, in turn: reported, nothing leaked */
+	/* each allocation fails once, in turn: reported, nothing leaked
+	 * (the sanitizer pass, near 10 minutes: every second one; the
+	 * counter finds a leak in the first pass too) */
 	long reported = 0;
-	for (long k = 1; k <= total; k++) {
+	const long step = test_quick() ? 2 : 1;
+	for (long k = 1; k <= total; k += step) {
 		c.calls = 0;
 		c.fail_at = k;
 		c.failed = 0;
@@ -1220,7 +1223,7 @@ static void caller_allocator(void **state)
 				 c.live);
 	}
 	print_message("%ld allocations, each failure reported\n", reported);
-	assert_true(reported > 100);
+	assert_true(reported > 100 / step);
 	rm_dir(dir);
 }
 

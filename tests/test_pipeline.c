@@ -339,6 +339,10 @@ static void more_effort_runner_up(void **state)
 static void more_effort_never_longer(void **state)
 {
 	(void)state;
+	/* not in the sanitizer pass (near 10 minutes): the floor's code runs
+	 * there in more_effort_runner_up */
+	if (test_quick())
+		return;
 	ds_figures one, two;
 	run_generated_efforts(2000, 5, &one, &two);
 	assert_int_equal(one.makespan, 107184);
@@ -462,11 +466,8 @@ static void peak_floor_kept(void **state)
 		double pct;
 		int64_t makespan;
 	} want[] = {{5, 8258}, {10, 8258}, {20, 8093}};
-	ds_run_opts o;
 	for (size_t k = 0; k < sizeof want / sizeof *want; k++) {
-		ds_run_opts_default(&o);
-		o.cpe.peak_budget_pct = want[k].pct;
-		ds_figures f = must_plan_figures(g, &o);
+		ds_figures f = must_plan_at_peak(g, want[k].pct);
 		assert_int_equal(f.makespan, want[k].makespan);
 		assert_int_equal(f.extra_ddr, 128);
 	}
@@ -480,6 +481,7 @@ static void peak_floor_kept(void **state)
 	ds_plan p[DS_NLADDER];
 	ds_figures f[DS_NLADDER];
 	ds_err e;
+	ds_run_opts o;
 	ds_run_opts_default(&o);
 	o.cpe.peak_budget_pct = 10;
 	if (ds_run_ladder(g, &o, p, f, &e))
@@ -490,6 +492,34 @@ static void peak_floor_kept(void **state)
 		ds_plan_free(g->heap, &p[i]);
 	}
 	ds_graph_free(g);
+}
+
+/* A peak budget is never worse than 25 below it either, and of plans as
+ * long the lower peak is kept (ds_pipeline.c, floor_opts, keep_shorter):
+ * on `dansched gen --kind random --nodes 500 --seed 4` the budget's own
+ * plan at 30 ends at 9,050 cycles at 2,368 bytes, the plan at 25 at 8,988
+ * and 2,304, which is kept; on `--kind attention --nodes 500 --seed 2`
+ * every budget gives 11,223 cycles, at 50 its own plan at 1,314 bytes,
+ * the default's at 930, which is kept (measured 2026-12-06, before the
+ * rung at 25 and the tie on the peak: 9,050 at 2,368 and 11,223 at
+ * 1,314). */
+static void peak_rungs_kept(void **state)
+{
+	(void)state;
+	static const struct {
+		int kind;
+		uint64_t seed;
+		double pct;
+		int64_t makespan, peak;
+	} want[] = {{DS_GEN_RANDOM, 4, 30, 8988, 2304},
+		    {DS_GEN_ATTENTION, 2, 50, 11223, 930}};
+	for (size_t k = 0; k < sizeof want / sizeof *want; k++) {
+		ds_graph *g = must_generate(want[k].kind, 500, want[k].seed);
+		ds_figures f = must_plan_at_peak(g, want[k].pct);
+		assert_int_equal(f.makespan, want[k].makespan);
+		assert_int_equal(f.peak_vstay, want[k].peak);
+		ds_graph_free(g);
+	}
 }
 
 /* The peak budget holds for the final plan, over the DLR plan's peak
@@ -888,6 +918,7 @@ int main(void)
 		cmocka_unit_test(budget_floor_kept),
 		cmocka_unit_test(budget_floor_capped),
 		cmocka_unit_test(peak_floor_kept),
+		cmocka_unit_test(peak_rungs_kept),
 		cmocka_unit_test(peak_budget_holds),
 		cmocka_unit_test(cap_floor_kept),
 		cmocka_unit_test(size_class),

@@ -216,10 +216,7 @@ static void peak_budget(void **state)
 	} want[] = {{0, 6914, 401944}, {5, 7056, 394888}};
 	ds_graph *g = load_bundled_case("Conv_Case0");
 	for (size_t k = 0; k < sizeof want / sizeof *want; k++) {
-		ds_run_opts o;
-		ds_run_opts_default(&o);
-		o.cpe.peak_budget_pct = want[k].pct;
-		ds_figures f = must_plan_figures(g, &o);
+		ds_figures f = must_plan_at_peak(g, want[k].pct);
 		assert_int_equal(f.peak_vstay, want[k].peak);
 		assert_int_equal(f.makespan, want[k].makespan);
 		assert_int_equal(f.extra_ddr, 43008);

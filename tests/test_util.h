@@ -385,6 +385,16 @@ static inline ds_figures must_plan_figures(const ds_graph *g,
 	return f;
 }
 
+/* g planned by ds_run with the default options but the peak budget pct:
+ * its figures. */
+static inline ds_figures must_plan_at_peak(const ds_graph *g, double pct)
+{
+	ds_run_opts o;
+	ds_run_opts_default(&o);
+	o.cpe.peak_budget_pct = pct;
+	return must_plan_figures(g, &o);
+}
+
 /* Calls fn(name, path, g, ud) for every data/<name>.json of the source tree in
  * name order (the folder may gain graphs: nothing is named here), each
  * loaded with the default capacities and freed after fn returns.  Returns

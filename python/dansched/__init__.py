@@ -523,8 +523,9 @@ class Graph(_Owned):
             plan at the next lower of 5, 25, 100 and 400 where it is
             shorter.
         peak_budget: % more peak_vstay than the DLR plan the plan may
-            have, where that shortens it (5); above 5 the plan at 5 is
-            made too and kept where it is shorter.  Exceptions: a
+            have, where that shortens it (5); above 5 the plans at 5,
+            25 and 100 below it are made too, one kept where it is
+            shorter or as long at a lower peak.  Exceptions: a
             baseline's plan where only it meets the baselines' own
             least makespan or traffic, and the plan of a graph's
             separate parts, each part within its own DLR plan's.
