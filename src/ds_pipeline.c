@@ -29,8 +29,8 @@
  * plan kept where it is shorter (ladder_floor), and CPE's chain from the
  * backbone chosen within 5's cap too (lean_floor); with more
  * effort the default's plan is made too and the shorter kept, and with a
- * peak budget above the default the plans at the lower of 5, 25 and 100
- * too (floor_opts); the
+ * peak budget above the default the plans at each of 5, 25 and 100
+ * below it too (floor_opts); the
  * baselines' orders and plans
  * compete at each stage
  * (ds_portfolio.c), and a graph of a few parts (up to 64) is also

@@ -2,16 +2,16 @@
  * (ds_portfolio.c, ds_parts.c), through ds_run as the CLI runs it.
  *
  * On generated graphs (the four kinds, seeds 1 to 4, in the quick pass 1,
- * default and two tighter capacities): dan's MPAS peak at most the least peak of the
- * baselines whose order keeps the one-live rule, its final plan's
- * extra_ddr and makespan at most the least of the baselines' plans, every
- * baseline run in the same test.  On unions of two graphs (generated, and
- * two bundled ones outside the quick pass): the union's plan at most the
- * parts' plans' sums of extra_ddr, spills and makespan; a graph of two
- * parts keeps its parts' plan where it beats the whole graph's on every
- * figure.  A baseline's plan through CPE above the peak budget is kept
- * where only it meets the baselines' least makespan (the portfolio's
- * competition, ds_portfolio_final: peak_gives_way). */
+ * default and two tighter capacities): dan's MPAS peak at most the least
+ * peak of the baselines whose order keeps the one-live rule, its final
+ * plan's extra_ddr and makespan at most the least of the baselines'
+ * plans, every baseline run in the same test.  On unions of two graphs
+ * (generated, and two bundled ones outside the quick pass): the union's
+ * plan at most the parts' plans' sums of extra_ddr, spills and makespan;
+ * a graph of two parts keeps its parts' plan where it beats the whole
+ * graph's on every figure.  A baseline's plan through CPE above the peak
+ * budget is kept where only it meets the baselines' least makespan (the
+ * portfolio's competition, ds_portfolio_final: peak_gives_way). */
 #include "test_util.h"
 
 #include "ds_portfolio.h"
