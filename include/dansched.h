@@ -214,12 +214,12 @@ typedef struct dansched_options {
 				      plans at 5, 25 and 100 below it are
 				      made too, one kept where it is
 				      shorter or as long at a lower peak.
-				      Exceptions: a
-				      baseline's plan where only it meets
-				      the baselines' own least makespan or
-				      traffic, and the plan of a graph's
-				      separate parts, each part within
-				      its own DLR plan's */
+				      Exceptions: a baseline's plan where
+				      only it meets the baselines' own
+				      least makespan or traffic, and the
+				      plan of a graph's separate parts,
+				      each part within its own DLR
+				      plan's */
 	/* both budgets: finite, 0 to DANSCHED_BUDGET_MAX.  What a run would
 	 * not use is DANSCHED_BAD_INPUT, as the CLI refuses it: with a
 	 * baseline scheduler, a stage, effort or budget other than the

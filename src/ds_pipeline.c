@@ -299,7 +299,7 @@ static int cpe_from(const ds_graph *g, const ds_run_opts *o,
  * set: see cpe_stage)? */
 static bool within_cap(const ds_run_opts *o, const ds_figures *f)
 {
-	return o->cpe.peak_cap <= 0 || f->peak_vstay <= o->cpe.peak_cap;
+	return ds_within_peak_cap(o->cpe.peak_cap, f->peak_vstay);
 }
 
 /* Plan q (figures fq) replaces *out (figures *f) when it is shorter, or

@@ -303,7 +303,8 @@ static bool worth_trying(const ds_figures *t, const ds_figures *f,
 static bool take(const ds_figures *t, const ds_figures *f,
 		 const ds_figures *bf, int64_t cap)
 {
-	if (cap > 0 && f->peak_vstay > cap && bf->peak_vstay <= cap)
+	if (!ds_within_peak_cap(cap, f->peak_vstay) &&
+	    ds_within_peak_cap(cap, bf->peak_vstay))
 		return misses(t, f) < misses(t, bf);
 	return ds_portfolio_better(t, f, bf);
 }

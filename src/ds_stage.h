@@ -291,6 +291,13 @@ typedef struct ds_cpe_opts {
 				      (above) */
 } ds_cpe_opts;
 
+/* Is a plan peaking at peak within peak_cap (a cpe opts' peak_cap: 0 or
+ * less, none)?  The pipeline's keep rules and the portfolio's. */
+static inline bool ds_within_peak_cap(int64_t peak_cap, int64_t peak)
+{
+	return peak_cap <= 0 || peak <= peak_cap;
+}
+
 /* value plus pct percent of it (a negative pct counts as 0), rounded
  * down: CPE's traffic and peak budgets over its input's figures, and the
  * pipeline's checks against the same peak budget. */
