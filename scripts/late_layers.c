@@ -9,58 +9,91 @@
  * the next layer's input c (the last layer's outputs go out by a COPY_OUT
  * of 1,778 cycles).  In Conv_Case0 they are the accumulators 712-718,
  * 752-758 and 792-798, the inputs 671-677, 711-717 and 751-757 and the
- * outputs 791-797 (`dansched schedule` puts them from cycle 191,265 on).
+ * outputs 791-797 (`dansched schedule` puts them from cycle 187,942 on).
  *
  * The model: L1 counted in 768-byte units, 5 of them (3,840 <= 4,096 <
  * 4,608), an accumulator two, from its chain's first CONV's start to its
- * last CONV's finish; chains run one at a time (two accumulators, a last
- * CONV's input and its output need 6 units) in any order within a layer;
- * a spill is a SPILL_OUT on MTE3 and a SPILL_IN on MTE2 of 1,686 cycles
- * each (2 * 768 + 150), its SPILL_IN into a unit free by then (the unit's
+ * last CONV's finish; CUBE runs any CONV whose input exists (its chain's
+ * CONVs in order), at most K chains begun and not ended at once; a spill
+ * is a SPILL_OUT on MTE3 and a SPILL_IN on MTE2 of 1,686 cycles each
+ * (2 * 768 + 150), its SPILL_IN into a unit free by then (the unit's
  * previous occupant ended: FREE after its last use, SPILL_OUT or COPY_OUT
- * finished); the weights (a 144-byte L1 buffer and a COPY_IN of 357 cycles
- * per CONV, which fit in the 256 bytes left), MTE1 and the rest of the
- * graph are left out.  At the origin, the first late CONV's start, every
- * pipe is free and each first-layer input is resident or already in DDR,
- * one spill each.  The search is exact for the model: a dynamic program
- * over the CONVs in order, between two CONVs any evictions (MTE3, in any
- * order) then any reloads (MTE2, any order, into any free unit), each
- * timed as early as its pipe, its data and its unit allow, keeping every
- * state no other state with the same buffers and positions matches or
- * beats in every time and in spills (times that no longer bind clamped).
- * States that cannot end below UB (their CUBE time plus the CONV work
- * left) are dropped.
+ * finished); an accumulator may be spilled between its chain's CONVs
+ * (3,222 cycles each way, two units, twice the traffic: it counts as two
+ * spills); peak_vstay, where limited, counts the units of every buffer
+ * allocated and not yet freed, in L1 or spilled, at each CONV.  The
+ * weights (a 144-byte L1 buffer and a COPY_IN of 357 cycles per CONV,
+ * which fit in the 256 bytes left), MTE1 and the rest of the graph are
+ * left out.  At the origin, the first late CONV's start, every pipe is
+ * free and each first-layer input is resident or already in DDR, one
+ * spill each.  The search is exact for the model: a dynamic program over
+ * the CONVs, between two CONVs any evictions (MTE3, in any order) then
+ * any reloads (MTE2, any order, into any free units), each timed as early
+ * as its pipe, its data and its units allow, keeping every state no other
+ * state with the same buffers and progress matches or beats in every
+ * time and in spills (times that no longer bind clamped).  States that
+ * cannot end below UB (their CUBE time plus the CONV work left) are
+ * dropped.
  *
- * usage: late_layers SPILLS UB [--start any|1|2|3] [--reserve] [--trace]
+ * usage: late_layers SPILLS UB [--start any|1|2|3] [--inflight K]
+ *                    [--peak UNITS] [--one-chain] [--reserve] [--trace]
  *   prints, for each number of spills up to SPILLS, the least span (last
  *   CONV's finish) below UB;
- *   --start 1 to 3: only the start with that many first-layer inputs
- *   resident (2: what `dansched schedule` has at 191,265; default any);
+ *   --start 1 to 3: only the starts with that many first-layer inputs
+ *   resident (2: what `dansched schedule` has at 187,942; default any);
+ *   --inflight K: chains begun and not ended at once (default 2; 3 and
+ *   up only where an accumulator is spilled, and much slower);
+ *   --peak UNITS: peak_vstay at most UNITS units (default none); 9 is
+ *   the default peak budget's limit: 5 % over the DLR plan's 6,914 bytes
+ *   is 7,259, where 9 units and a CONV's 144-byte weight fit (7,056,
+ *   the plan's peak) and 10 do not (7,680);
+ *   --one-chain: the narrower model of sessions 27-39: one chain at a
+ *   time, accumulators never spilled;
  *   --reserve: an accumulator's two units are never free between chains
- *   (a layout that keeps every accumulator at one address);
+ *   (a layout that keeps every accumulator at one address; implies
+ *   --one-chain);
  *   --trace: the best plan with SPILLS spills, and whether its occupancies
  *   fit five 768-byte positions with each accumulator on two adjacent
  *   ones (a layout exists for it; checked by backtracking).
  *
- * Measured 2026-12-04 (`late_layers 26 216000 --start 2`, and with
- * --reserve): spills 24, 25, 26 give 210,226, 205,168, 200,110 cycles;
- * with --reserve 216,786, 211,728, 206,670 (the beam search of session 27
- * found these); dansched's plan spans 212,423 with 25 (191,265 to
- * 403,688).  --trace at 24, 25 and 26: a layout exists.  The plan at 25,
- * run in a full plan by scripts/late_layers_plan.py: 398,474 cycles at
- * 43,008 bytes and 31 spills (dansched's: 405,466 at the same), valid
- * under `dansched eval` and the referee. */
+ * Measured 2026-12-06 (`late_layers 26 216000 --start 2` and options;
+ * spills 24, 25, 26):
+ *   --one-chain: 210,226, 205,168, 200,110 (with --reserve 216,786,
+ *   211,728, 206,670), as sessions 27-39 had them; a layout exists at 24,
+ *   25 and 26 (--trace);
+ *   --peak 9 (two chains at once, accumulators spilled): the same,
+ *   210,226, 205,168, 200,110 (115 s, 1.3 GB), and with --inflight 3 the
+ *   same again (145 s); four chains at once cannot end one of them
+ *   within 9 units (four accumulators, its input and its output are 10),
+ *   so within the default peak budget the model's plans are no shorter
+ *   than one chain at a time;
+ *   no peak limit: 206,254, 202,698, 199,326 (373 s, 3.1 GB), at a peak
+ *   of 10 units (7,680 bytes, 7,824 with the plan's weight); the plan at
+ *   25 spills the first chain's accumulator of the first two layers, and
+ *   a layout exists for it; dansched with ds_replan.c's search widened
+ *   (a window of 16 steps, a beam of 64, ten times the work) and
+ *   `--peak-budget 100` gives 392,993 cycles at 43,008 bytes and a peak
+ *   of 7,824, its late span 202,882 with two accumulators spilled.
+ * dansched's plan spans 205,168 with 25 (187,942 to 393,110) and ends at
+ * 394,888 (the last COPY_OUT).  The plan at 25 of --one-chain, run in a
+ * full plan by scripts/late_layers_plan.py after the first layers of
+ * tests/data/Conv_Case0_405466_*: 398,474 cycles at 43,008 bytes and 31
+ * spills, valid under `dansched eval` and the referee. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 static const int32_t T[4] = {3505, 3771, 3771, 3506};
-enum { XFER = 1686, COUT = 1778, CAP = 5, NB = 16 };
+enum { XFER = 1686, XACC = 3222, COUT = 1778, CAP = 5 };
+/* buffers: the data ones (layer L's input k at 4L + k, the last layer's
+ * outputs at 12-15), then the accumulators (chain 4L + c at 16 + 4L + c) */
+enum { ND = 16, NB = ND + 12, NCH = 12 };
 
 typedef struct {
-	int8_t L, mask, c, k, nfree, sp, dead;
+	int8_t p[NCH]; /* CONVs run per chain */
 	int8_t stat[NB], used[NB]; /* stat: 0 none, 1 resident, 2 in DDR */
+	int8_t nfree, sp, dead;
 	int32_t ready[NB], last[NB], avail[NB];
 	int32_t fr[CAP]; /* free units' free times, sorted */
 	int32_t cube, m2, m3, hist;
@@ -73,7 +106,7 @@ typedef struct {
 } ev;
 
 typedef struct {
-	int smax, ub, start, reserve;
+	int smax, ub, start, reserve, inflight, peak, accs;
 	ev *h;
 	int32_t nh, hcap;
 } run;
@@ -108,18 +141,43 @@ static int32_t ev_push(run *r, int32_t parent, char ty, int b, int32_t s,
 	return r->nh++;
 }
 
-/* Uses left of buffer b before CONV k of chain c of layer L (an output
- * of the last layer: its COPY_OUT). */
-static int uses_left(int b, const st *s)
+static int is_acc(int b) { return b >= ND; }
+static int is_out(int b) { return b >= 12 && b < ND; }
+
+/* Has data buffer d been written (a first-layer input, or its chain
+ * ended)? */
+static int produced(const st *s, int d)
 {
-	if (b >= 12)
+	return d < 4 || s->p[d - 4] == 4;
+}
+
+/* Uses left of data buffer d: CONVs to read it (a last-layer output: its
+ * COPY_OUT). */
+static int uses_left(const st *s, int d)
+{
+	if (is_out(d))
 		return 1;
-	int lb = b / 4, kb = b % 4, n = 0;
-	if (lb != s->L)
-		return lb > s->L ? 4 : 0;
-	for (int ch = 0; ch < 4; ch++)
-		if (!(s->mask >> ch & 1) && !(ch == s->c && s->k > kb))
-			n++;
+	int L = d / 4, k = d % 4, n = 0;
+	for (int c = 0; c < 4; c++)
+		n += s->p[4 * L + c] <= k;
+	return n;
+}
+
+static int in_flight(const st *s)
+{
+	int n = 0;
+	for (int ch = 0; ch < NCH; ch++)
+		n += s->p[ch] > 0 && s->p[ch] < 4;
+	return n;
+}
+
+/* Units of the buffers allocated and not freed (resident or spilled). */
+static int allocated(const st *s)
+{
+	int n = 0;
+	for (int b = 0; b < NB; b++)
+		if (s->stat[b])
+			n += is_acc(b) ? 2 : 1;
 	return n;
 }
 
@@ -142,7 +200,8 @@ static void normalise(st *s)
 	sort_free(s);
 	for (int b = 0; b < NB; b++) {
 		if (s->stat[b] == 1) {
-			s->ready[b] = imax(s->ready[b], s->cube);
+			s->ready[b] = imax(s->ready[b],
+					   is_out(b) ? s->m3 : s->cube);
 			s->last[b] = imax(s->last[b], s->m3);
 			s->avail[b] = 0;
 			continue;
@@ -154,11 +213,23 @@ static void normalise(st *s)
 
 static uint64_t key(const st *s)
 {
-	uint64_t k = (uint64_t)s->L | (uint64_t)s->mask << 2 |
-		     (uint64_t)(s->c + 1) << 6 | (uint64_t)s->k << 9;
+	uint64_t h = 1469598103934665603ull;
+	for (int i = 0; i < NCH; i++)
+		h = (h ^ (uint8_t)s->p[i]) * 1099511628211ull;
 	for (int b = 0; b < NB; b++)
-		k |= (uint64_t)(s->stat[b] | s->used[b] << 2) << (11 + 3 * b);
-	return k;
+		h = (h ^ (uint8_t)(s->stat[b] | s->used[b] << 2)) *
+		    1099511628211ull;
+	return h;
+}
+
+static int same_key(const st *a, const st *b)
+{
+	if (memcmp(a->p, b->p, sizeof a->p))
+		return 0;
+	for (int x = 0; x < NB; x++)
+		if (a->stat[x] != b->stat[x] || a->used[x] != b->used[x])
+			return 0;
+	return 1;
 }
 
 /* a matches or beats b in spills and every time (same key) */
@@ -183,7 +254,7 @@ static int covers(const st *a, const st *b)
 static void front_init(front *f)
 {
 	memset(f, 0, sizeof *f);
-	f->hcap = 1 << 18;
+	f->hcap = 1 << 16;
 	f->hk = xrealloc(NULL, (size_t)f->hcap * sizeof *f->hk);
 	f->head = xrealloc(NULL, (size_t)f->hcap * sizeof *f->head);
 	for (int32_t i = 0; i < f->hcap; i++)
@@ -221,8 +292,9 @@ static void front_grow(front *f)
 	free(oh), free(ok);
 }
 
-/* Adds s unless a state of f covers it; drops the states s covers. */
-static void front_add(front *f, st s)
+/* Adds s unless a state of f covers it (then 0); drops the states s
+ * covers. */
+static int front_add(front *f, st s)
 {
 	normalise(&s);
 	uint64_t k = key(&s);
@@ -230,10 +302,12 @@ static void front_add(front *f, st s)
 	if (f->head[i] == -2)
 		f->hk[i] = k, f->head[i] = -1;
 	for (int32_t j = f->head[i]; j >= 0; j = f->next[j])
-		if (!f->v[j].dead && covers(&f->v[j], &s))
-			return;
+		if (!f->v[j].dead && same_key(&f->v[j], &s) &&
+		    covers(&f->v[j], &s))
+			return 0;
 	for (int32_t j = f->head[i]; j >= 0; j = f->next[j])
-		if (!f->v[j].dead && covers(&s, &f->v[j]))
+		if (!f->v[j].dead && same_key(&f->v[j], &s) &&
+		    covers(&s, &f->v[j]))
 			f->v[j].dead = 1;
 	if (f->n == f->cap) {
 		f->cap = f->cap ? 2 * f->cap : 1024;
@@ -248,120 +322,156 @@ static void front_add(front *f, st s)
 	f->v[f->n] = s;
 	f->next[f->n] = f->head[i];
 	f->head[i] = f->n++;
+	return 1;
 }
 
-/* The least finish of the last CONV from s: its CUBE time (or when the
- * next CONV's input can be ready) plus the CONV work left. */
+/* The least finish of the last CONV from s: its CUBE time plus the CONV
+ * work left. */
 static int32_t bound(const st *s)
 {
-	if (s->L == 3)
-		return s->cube;
-	int32_t chain = T[0] + T[1] + T[2] + T[3], done = 0;
-	for (int i = 0; s->c >= 0 && i < s->k; i++)
-		done += T[i];
-	int b = 4 * s->L + s->k;
-	int32_t at = s->cube;
-	if (s->stat[b] == 1)
-		at = imax(at, s->ready[b]);
-	else if (s->stat[b] == 2)
-		at = imax(at, imax(s->m2, s->avail[b]) + XFER);
-	int left = 4 * (2 - s->L) + 4 - __builtin_popcount((unsigned)s->mask);
-	return at + chain * left - done;
+	int32_t left = 0;
+	for (int ch = 0; ch < NCH; ch++)
+		for (int k = s->p[ch]; k < 4; k++)
+			left += T[k];
+	return s->cube + left;
 }
 
-static void put(run *r, front *f, const st *s)
+/* Adds t, reached from its parent by event (ty, b, start, fin), where it
+ * can end below UB. */
+static void put(run *r, front *f, st t, char ty, int b, int32_t start,
+		int32_t fin)
 {
-	if (bound(s) < r->ub)
-		front_add(f, *s);
-}
-
-/* CONV k of chain c: its input resident; the accumulator's two units at
- * k = 0 (unless reserved) and the output's unit at k = 3, chosen among
- * the free ones (every choice tried). */
-static void conv(run *r, front *out, const st *s)
-{
-	int b = 4 * s->L + s->k;
-	if (s->stat[b] != 1)
+	if (bound(&t) >= r->ub)
 		return;
-	int need = (s->k == 0 && !r->reserve ? 2 : 0) + (s->k == 3);
+	int32_t parent = t.hist;
+	t.hist = r->nh;
+	if (front_add(f, t))
+		ev_push(r, parent, ty, b, start, fin);
+}
+
+/* Takes the free units named by the bits of set (their times are s's
+ * fr[]) out of t's free list; returns the time they are all free by, at
+ * the earliest `at`. */
+static int32_t take_units(st *t, const st *s, unsigned set, int32_t at)
+{
+	t->nfree = 0;
+	for (int q = 0; q < s->nfree; q++)
+		if (set >> q & 1)
+			at = imax(at, s->fr[q]);
+		else
+			t->fr[t->nfree++] = s->fr[q];
+	return at;
+}
+
+/* Chain ch's next CONV at `at`, t being s with the units it takes out of
+ * the free list. */
+static void conv_at(run *r, front *out, const st *s, int ch, int32_t at,
+		    st t)
+{
+	int L = ch / 4, k = s->p[ch], d = 4 * L + k, a = ND + ch;
+	int32_t fin = at + T[k];
+	t.cube = fin;
+	if (uses_left(s, d) == 1)
+		t.stat[d] = 0, t.fr[t.nfree++] = fin;
+	else
+		t.last[d] = imax(t.last[d], fin), t.used[d] = 1;
+	t.p[ch]++;
+	if (k == 3) {
+		int o = 4 * (L + 1) + ch % 4;
+		t.stat[a] = 0;
+		if (!r->reserve)
+			t.fr[t.nfree++] = fin, t.fr[t.nfree++] = fin;
+		t.stat[o] = 1, t.used[o] = 1, t.ready[o] = t.last[o] = fin;
+	} else {
+		t.stat[a] = 1, t.used[a] = 1, t.ready[a] = t.last[a] = fin;
+	}
+	put(r, out, t, 'C', 16 * L + 4 * (ch % 4) + k, at, fin);
+}
+
+/* The next CONV of chain ch: its input resident, its accumulator too
+ * (or two units for it at its first CONV, unless reserved), a unit for
+ * its output at its last, each choice of the free units tried; within
+ * the peak limit. */
+static void conv(run *r, front *out, const st *s, int ch)
+{
+	int L = ch / 4, k = s->p[ch], d = 4 * L + k, a = ND + ch;
+	if (!produced(s, d) || s->stat[d] != 1)
+		return;
+	if (k > 0 && s->stat[a] != 1)
+		return;
+	if (k == 0 && in_flight(s) >= r->inflight)
+		return;
+	int need = (k == 0 && !r->reserve ? 2 : 0) + (k == 3);
 	if (s->nfree < need)
 		return;
-	int n = s->nfree;
-	for (int i = 0; i < (need ? n : 1); i++)
-		for (int j = need == 2 ? i + 1 : 0; j < (need == 2 ? n : 1); j++) {
-			st t = *s;
-			int32_t at = imax(s->cube, s->ready[b]);
-			if (need >= 1)
-				at = imax(at, s->fr[i]);
-			if (need == 2)
-				at = imax(at, s->fr[j]);
-			t.nfree = 0;
-			for (int q = 0; q < n; q++)
-				if (!need || (q != i && (need < 2 || q != j)))
-					t.fr[t.nfree++] = s->fr[q];
-			int32_t fin = at + T[s->k];
-			if (uses_left(b, s) == 1)
-				t.stat[b] = 0, t.fr[t.nfree++] = fin;
-			else
-				t.last[b] = fin, t.used[b] = 1;
-			t.cube = fin;
-			t.hist = ev_push(r, s->hist, 'C',
-					 s->L * 16 + s->c * 4 + s->k, at, fin);
-			if (s->k == 3) {
-				int o = 4 * (s->L + 1) + s->c;
-				t.stat[o] = 1, t.used[o] = 1;
-				t.ready[o] = t.last[o] = fin;
-				if (!r->reserve)
-					t.fr[t.nfree++] = fin, t.fr[t.nfree++] = fin;
-				t.mask = (int8_t)(t.mask | 1 << s->c);
-				t.c = -1, t.k = 0;
-				if (t.mask == 15)
-					t.L++, t.mask = 0;
-			} else {
-				t.k++;
-			}
-			put(r, out, &t);
-		}
-}
-
-/* One eviction (a COPY_OUT for a last-layer output) of a used resident
- * buffer other than the next CONV's input. */
-static void evict(run *r, front *f, const st *s)
-{
-	int nxt = 4 * s->L + s->k;
-	for (int b = 0; b < NB; b++) {
-		if (s->stat[b] != 1 || !s->used[b] || b == nxt)
-			continue;
-		int out = b >= 12;
-		if (!out && s->sp >= r->smax)
+	if (r->peak && allocated(s) + (k == 0 ? 2 : 0) + (k == 3) > r->peak)
+		return;
+	int32_t at0 = imax(s->cube, s->ready[d]);
+	if (k > 0)
+		at0 = imax(at0, s->ready[a]);
+	for (unsigned set = 0; set < 1u << s->nfree; set++) {
+		if (__builtin_popcount(set) != need)
 			continue;
 		st t = *s;
-		int32_t at = imax(s->m3, s->last[b]);
-		int32_t fin = at + (out ? COUT : XFER);
-		t.stat[b] = out ? 0 : 2, t.avail[b] = fin, t.m3 = fin;
-		t.fr[t.nfree++] = fin;
-		t.sp = (int8_t)(t.sp + !out);
-		t.hist = ev_push(r, s->hist, out ? 'O' : 'E', b, at, fin);
-		put(r, f, &t);
+		int32_t at = take_units(&t, s, set, at0);
+		conv_at(r, out, s, ch, at, t);
 	}
 }
 
-/* One reload of a buffer in DDR, into each free unit. */
+static void convs(run *r, front *out, const st *s)
+{
+	for (int ch = 0; ch < NCH; ch++)
+		if (s->p[ch] < 4)
+			conv(r, out, s, ch);
+}
+
+/* One eviction (a COPY_OUT for a last-layer output) of a used resident
+ * buffer: data still to be read, or an accumulator between its chain's
+ * CONVs. */
+static void evict(run *r, front *f, const st *s)
+{
+	for (int b = 0; b < NB; b++) {
+		if (s->stat[b] != 1 || !s->used[b] || (is_acc(b) && !r->accs))
+			continue;
+		int out = is_out(b), cost = is_acc(b) ? 2 : !out;
+		if (s->sp + cost > r->smax)
+			continue;
+		st t = *s;
+		int32_t at = imax(s->m3, out ? s->ready[b] : s->last[b]);
+		int32_t fin = at + (out ? COUT : is_acc(b) ? XACC : XFER);
+		t.stat[b] = out ? 0 : 2, t.avail[b] = fin, t.m3 = fin;
+		t.fr[t.nfree++] = fin;
+		if (is_acc(b))
+			t.fr[t.nfree++] = fin;
+		t.sp = (int8_t)(t.sp + cost);
+		put(r, f, t, out ? 'O' : 'E', b, at, fin);
+	}
+}
+
+/* One reload of a buffer in DDR, into each free unit (an accumulator:
+ * each pair of them). */
 static void reload(run *r, front *f, const st *s)
 {
 	for (int b = 0; b < NB; b++) {
 		if (s->stat[b] != 2)
 			continue;
-		for (int i = 0; i < s->nfree; i++) {
-			st t = *s;
-			int32_t at = imax(imax(s->m2, s->avail[b]), s->fr[i]);
-			int32_t fin = at + XFER;
-			t.fr[i] = t.fr[--t.nfree];
-			t.stat[b] = 1, t.used[b] = 0, t.m2 = fin;
-			t.ready[b] = t.last[b] = fin;
-			t.hist = ev_push(r, s->hist, 'R', b, at, fin);
-			put(r, f, &t);
-		}
+		int acc = is_acc(b);
+		for (int i = 0; i < s->nfree; i++)
+			for (int j = acc ? 0 : -1; j < (acc ? i : 0); j++) {
+				st t = *s;
+				int32_t at = imax(imax(s->m2, s->avail[b]),
+						  s->fr[i]);
+				if (j >= 0)
+					at = imax(at, s->fr[j]);
+				int32_t fin = at + (acc ? XACC : XFER);
+				t.nfree = 0;
+				for (int q = 0; q < s->nfree; q++)
+					if (q != i && q != j)
+						t.fr[t.nfree++] = s->fr[q];
+				t.stat[b] = 1, t.used[b] = 0, t.m2 = fin;
+				t.ready[b] = t.last[b] = fin;
+				put(r, f, t, 'R', b, at, fin);
+			}
 	}
 }
 
@@ -384,13 +494,12 @@ static void closure(run *r, front *in, front *out,
 
 static void start_states(run *r, front *f)
 {
-	for (int m = 1; m < 16; m += 2) { /* the first input resident */
+	for (int m = 0; m < 16; m++) {
 		int nres = __builtin_popcount((unsigned)m);
 		if (nres > 3 || (r->start && nres != r->start))
 			continue;
 		st s;
 		memset(&s, 0, sizeof s);
-		s.c = -1;
 		for (int b = 0; b < 4; b++) {
 			s.stat[b] = m >> b & 1 ? 1 : 2;
 			s.used[b] = s.stat[b] == 1;
@@ -404,28 +513,17 @@ static void start_states(run *r, front *f)
 	}
 }
 
-/* One CONV: the chain chosen where none runs, evictions, reloads, CONV. */
+/* One CONV: evictions, reloads, then the CONV. */
 static void step(run *r, front *cur, front *next)
 {
-	front ch, ev_, rl;
-	front_init(&ch), front_init(&ev_), front_init(&rl);
-	for (int32_t i = 0; i < cur->n; i++) {
-		st s = cur->v[i];
-		if (s.dead)
-			continue;
-		for (int c = 0; c < 4; c++)
-			if (s.c == c || (s.c < 0 && !(s.mask >> c & 1))) {
-				st t = s;
-				t.c = (int8_t)c;
-				front_add(&ch, t);
-			}
-	}
-	closure(r, &ch, &ev_, evict);
+	front ev_, rl;
+	front_init(&ev_), front_init(&rl);
+	closure(r, cur, &ev_, evict);
 	closure(r, &ev_, &rl, reload);
 	for (int32_t i = 0; i < rl.n; i++)
 		if (!rl.v[i].dead)
-			conv(r, next, &rl.v[i]);
-	front_free(&ch), front_free(&ev_), front_free(&rl);
+			convs(r, next, &rl.v[i]);
+	front_free(&ev_), front_free(&rl);
 }
 
 /* ---- the layout check of --trace ---- */
@@ -464,15 +562,27 @@ static int occ_cmp(const void *a, const void *b)
 			    : (x->e > y->e) - (x->e < y->e);
 }
 
+static void print_move(const ev *e)
+{
+	const char *what = e->ty == 'R'	  ? "SPILL_IN "
+			   : e->ty == 'E' ? "SPILL_OUT"
+					  : "COPY_OUT ";
+	if (is_acc(e->b))
+		printf("%7d %7d %s accumulator layer %d chain %d\n", e->start,
+		       e->fin, what, (e->b - ND) / 4, (e->b - ND) % 4);
+	else
+		printf("%7d %7d %s buffer %d\n", e->start, e->fin, what, e->b);
+}
+
 /* Prints the plan ending at event h; checks its layout. */
 static void trace(const run *r, int32_t h)
 {
-	int32_t path[1024], np = 0, open[NB + 1], uses[NB] = {0};
+	int32_t path[1024], np = 0, open[NB], uses[ND] = {0};
 	occ o[256];
 	int no = 0;
 	for (; h >= 0; h = r->h[h].parent)
 		path[np++] = h;
-	for (int b = 0; b <= NB; b++)
+	for (int b = 0; b < NB; b++)
 		open[b] = -1;
 	while (np--) {
 		const ev *e = &r->h[path[np]];
@@ -484,67 +594,87 @@ static void trace(const run *r, int32_t h)
 		}
 		if (e->ty == 'C') {
 			int L = e->b / 16, c = e->b / 4 % 4, k = e->b % 4;
-			int b = 4 * L + k;
+			int d = 4 * L + k, a = ND + 4 * L + c;
 			printf("%7d %7d CONV layer %d chain %d k %d\n", e->start,
 			       e->fin, L, c, k);
 			if (k == 0)
-				open[NB] = e->start;
-			if (++uses[b] == 4)
-				o[no++] = (occ){open[b], e->fin, 0, 0};
+				open[a] = e->start;
+			if (++uses[d] == 4)
+				o[no++] = (occ){open[d], e->fin, 0, 0};
 			if (k == 3) {
-				o[no++] = (occ){open[NB], e->fin, 1, 0};
+				o[no++] = (occ){open[a], e->fin, 1, 0};
 				open[4 * (L + 1) + c] = e->start;
 			}
 			continue;
 		}
-		printf("%7d %7d %s buffer %d\n", e->start, e->fin,
-		       e->ty == 'R' ? "SPILL_IN " : e->ty == 'E' ? "SPILL_OUT"
-								: "COPY_OUT ",
-		       e->b);
+		print_move(e);
 		if (e->ty == 'R')
 			open[e->b] = e->start;
 		else
-			o[no++] = (occ){open[e->b], e->fin, 0, 0};
+			o[no++] = (occ){open[e->b], e->fin, is_acc(e->b), 0};
 	}
 	qsort(o, (size_t)no, sizeof *o, occ_cmp);
 	printf("a layout with accumulators on adjacent units: %s\n",
 	       fits(o, no, 0) ? "exists" : "none");
 }
 
+static int usage(const char *msg, const char *arg)
+{
+	if (msg)
+		fprintf(stderr, "late_layers: %s%s\n", msg, arg ? arg : "");
+	fprintf(stderr, "usage: late_layers SPILLS UB [--start any|1|2|3] "
+			"[--inflight K] [--peak UNITS] [--one-chain] "
+			"[--reserve] [--trace]\n");
+	return 2;
+}
+
+static int parse(run *r, int *tr, int argc, char **argv)
+{
+	r->smax = atoi(argv[1]), r->ub = atoi(argv[2]);
+	r->inflight = 2, r->accs = 1;
+	if (r->smax < 0 || r->smax > 60 || r->ub <= 0)
+		return usage("SPILLS must be 0 to 60 and UB positive", NULL);
+	for (int i = 3; i < argc; i++) {
+		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+		if (!strcmp(a, "--reserve"))
+			r->reserve = 1;
+		else if (!strcmp(a, "--one-chain"))
+			r->inflight = 1, r->accs = 0;
+		else if (!strcmp(a, "--trace"))
+			*tr = 1;
+		else if (!strcmp(a, "--start") && v) {
+			r->start = strcmp(v, "any") ? atoi(v) : 0;
+			if (strcmp(v, "any") && (r->start < 1 || r->start > 3))
+				return usage("--start takes any, 1, 2 or 3, "
+					     "not ", v);
+			i++;
+		} else if (!strcmp(a, "--inflight") && v) {
+			r->inflight = atoi(v), i++;
+			if (r->inflight < 1 || r->inflight > 4)
+				return usage("--inflight takes 1 to 4, not ", v);
+		} else if (!strcmp(a, "--peak") && v) {
+			r->peak = atoi(v), i++;
+			if (r->peak < 7)
+				return usage("--peak takes 7 units or more (a "
+					     "layer's inputs, an accumulator "
+					     "and an output), not ", v);
+		} else {
+			return usage("unknown argument ", a);
+		}
+	}
+	if (r->reserve)
+		r->inflight = 1, r->accs = 0;
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	run r = {0};
 	int tr = 0;
-	if (argc < 3) {
-		fprintf(stderr, "usage: late_layers SPILLS UB [--start any|1|2|3]"
-				" [--reserve] [--trace]\n");
+	if (argc < 3)
+		return usage(NULL, NULL);
+	if (parse(&r, &tr, argc, argv))
 		return 2;
-	}
-	r.smax = atoi(argv[1]), r.ub = atoi(argv[2]);
-	if (r.smax < 0 || r.smax > 60 || r.ub <= 0) {
-		fprintf(stderr, "late_layers: SPILLS must be 0 to 60 and UB "
-				"positive\n");
-		return 2;
-	}
-	for (int i = 3; i < argc; i++) {
-		if (!strcmp(argv[i], "--reserve"))
-			r.reserve = 1;
-		else if (!strcmp(argv[i], "--trace"))
-			tr = 1;
-		else if (!strcmp(argv[i], "--start") && i + 1 < argc) {
-			const char *a = argv[++i];
-			r.start = strcmp(a, "any") ? atoi(a) : 0;
-			if (strcmp(a, "any") && (r.start < 1 || r.start > 3)) {
-				fprintf(stderr, "late_layers: --start takes "
-						"any, 1, 2 or 3, not %s\n", a);
-				return 2;
-			}
-		} else {
-			fprintf(stderr, "late_layers: unknown argument %s\n",
-				argv[i]);
-			return 2;
-		}
-	}
 	front cur;
 	front_init(&cur);
 	start_states(&r, &cur);

@@ -5,7 +5,7 @@ dansched): evidence that the model's plans can be run, checked by the
 evaluator and the referee.
 
     cc -O2 -o late_layers scripts/late_layers.c
-    ./late_layers 25 216000 --start 2 --trace > late25.txt
+    ./late_layers 25 216000 --start 2 --one-chain --trace > late25.txt
     build/dansched schedule data/Conv_Case0.json -o today
     scripts/late_layers_plan.py today late25.txt built
     build/dansched eval data/Conv_Case0.json built/Conv_Case0_schedule.txt \
@@ -101,6 +101,9 @@ def read_model(path):
         w = line.split()
         if w and w[0] == "start:":
             mask = int(w[3], 16)
+        elif "accumulator" in w:
+            sys.exit(f"{path}: an accumulator spilled; this script builds "
+                     "the plans of late_layers --one-chain")
         elif len(w) >= 9 and w[2] == "CONV":
             events.append(("C", int(w[0]), int(w[1]),
                            (int(w[4]), int(w[6]), int(w[8]))))

@@ -17,10 +17,18 @@
  * 404,970 and (2, 1, 16, 6 or 8) 401,690: the beam, ranked by bound,
  * keeps states that later find no units.  A window of 16, a beam of 64
  * and ten times RP_WORK find plans that run two chains at once
- * (396,515) above CPE's peak limit.  Three evictions: 403,522 at (3, 1, 8, 1), from the rollouts
- * alone (first measured before the plan keyed loads to compute steps and
- * moved the loads of small buffers into the tail).  (2, 1, 16, 4) costs
- * about 0.06 s more than (2, 1, 8, 1) there. */
+ * (396,515) above CPE's peak limit.  The search does not count
+ * peak_vstay: that plan (measured again 2026-12-06, (2, 1, 64, 16)
+ * with ten times RP_WORK) peaks at 7,824 bytes, above the limit of
+ * 7,259, so ds_keep_shorter refuses it and the pass keeps nothing (the
+ * pipeline then ends at 401,944); a beam kept per set of steps run as
+ * well as per traffic figure does the same (396,124 at 7,824).  Within
+ * the limit two or three chains at once gain nothing there
+ * (scripts/late_layers.c --peak 9).  Three evictions: 403,522 at (3, 1,
+ * 8, 1), from the rollouts alone (first measured before the plan keyed
+ * loads to compute steps and moved the loads of small buffers into the
+ * tail).  (2, 1, 16, 4) costs about 0.06 s more than (2, 1, 8, 1)
+ * there. */
 enum { RP_EVICT_K = 2, RP_RELOAD_K = 1, RP_BEAM = 16, RP_WINDOW = 4 };
 /* Limits: buffers and units a state holds, steps a tail has, buffers a
  * step may allocate, states a run may add (Conv_Case0 adds about
