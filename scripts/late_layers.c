@@ -32,8 +32,8 @@
  * as its pipe, its data and its units allow, keeping every state no other
  * state with the same buffers and progress matches or beats in every
  * time and in spills (times that no longer bind clamped).  States that
- * cannot end below UB (their CUBE time plus the CONV work left) are
- * dropped.
+ * cannot end below UB (the earliest start of a next CONV, its input and
+ * accumulator readable, plus the CONV work left) are dropped.
  *
  * usage: late_layers SPILLS UB [--start any|1|2|3] [--inflight K]
  *                    [--peak UNITS] [--one-chain] [--reserve] [--trace]
@@ -62,12 +62,12 @@
  *   211,728, 206,670), as sessions 27-39 had them; a layout exists at 24,
  *   25 and 26 (--trace);
  *   --peak 9 (two chains at once, accumulators spilled): the same,
- *   210,226, 205,168, 200,110 (115 s, 1.3 GB), and with --inflight 3 the
- *   same again (145 s); four chains at once cannot end one of them
+ *   210,226, 205,168, 200,110 (110 s, 1.3 GB), and with --inflight 3 the
+ *   same again (132 s); four chains at once cannot end one of them
  *   within 9 units (four accumulators, its input and its output are 10),
  *   so within the default peak budget the model's plans are no shorter
  *   than one chain at a time;
- *   no peak limit: 206,254, 202,698, 199,326 (373 s, 3.1 GB), at a peak
+ *   no peak limit: 206,254, 202,698, 199,326 (378 s, 3.1 GB), at a peak
  *   of 10 units (7,680 bytes, 7,824 with the plan's weight); the plan at
  *   25 spills the first chain's accumulator of the first two layers, and
  *   a layout exists for it; dansched with ds_replan.c's search widened
@@ -325,15 +325,35 @@ static int front_add(front *f, st s)
 	return 1;
 }
 
-/* The least finish of the last CONV from s: its CUBE time plus the CONV
- * work left. */
+/* When buffer b of s can be read at the earliest: resident, when it is
+ * ready; in DDR, after a reload (of `cycles`) starting when MTE2 and its
+ * SPILL_OUT allow. */
+static int32_t readable(const st *s, int b, int32_t cycles)
+{
+	if (s->stat[b] == 1)
+		return s->ready[b];
+	return imax(s->m2, s->avail[b]) + cycles;
+}
+
+/* The least finish of the last CONV from s: the earliest start of any
+ * next CONV (its input and accumulator readable) plus the CONV work
+ * left. */
 static int32_t bound(const st *s)
 {
-	int32_t left = 0;
-	for (int ch = 0; ch < NCH; ch++)
-		for (int k = s->p[ch]; k < 4; k++)
-			left += T[k];
-	return s->cube + left;
+	int32_t left = 0, first = INT32_MAX;
+	for (int ch = 0; ch < NCH; ch++) {
+		int k = s->p[ch], d = 4 * (ch / 4) + k;
+		for (int i = k; i < 4; i++)
+			left += T[i];
+		if (k == 4 || !produced(s, d) || !s->stat[d])
+			continue;
+		int32_t at = imax(s->cube, readable(s, d, XFER));
+		if (k > 0)
+			at = imax(at, readable(s, ND + ch, XACC));
+		if (at < first)
+			first = at;
+	}
+	return (first == INT32_MAX ? s->cube : first) + left;
 }
 
 /* Adds t, reached from its parent by event (ty, b, start, fin), where it

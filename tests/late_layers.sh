@@ -8,7 +8,7 @@
 # now gives 398,410), replayed by `dansched eval`; outside the quick pass
 # (DS_TEST_QUICK, the sanitizer build) also the wider model's span within
 # the default peak budget (up to three chains at once, accumulators
-# spilled: about two and a half minutes).
+# spilled: about two minutes).
 # usage: late_layers.sh LATE_LAYERS DANSCHED SOURCE_DIR
 set -eu
 tool=$1 dansched=$2 src=$3
