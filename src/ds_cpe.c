@@ -504,7 +504,7 @@ static void cpe_budgets(best *b, const ds_cpe_opts *o)
 	b->max_peak = b->f.peak_vstay;
 	b->peak_budget = ds_cpe_budget(b->f.peak_vstay,
 				       o ? o->peak_budget_pct : 0);
-	if (o && o->peak_cap > 0 && b->peak_budget > o->peak_cap)
+	if (o && !ds_within_peak_cap(o->peak_cap, b->peak_budget))
 		b->peak_budget =
 			o->peak_cap > b->max_peak ? o->peak_cap : b->max_peak;
 }

@@ -292,7 +292,8 @@ typedef struct ds_cpe_opts {
 } ds_cpe_opts;
 
 /* Is a plan peaking at peak within peak_cap (a cpe opts' peak_cap: 0 or
- * less, none)?  The pipeline's keep rules and the portfolio's. */
+ * less, none)?  The pipeline's keep rules, the portfolio's and CPE's
+ * peak budget. */
 static inline bool ds_within_peak_cap(int64_t peak_cap, int64_t peak)
 {
 	return peak_cap <= 0 || peak <= peak_cap;
