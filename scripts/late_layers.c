@@ -479,15 +479,10 @@ static void reload(run *r, front *f, const st *s)
 		for (int i = 0; i < s->nfree; i++)
 			for (int j = acc ? 0 : -1; j < (acc ? i : 0); j++) {
 				st t = *s;
-				int32_t at = imax(imax(s->m2, s->avail[b]),
-						  s->fr[i]);
-				if (j >= 0)
-					at = imax(at, s->fr[j]);
+				unsigned set = 1u << i | (j >= 0 ? 1u << j : 0);
+				int32_t at = take_units(&t, s, set,
+							imax(s->m2, s->avail[b]));
 				int32_t fin = at + (acc ? XACC : XFER);
-				t.nfree = 0;
-				for (int q = 0; q < s->nfree; q++)
-					if (q != i && q != j)
-						t.fr[t.nfree++] = s->fr[q];
 				t.stat[b] = 1, t.used[b] = 0, t.m2 = fin;
 				t.ready[b] = t.last[b] = fin;
 				put(r, f, t, 'R', b, at, fin);
