@@ -53,8 +53,7 @@ int ds_dlr_starts(const ds_graph *g, const ds_run_opts *o)
 	return k < 1 ? 1 : k > DLR_STARTS ? DLR_STARTS : (int)k;
 }
 
-/* Is f better than best: less extra_ddr, then fewer spills. */
-static bool dlr_better(const ds_figures *f, const ds_figures *best)
+bool ds_dlr_better(const ds_figures *f, const ds_figures *best)
 {
 	return f->extra_ddr < best->extra_ddr ||
 	       (f->extra_ddr == best->extra_ddr && f->spills < best->spills);
@@ -92,7 +91,7 @@ static int dlr_best(const ds_graph *g, const ds_run_opts *o,
 			k = -1;
 			for (int i = 0; i < nstart; i++)
 				if (!full[i] &&
-				    (k < 0 || dlr_better(&first[i], &first[k])))
+				    (k < 0 || ds_dlr_better(&first[i], &first[k])))
 					k = i;
 			if (k < 0)
 				break;
@@ -106,7 +105,7 @@ static int dlr_best(const ds_graph *g, const ds_run_opts *o,
 		rc = ds_replay(g, &p, NULL, &f, e);
 		if (r < nstart)
 			first[k] = f;
-		if (rc == DS_OK && (!have || dlr_better(&f, &best))) {
+		if (rc == DS_OK && (!have || ds_dlr_better(&f, &best))) {
 			if (have)
 				timely_offer(g, timely, out, &best);
 			*out = p;
@@ -177,7 +176,7 @@ static int dlr_pulled(const ds_graph *g, const ds_run_opts *o, int rounds,
 		if (last.len) /* ref's, when it was last */
 			timely_offer(g, timely, &last, &lastf);
 		rc = ds_replay(g, &p, NULL, &f, e);
-		if (rc == DS_OK && dlr_better(&f, bf)) {
+		if (rc == DS_OK && ds_dlr_better(&f, bf)) {
 			timely_offer(g, timely, best, bf);
 			*best = p;
 			*bf = f;
@@ -208,7 +207,7 @@ static int dlr_pack_one(const ds_graph *g, const int32_t *order, int victim,
 	if (rc || !fits)
 		return rc;
 	rc = ds_replay(g, &p, NULL, &f, e);
-	bool take = rc == DS_OK && dlr_better(&f, bf);
+	bool take = rc == DS_OK && ds_dlr_better(&f, bf);
 	ds_plan_keep(g->heap, take, best, bf, &p, &f);
 	*took = *took || take;
 	return rc;

@@ -39,6 +39,10 @@ typedef struct ds_dlr_search {
  * backbone choice reads that).  A start count out of 1 to
  * DS_DLR_MAX_STARTS is refused (DS_EINPUT, *out untouched); on any
  * other failure *out is left empty. */
+/* Is f better than best by the search's rule: less extra_ddr, then fewer
+ * spills. */
+bool ds_dlr_better(const ds_figures *f, const ds_figures *best);
+
 int ds_dlr_stage_search(const ds_graph *g, const ds_run_opts *o,
 			const ds_dlr_search *s, ds_plan *out, bool *packed,
 			ds_err *e);

@@ -56,6 +56,11 @@
  * peak position leaves it when all its remaining users move before it
  * (with their ancestors), or its first user moves after it, or its last
  * user before it.  The best order wins; ties keep the earlier candidate.
+ * A second phase of the search, from each first phase's result and with
+ * an eighth of its budget, may also move a block back to where a buffer
+ * live at the peak began long before (ds_mpas_ls.c's jumps); its best
+ * order wins only where its peak is lower, and the next stage then gets
+ * the first phase's too (ds_mpas_alts' near).
  *
  * Cost, N nodes, E constraint edges, B buffers: a greedy run is about
  * O((N + E) * K * D * log C) with K the closure bound (GREEDY_KMAX), D
@@ -76,7 +81,7 @@
  * hashing; the two band orders, ds_band.c, O((N + E) log(N + E))).
  * Splitting into operators: O(N + E)
  * and a copy of the graph.  The local search, on the LS_STARTS best
- * orders, does at most M move
+ * orders, does at most M move (and its second phase M / 8 more)
  * evaluations of O(W) each (W the window, LS_WINDOW operations); finding
  * the moves of a step is O(N + 48 B) and an accepted move costs O(N + E),
  * these together bounded by LS_SCAN * W * M.  So O((N + E) log N)
@@ -398,6 +403,7 @@ typedef struct mpas {
 	pool P;
 	alts *A; /* NULL: no alternatives wanted */
 	int32_t *cand;
+	int32_t *jumped; /* mpas_polish's best of the second phase */
 	int64_t *wgt;	/* per variant and buffer: its weight */
 	int64_t *wstay; /* per node: the bytes a greedy run counts */
 	uint8_t *blive;
@@ -414,6 +420,7 @@ static int mpas_init(mpas *M, const ds_graph *g, const int32_t *rank,
 	M->A = A;
 	ds_arena_init(a, g->heap);
 	M->cand = ds_arena_alloc(a, (size_t)n, sizeof *M->cand);
+	M->jumped = ds_arena_alloc(a, (size_t)n, sizeof *M->jumped);
 	M->wgt = ds_arena_alloc(a, (size_t)NVARIANTS * g->nbuf + 1,
 				sizeof *M->wgt);
 	M->wstay = ds_arena_alloc(a, (size_t)n, sizeof *M->wstay);
@@ -503,31 +510,48 @@ static int mpas_bands(mpas *M, ds_err *e)
 	return DS_OK;
 }
 
-/* Polishes the best orders into order; the best result wins, ties keep
- * the earlier (unpolished) one. */
-static void mpas_polish(mpas *M, int32_t *order)
+/* M->cand into to where it peaks lower than *best (*valid: one-live),
+ * which then take its figures. */
+static void polish_keep(mpas *M, int32_t *to, int64_t *best, bool *valid)
 {
-	const ds_graph *g = M->g;
-	const size_t n = (size_t)g->n;
-	memcpy(order, M->P.ord[0], n * sizeof *order);
-	int64_t best = M->P.peak[0];
-	bool best_valid = M->P.valid[0];
-	for (int i = 0; i < M->P.k && M->L; i++) {
-		memcpy(M->cand, M->P.ord[i], n * sizeof *M->cand);
-		mpas_ls_run(M->L, M->cand, M->moves);
-		bool valid;
-		int64_t pk = ds_order_peak(g, M->cand, &valid);
-		if (pool_better(pk, valid, best, best_valid)) {
-			best = pk;
-			best_valid = valid;
-			memcpy(order, M->cand, n * sizeof *order);
-		}
+	bool v;
+	int64_t pk = ds_order_peak(M->g, M->cand, &v);
+	if (pool_better(pk, v, *best, *valid)) {
+		*best = pk;
+		*valid = v;
+		memcpy(to, M->cand, (size_t)M->g->n * sizeof *to);
 	}
 }
 
-/* MPAS on one graph, in one piece, with a budget of moves (M->moves). */
+/* Polishes the best orders into order; the best result wins, ties keep
+ * the earlier (unpolished) one.  The local search's second phase
+ * (jumps) runs from each first phase's result; its best order wins only
+ * where its peak is lower, and *near then gets the first phase's best
+ * (else order's copy): the next stage weighs both (ds_pipeline.c's
+ * dlr_search).  near may be NULL. */
+static void mpas_polish(mpas *M, int32_t *order, int32_t *near)
+{
+	const size_t n = (size_t)M->g->n;
+	memcpy(order, M->P.ord[0], n * sizeof *order);
+	int64_t best = M->P.peak[0], jbest = INT64_MAX;
+	bool best_valid = M->P.valid[0], jvalid = false;
+	for (int i = 0; i < M->P.k && M->L; i++) {
+		memcpy(M->cand, M->P.ord[i], n * sizeof *M->cand);
+		mpas_ls_run(M->L, M->cand, M->moves, false);
+		polish_keep(M, order, &best, &best_valid);
+		mpas_ls_run(M->L, M->cand, M->moves, true);
+		polish_keep(M, M->jumped, &jbest, &jvalid);
+	}
+	if (near)
+		memcpy(near, order, n * sizeof *near);
+	if (M->L && pool_better(jbest, jvalid, best, best_valid))
+		memcpy(order, M->jumped, n * sizeof *order);
+}
+
+/* MPAS on one graph, in one piece, with a budget of moves (M->moves);
+ * near: mpas_polish's. */
 static int mpas_one(const ds_graph *g, const int32_t *rank, int64_t moves,
-		    int32_t *order, alts *A, ds_err *e)
+		    int32_t *order, int32_t *near, alts *A, ds_err *e)
 {
 	mpas M;
 	int rc = mpas_init(&M, g, rank, moves, A, e);
@@ -542,7 +566,7 @@ static int mpas_one(const ds_graph *g, const int32_t *rank, int64_t moves,
 	if (rc == DS_OK)
 		rc = mpas_bands(&M, e);
 	if (rc == DS_OK)
-		mpas_polish(&M, order);
+		mpas_polish(&M, order, near);
 	ds_arena_free(&M.ar);
 	return rc;
 }
@@ -702,13 +726,14 @@ static void split_fill(const ds_graph *g, split *S)
 }
 
 /* MPAS on component c of g as a graph of its own, its order written at
- * order[len..) and its alternatives (its best order where it has fewer)
- * at alt[j * n + len..); *nk: the most alternatives a component had;
- * *key: its place among the components (split_sort). */
+ * order[len..], mpas_polish's near one at near[len..] (near may be
+ * NULL) and its alternatives (its best order where it has fewer) at
+ * alt[j * n + len..); *nk: the most alternatives a component had; *key:
+ * its place among the components (split_sort).  sub, subn: scratch. */
 static int split_one(const ds_graph *g, const split *S, int32_t c,
-		     int64_t moves, int32_t len, int32_t *order, int32_t *alt,
-		     alts *A, int *nk, int32_t *local, int32_t *sub,
-		     ds_hkey *key, ds_err *e)
+		     int64_t moves, int32_t len, int32_t *order, int32_t *near,
+		     int32_t *alt, alts *A, int *nk, int32_t *local,
+		     int32_t *sub, int32_t *subn, ds_hkey *key, ds_err *e)
 {
 	const int32_t n = g->n, k = S->noff[c + 1] - S->noff[c];
 	const int32_t *nodes = S->nodes + S->noff[c];
@@ -719,10 +744,13 @@ static int split_one(const ds_graph *g, const split *S, int32_t c,
 	if (rc == DS_OK) {
 		split_rank(S, c);
 		rc = mpas_one(sg, S->srank, moves * k / n + 1, sub,
-			      A->nalt ? A : NULL, e);
+			      near ? subn : NULL, A->nalt ? A : NULL, e);
 	}
-	for (int32_t i = 0; i < k && rc == DS_OK; i++)
+	for (int32_t i = 0; i < k && rc == DS_OK; i++) {
 		order[len + i] = nodes[sub[i]];
+		if (near)
+			near[len + i] = nodes[subn[i]];
+	}
 	for (int j = 0; j < A->nalt && rc == DS_OK; j++) {
 		const int32_t *from = j < A->k ? A->ord + (size_t)j * k : sub;
 		for (int32_t i = 0; i < k; i++)
@@ -786,7 +814,7 @@ static void split_sort(const split *S, const ds_hkey *key, int32_t *ord,
  * too 58,909, 59,522, 74,674, 84,588, 99,798 (at 16,384 bytes against
  * 17,152), 73,540, 53,924, 52,436.  MPAS's peaks unchanged throughout. */
 int ds_mpas_alts(const ds_graph *g, const ds_mpas_opts *o, int32_t *order,
-		 int32_t *alt, int nalt, int *got, ds_err *e)
+		 int32_t *near, int32_t *alt, int nalt, int *got, ds_err *e)
 {
 	const int32_t n = g->n;
 	if (nalt > MAX_ALTS)
@@ -809,13 +837,15 @@ int ds_mpas_alts(const ds_graph *g, const ds_mpas_opts *o, int32_t *order,
 	if (S.ncomp <= 1) {
 		ds_arena_free(&ar);
 		A.ord = alt;
-		int rc = mpas_one(g, NULL, moves, order, nalt ? &A : NULL, e);
+		int rc = mpas_one(g, NULL, moves, order, near,
+				  nalt ? &A : NULL, e);
 		if (rc == DS_OK && got)
 			*got = alts_distinct(g, order, alt, A.k);
 		return rc;
 	}
 	int32_t *local = ds_arena_alloc(&ar, (size_t)n + 1, sizeof *local);
 	int32_t *sub = ds_arena_alloc(&ar, (size_t)n + 1, sizeof *sub);
+	int32_t *subn = ds_arena_alloc(&ar, (size_t)n + 1, sizeof *subn);
 	ds_hkey *key = ds_arena_alloc(&ar, (size_t)S.ncomp, sizeof *key);
 	split_alloc(&ar, g, &S);
 	if (nalt)
@@ -833,14 +863,16 @@ int ds_mpas_alts(const ds_graph *g, const ds_mpas_opts *o, int32_t *order,
 	int32_t len = 0;
 	int nk = 0;
 	for (int32_t c = 0; c < S.ncomp && rc == DS_OK; c++) {
-		rc = split_one(g, &S, c, moves, len, order, alt, &A, &nk,
-			       local, sub, &key[c], e);
+		rc = split_one(g, &S, c, moves, len, order, near, alt, &A,
+			       &nk, local, sub, subn, &key[c], e);
 		len += S.noff[c + 1] - S.noff[c];
 	}
 	DS_ASSERT(rc != DS_OK || len == n);
 	if (rc == DS_OK) {
 		qsort(key, (size_t)S.ncomp, sizeof *key, ds_hkey_cmp);
 		split_sort(&S, key, order, sub);
+		if (near)
+			split_sort(&S, key, near, sub);
 		for (int j = 0; j < nk; j++)
 			split_sort(&S, key, alt + (size_t)j * n, sub);
 	}
@@ -853,6 +885,6 @@ int ds_mpas_alts(const ds_graph *g, const ds_mpas_opts *o, int32_t *order,
 int ds_mpas(const ds_graph *g, const ds_mpas_opts *o, int32_t *order,
 	    ds_err *e)
 {
-	return ds_mpas_alts(g, o, order, NULL, 0, NULL, e);
+	return ds_mpas_alts(g, o, order, NULL, NULL, 0, NULL, e);
 }
 

@@ -76,8 +76,9 @@ bool mpas_ls_applies(const ds_graph *g);
 /* The search's arrays for g (forwards view v), taken from a; NULL, with
  * e set, when out of memory. */
 ls *mpas_ls_new(ds_arena *a, const ds_graph *g, const view *v, ds_err *e);
-/* Improves order (all n nodes) in place with at most `moves` moves;
- * the result is never worse. */
-void mpas_ls_run(ls *s, int32_t *order, int64_t moves);
+/* Improves order (all n nodes) in place with at most `moves` moves
+ * (jumps: the second phase, from the first's result, with a share of
+ * them); the result is never worse. */
+void mpas_ls_run(ls *s, int32_t *order, int64_t moves, bool jumps);
 
 #endif

@@ -14,12 +14,17 @@
  * descendants) so that a buffer live there leaves it; the first move
  * that lowers the peak, or the number of positions at the peak, is
  * taken (ls_step).  Buffers are tried in the rank order of their ALLOC,
- * so the first move found does not depend on the numbering.
+ * so the first move found does not depend on the numbering.  A second
+ * phase, from the first's local optimum, may also move a block back to
+ * the start of a buffer live at the peak that began long before it
+ * (ls_jumps): it undoes the order in which two of them began.
  *
  * Cost, N nodes, E edges, B buffers: at most M move evaluations of
  * O(W) each (W = LS_WINDOW operations); finding the moves of a step is
  * O(N + 48 B) and an accepted move costs O(N + E) (ls_eval_all), these
- * together bounded by LS_SCAN * W * M (M: the caller's budget of moves).
+ * together bounded by LS_SCAN * W * M (M: the caller's budget of moves;
+ * the second phase's M is the first's / LS_JUMP_SHARE, and a step of it
+ * also costs O(B) to find the jump targets).
  * Memory O(N + E), from the caller's arena. */
 #include "ds_mpas_int.h"
 
@@ -39,6 +44,11 @@
  * gets a few steps, not up to M of them (the bundled graphs use at
  * most about a tenth of it: 4 or 16 change no peak there). */
 #define LS_SCAN 8
+/* The second phase (mpas_ls_run with jumps): at most LS_JUMPS jump
+ * targets a peak position, and 1 / LS_JUMP_SHARE of the first phase's
+ * budget of moves. */
+#define LS_JUMPS 8
+#define LS_JUMP_SHARE 8
 
 /* The order as a sequence of operations; every ALLOC sits just before the
  * first operation tied to its buffer and every FREE just after the last
@@ -73,6 +83,9 @@ struct ls {
 		       walk, so that none meets a mark an earlier walk left
 		       (ls_tie_all's, in BufId order, once did) */
 	int32_t pstart; /* where the scan for peaks starts */
+	/* ls_jump_targets': where the buffers live at the peak begin (back)
+	 * and end (on) */
+	int32_t back[LS_JUMPS], on[LS_JUMPS], nback, non;
 	int64_t ntry;	/* move evaluations so far */
 	int64_t work;	/* scans for moves and re-evaluations so far */
 };
@@ -371,19 +384,19 @@ static void ls_block(ls *s, int32_t lo, int32_t hi, bool later,
 	}
 }
 
-/* The move that takes every operation of buffer b after position p
- * (up to hi, its last) earlier, with their ancestors from lo on, to the
- * front of lo..hi: b then ends before p.  Needed where b's remaining
- * users only free memory together (two consumers of one small buffer,
- * each of which alone frees nothing).  ord gets the new contents of
- * lo..hi. */
-static void ls_block_all(ls *s, int32_t lo, int32_t hi, int32_t b, int32_t p,
-			 int32_t *ord)
+/* The move that takes every operation of buffer b from position from
+ * on (up to hi, its last) earlier, with their ancestors from lo on, to
+ * the front of lo..hi: b then ends before from.  Needed where b's
+ * remaining users only free memory together (two consumers of one small
+ * buffer, each of which alone frees nothing).  ord gets the new contents
+ * of lo..hi. */
+static void ls_block_all(ls *s, int32_t lo, int32_t hi, int32_t b,
+			 int32_t from, int32_t *ord)
 {
 	int32_t st = ++s->st;
 	for (int32_t j = s->boff[b]; j < s->boff[b + 1]; j++) {
 		int32_t y = s->bops[j];
-		if (s->pos[y] > p && s->pos[y] <= hi)
+		if (s->pos[y] >= from && s->pos[y] <= hi)
 			s->nst[y] = st;
 	}
 	ls_pull_front(s, lo, hi, st, ord);
@@ -395,46 +408,122 @@ static void ls_block_all(ls *s, int32_t lo, int32_t hi, int32_t b, int32_t p,
 
 enum { LS_NONE, LS_MOVED, LS_SPENT };
 
-/* The moves that take buffer b off peak position p in direction dir (0:
- * its first operation later, 1: its last earlier, 2: all its remaining
- * users first), up to reach positions past p: the first one that lowers
- * the peak or the number of positions at it is made (LS_MOVED); LS_SPENT
- * when the budget of move evaluations ran out. */
-static int ls_try_buffer(ls *s, int32_t b, int32_t p, int dir, int32_t window,
-			 int32_t reach, int64_t budget)
+/* The move of buffer b off peak position p in direction dir (0: its
+ * first operation later, 1: its last earlier, 2: all its users from
+ * position from on first) over positions lo..hi: made when it lowers
+ * the peak or the number of positions at it (LS_MOVED); LS_SPENT when
+ * the budget of move evaluations ran out. */
+static int ls_try_span(ls *s, int32_t b, int32_t p, int dir, int32_t lo,
+		       int32_t hi, int32_t from, int64_t budget)
 {
 	int32_t *ord = s->ord;
-	for (int32_t d = 0; d <= reach; d++) {
+	if (s->ntry >= budget)
+		return LS_SPENT;
+	if (dir == 2)
+		ls_block_all(s, lo, hi, b, from, ord);
+	else
+		ls_block(s, lo, hi, !dir, ord);
+	s->ntry++;
+	int64_t pk;
+	int32_t np;
+	if (!ls_try(s, lo, hi, ord, &pk, &np))
+		return LS_NONE;
+	if (pk > s->peak || (pk == s->peak && np >= s->npeak))
+		return LS_NONE;
+	memcpy(s->seq + lo, ord, (size_t)(hi - lo + 1) * sizeof *ord);
+	s->pstart = p;
+	s->work += s->nops + s->nbuf;
+	bool ok = ls_eval_all(s);
+	DS_ASSERT(ok && s->peak == pk && s->npeak == np);
+	(void)ok;
+	return LS_MOVED;
+}
+
+/* The moves that take buffer b off peak position p in direction dir,
+ * up to LS_REACH positions past p: the first one that lowers the peak or
+ * the number of positions at it is made (ls_try_span). */
+static int ls_try_buffer(ls *s, int32_t b, int32_t p, int dir,
+			 int64_t budget)
+{
+	for (int32_t d = 0; d <= LS_REACH; d++) {
 		int32_t lo = dir ? p - d : s->first[b];
 		int32_t hi = dir ? s->last[b] : p + d;
-		if (lo < 0 || hi >= s->nops || hi - lo > window)
+		if (lo < 0 || hi >= s->nops || hi - lo > LS_WINDOW)
 			break;
 		if (lo == hi || (dir == 1   ? lo <= s->first[b]
 				 : dir == 0 ? hi >= s->last[b]
 					    : hi <= p))
 			break;
-		if (s->ntry >= budget)
-			return LS_SPENT;
-		if (dir == 2)
-			ls_block_all(s, lo, hi, b, p, ord);
-		else
-			ls_block(s, lo, hi, !dir, ord);
-		s->ntry++;
-		int64_t pk;
-		int32_t np;
-		if (!ls_try(s, lo, hi, ord, &pk, &np))
-			continue;
-		if (pk > s->peak || (pk == s->peak && np >= s->npeak))
-			continue;
-		memcpy(s->seq + lo, ord, (size_t)(hi - lo + 1) * sizeof *ord);
-		s->pstart = p;
-		s->work += s->nops + s->nbuf;
-		bool ok = ls_eval_all(s);
-		DS_ASSERT(ok && s->peak == pk && s->npeak == np);
-		(void)ok;
-		return LS_MOVED;
+		int got = ls_try_span(s, b, p, dir, lo, hi, p + 1, budget);
+		if (got != LS_NONE)
+			return got;
 	}
 	return LS_NONE;
+}
+
+/* The jumps of the second phase (ls_jump_targets): buffer b's users
+ * from p on (dir 2: from the jump on), or its last one (dir 1), with
+ * their ancestors, to just before the start of a buffer live at peak
+ * position p that began further back than LS_REACH; or b's first user
+ * (dir 0), with its descendants, to just after the end of one that ends
+ * further on than that.  The order in which two buffers live at the
+ * peak began (or end) is then undone (Conv_Case0's own first layers:
+ * an accumulator begun before the two loads another convolution still
+ * needs; finishing that one first lowers the peak of MPAS's order of
+ * them by 12 %, test_mpas's part_of_a_bundled_graph). */
+static int ls_jumps(ls *s, int32_t b, int32_t p, int dir, int64_t budget)
+{
+	const int32_t f = s->first[b], l = s->last[b];
+	const int32_t n = dir ? s->nback : s->non;
+	if (dir && l <= p)
+		return LS_NONE;
+	for (int32_t j = 0; j < n; j++) {
+		int32_t lo = dir ? s->back[j] : f, hi = dir ? l : s->on[j];
+		/* the targets run away from p: the spans only grow */
+		if (hi - lo > LS_WINDOW || (dir ? lo <= f : hi >= l))
+			break;
+		int got = ls_try_span(s, b, p, dir, lo, hi,
+				      dir == 2 ? lo : p + 1, budget);
+		if (got != LS_NONE)
+			return got;
+	}
+	return LS_NONE;
+}
+
+/* Inserts position x into list[0..*k), at most LS_JUMPS of them, no
+ * repeats, the nearest to the peak first (back: the latest). */
+static void ls_jump_insert(int32_t *list, int32_t *k, int32_t x, bool back)
+{
+	for (int32_t j = 0; j < *k; j++)
+		if (list[j] == x)
+			return;
+	int32_t i = *k < LS_JUMPS ? *k : LS_JUMPS - 1;
+	if (*k == LS_JUMPS && (back ? x <= list[i] : x >= list[i]))
+		return;
+	while (i > 0 && (back ? list[i - 1] < x : list[i - 1] > x)) {
+		list[i] = list[i - 1];
+		i--;
+	}
+	list[i] = x;
+	*k += *k < LS_JUMPS;
+}
+
+/* The jump targets at peak position p: where the buffers live there
+ * begin, further back than LS_REACH (s->back), and where they end,
+ * further on (s->on), the nearest LS_JUMPS of each. */
+static void ls_jump_targets(ls *s, int32_t p)
+{
+	s->nback = s->non = 0;
+	s->work += s->nbuf;
+	for (int32_t b = 0; b < s->nbuf; b++) {
+		int32_t f = s->first[b], l = s->last[b];
+		if (bsize(s, b) == 0 || f < 0 || f > p || l < p)
+			continue;
+		if (f < p - LS_REACH)
+			ls_jump_insert(s->back, &s->nback, f, true);
+		if (l > p + LS_REACH)
+			ls_jump_insert(s->on, &s->non, l, false);
+	}
 }
 
 /* One step: the first move found that takes a buffer live at a peak
@@ -442,8 +531,9 @@ static int ls_try_buffer(ls *s, int32_t b, int32_t p, int dir, int32_t window,
  * peak.  A buffer leaves position p when its first operation (with its
  * descendants up to there) moves to just after p, or a little further,
  * or its last operation (with its ancestors) to just before p, or a
- * little earlier.  False at a local optimum. */
-static bool ls_step(ls *s, int32_t window, int32_t reach, int64_t budget)
+ * little earlier, or (the second phase, jumps) to where a buffer live
+ * at p began long before.  False at a local optimum. */
+static bool ls_step(ls *s, bool jumps, int64_t budget)
 {
 	int32_t seen = 0;
 	if (s->work > budget * LS_WINDOW * LS_SCAN)
@@ -457,6 +547,8 @@ static bool ls_step(ls *s, int32_t window, int32_t reach, int64_t budget)
 			continue;
 		seen++;
 		s->work += 3 * (int64_t)s->nbuf;
+		if (jumps)
+			ls_jump_targets(s, p);
 		/* moving all of a buffer's remaining users first, for
 		 * every buffer: few tries, and the common case in tiled
 		 * loops */
@@ -466,8 +558,10 @@ static bool ls_step(ls *s, int32_t window, int32_t reach, int64_t budget)
 				if (bsize(s, b) == 0 || s->first[b] < 0 ||
 				    s->first[b] > p || s->last[b] < p)
 					continue;
-				int got = ls_try_buffer(s, b, p, (di + 2) % 3,
-							window, reach, budget);
+				int dir = (di + 2) % 3;
+				int got = ls_try_buffer(s, b, p, dir, budget);
+				if (got == LS_NONE && jumps)
+					got = ls_jumps(s, b, p, dir, budget);
 				if (got != LS_NONE)
 					return got == LS_MOVED;
 			}
@@ -637,9 +731,10 @@ bool mpas_ls_applies(const ds_graph *g)
 	return true;
 }
 
-/* Improves order (all n nodes) in place with at most `moves` moves;
- * the result is never worse. */
-void mpas_ls_run(ls *s, int32_t *order, int64_t moves)
+/* Improves order (all n nodes) in place with at most `moves` moves
+ * (with jumps: the second phase, moves / LS_JUMP_SHARE of them); the
+ * result is never worse. */
+void mpas_ls_run(ls *s, int32_t *order, int64_t moves, bool jumps)
 {
 	const ds_graph *g = s->g;
 	int32_t k = 0;
@@ -651,7 +746,9 @@ void mpas_ls_run(ls *s, int32_t *order, int64_t moves)
 	s->ntry = 0;
 	s->work = 0;
 	s->pstart = 0;
-	while (ls_step(s, LS_WINDOW, LS_REACH, moves))
+	if (jumps)
+		moves /= LS_JUMP_SHARE;
+	while (ls_step(s, jumps, moves))
 		;
 	/* the compacted order: unused buffers first, then each operation
 	 * with the ALLOCs that start there before it and the FREEs that end

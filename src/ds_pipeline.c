@@ -1,7 +1,9 @@
 /* ds_pipeline.c: the schedulers, end to end, each plan checked.
  *
  * dan runs the passes in order — MPAS (an order), DLR (placement and
- * spills, a search of its own, ds_dlr_stage.c: from several starts,
+ * spills, a search of its own, ds_dlr_stage.c, run again from MPAS's
+ * order where that bettered its first phase's, the better plan kept:
+ * dlr_search; from several starts,
  * then again from orders that pull together the uses its plan's spills
  * separate; last, MPAS's order and its plan's placed with the spills
  * decided on bytes and the addresses packed afterwards), CPE (pipeline
@@ -139,6 +141,12 @@ static int run_baseline(const ds_graph *g, const ds_run_opts *o,
  * DLR's plan and the rest of the run are the same throughout. */
 typedef struct dan_run {
 	int32_t *order; /* the MPAS stage's order */
+	int32_t *near;	/* MPAS's order from its local search's first
+			   phase (ds_mpas_alts), NULL at stage MPAS */
+	bool jumped;	/* near differs from MPAS's own order */
+	int32_t *near_first; /* where jumped: near, or the baseline's order
+				that replaces it as order replaces MPAS's */
+	bool near_replaced;
 	int32_t *alt;	/* MPAS's other orders (nalt * n), then
 			   MPAS's own when a baseline order replaced it */
 	int nalt;
@@ -153,6 +161,8 @@ typedef struct dan_run {
 static void dan_free(const ds_graph *g, dan_run *d)
 {
 	ds_free(g->heap, d->order);
+	ds_free(g->heap, d->near);
+	ds_free(g->heap, d->near_first);
 	ds_free(g->heap, d->alt);
 	ds_portfolio_free(g, &d->pf);
 	ds_plan_free(g->heap, &d->zero.plan);
@@ -173,6 +183,37 @@ static int one_live_peak(const ds_graph *g, const int32_t *order,
 	return rc == DS_EPLAN ? DS_OK : rc;
 }
 
+/* Copies order (MPAS's) into own, then replaces order by the baselines'
+ * one-live order of least peak where that is lower (*replaced then
+ * set). */
+static int mpas_or_baseline(const ds_graph *g, dan_run *d, int32_t *order,
+			    int32_t *own, bool *replaced, ds_err *e)
+{
+	int64_t peak;
+	int rc = one_live_peak(g, order, &peak, e);
+	if (rc == DS_OK) {
+		memcpy(own, order, (size_t)g->n * sizeof *order);
+		*replaced = ds_portfolio_mpas(g, &d->pf, order, &peak) >= 0;
+	}
+	return rc;
+}
+
+/* The first phase's order where the second bettered it (d->jumped), and
+ * the baseline's that replaces it as mpas_or_baseline replaces MPAS's
+ * own: DLR's search runs from both (dlr_search). */
+static int mpas_near(const ds_graph *g, dan_run *d, ds_err *e)
+{
+	d->jumped = memcmp(d->near, d->order, (size_t)g->n * sizeof *d->near);
+	if (!d->jumped)
+		return DS_OK;
+	d->near_first = ds_alloc(g->heap, (size_t)g->n, sizeof *d->near_first);
+	if (!d->near_first)
+		return ds_fail(e, DS_ENOMEM, "out of memory");
+	memcpy(d->near_first, d->near, (size_t)g->n * sizeof *d->near);
+	return mpas_or_baseline(g, d, d->near_first, d->near, &d->near_replaced,
+				e);
+}
+
 /* Stage 1: MPAS's orders, and the baselines' (their plans too when a
  * later stage runs); the least peak among the one-live ones is the
  * stage's order, MPAS's own then the last DLR start. */
@@ -184,20 +225,20 @@ static int dan_mpas(const ds_graph *g, const ds_run_opts *o, dan_run *d,
 	d->order = ds_alloc(h, (size_t)g->n, sizeof *d->order);
 	int nalt = o->stage == DS_STAGE_MPAS ? 0 : ds_dlr_starts(g, o) - 1;
 	d->alt = ds_alloc(h, (size_t)(nalt + 1) * g->n, sizeof *d->alt);
-	if (!d->order || !d->alt)
+	if (o->stage != DS_STAGE_MPAS)
+		d->near = ds_alloc(h, (size_t)g->n, sizeof *d->near);
+	if (!d->order || !d->alt || (o->stage != DS_STAGE_MPAS && !d->near))
 		return ds_fail(e, DS_ENOMEM, "out of memory");
-	int rc = ds_mpas_alts(g, &o->mpas, d->order, d->alt, nalt, &d->nalt,
-			      e);
+	int rc = ds_mpas_alts(g, &o->mpas, d->order, d->near, d->alt, nalt,
+			      &d->nalt, e);
 	if (rc == DS_OK)
 		rc = ds_portfolio_run(g, &d->pf, e);
-	int64_t peak;
+	if (rc == DS_OK && d->near)
+		rc = mpas_near(g, d, e);
 	if (rc == DS_OK)
-		rc = one_live_peak(g, d->order, &peak, e);
-	if (rc == DS_OK) {
-		memcpy(d->alt + (size_t)d->nalt * g->n, d->order,
-		       (size_t)g->n * sizeof *d->order);
-		d->replaced = ds_portfolio_mpas(g, &d->pf, d->order, &peak) >= 0;
-	}
+		rc = mpas_or_baseline(g, d, d->order,
+				      d->alt + (size_t)d->nalt * g->n,
+				      &d->replaced, e);
 	if (rc == DS_OK) {
 		/* the one-live rule binds the MPAS figure; a graph where it
 		 * cannot hold may still go on to the later stages */
@@ -228,21 +269,79 @@ static int dlr_final(const ds_graph *g, const ds_run_opts *o, dan_run *d,
 	return rc;
 }
 
-/* Stage 2: DLR's search (ds_dlr_stage_search) from MPAS's orders, then
- * checked and reported (at stage DLR after its final choice). */
+/* DLR's search (ds_dlr_stage_search) from first, the MPAS stage's
+ * order (MPAS's own order own, or a baseline's that replaced it: then
+ * own is the second start), then from MPAS's other orders. */
+static int dlr_search_from(const ds_graph *g, const ds_run_opts *o,
+			   dan_run *d, const int32_t *first, const int32_t *own,
+			   bool replaced, ds_plan *out, bool *packed,
+			   ds_err *e)
+{
+	const int32_t *starts[DS_DLR_MAX_STARTS];
+	int k = 0;
+	starts[k++] = first;
+	if (replaced)
+		starts[k++] = own;
+	for (int i = 0; i < d->nalt; i++)
+		starts[k++] = d->alt + (size_t)i * g->n;
+	ds_dlr_search ds = {starts, k, first, &d->pf, &d->timely};
+	return ds_dlr_stage_search(g, o, &ds, out, packed, e);
+}
+
+/* The search from MPAS's stage's order, or where the second phase of
+ * MPAS's local search bettered the first's (d->jumped) from the first
+ * phase's, and then, where the graph is small enough for more than one
+ * DLR start, from the second's too: the better plan (ds_dlr_better; ties
+ * keep the first).  A lower peak does not always place better: the
+ * search's choices (which start gets a full run, what its pulls move)
+ * follow the order, so DLR's figure is never worse than the first
+ * phase's order gives it.  Measured on the 16 of 384 generated graphs
+ * (`gen`, the four kinds, 600, 1,200 and 2,500 nodes, seeds 9-40) where
+ * the second phase lowers the peak, at the default capacities,
+ * L1=2048,UB=768 and L1=1536,UB=640: DLR from the second phase's order
+ * alone gave 8 of the 48 plans more traffic (`--kind random --nodes 2500
+ * --seed 13` at L1=1536,UB=640: 26,128 bytes against 18,208) and
+ * changed 30 final makespans (17 longer), from -8.0 % to +4.4 %; kept
+ * only where better, it lowers 6 DLR figures and their makespans
+ * (`--seed 31` at L1=2048,UB=768: 5,280 bytes against 9,536 and 61,191
+ * cycles against 66,503) and changes nothing else (2026-12-06).  Conv_Case0's first
+ * layers as a graph of their own (test_pipeline's second_phase_placed):
+ * 1,540 bytes from the second phase's order, 7,296 from the first's. */
+static int dlr_search(const ds_graph *g, const ds_run_opts *o, dan_run *d,
+		      ds_plan *out, ds_err *e)
+{
+	const int32_t *own = d->alt + (size_t)d->nalt * g->n;
+	if (!d->jumped)
+		return dlr_search_from(g, o, d, d->order, own, d->replaced, out,
+				       &d->packed, e);
+	int rc = dlr_search_from(g, o, d, d->near_first, d->near,
+				 d->near_replaced, out, &d->packed, e);
+	if (rc || ds_dlr_starts(g, o) < 2)
+		return rc;
+	ds_plan q;
+	memset(&q, 0, sizeof q);
+	ds_figures f, fq;
+	bool packed = false;
+	rc = dlr_search_from(g, o, d, d->order, own, d->replaced, &q, &packed,
+			     e);
+	if (rc == DS_OK)
+		rc = ds_replay(g, out, NULL, &f, e);
+	if (rc == DS_OK)
+		rc = ds_replay(g, &q, NULL, &fq, e);
+	bool take = rc == DS_OK && ds_dlr_better(&fq, &f);
+	if (take)
+		d->packed = packed;
+	ds_plan_keep(g->heap, take, out, &f, &q, &fq);
+	return rc;
+}
+
+/* Stage 2: DLR's search (dlr_search) from MPAS's orders, then checked
+ * and reported (at stage DLR after its final choice). */
 static int dan_dlr(const ds_graph *g, const ds_run_opts *o, dan_run *d,
 		   ds_plan *out, ds_figures *fig, ds_err *e)
 {
 	clock_t t0 = clock();
-	const int32_t *starts[DS_DLR_MAX_STARTS];
-	int k = 0;
-	starts[k++] = d->order;
-	if (d->replaced)
-		starts[k++] = d->alt + (size_t)d->nalt * g->n;
-	for (int i = 0; i < d->nalt; i++)
-		starts[k++] = d->alt + (size_t)i * g->n;
-	ds_dlr_search ds = {starts, k, d->order, &d->pf, &d->timely};
-	int rc = ds_dlr_stage_search(g, o, &ds, out, &d->packed, e);
+	int rc = dlr_search(g, o, d, out, e);
 	if (rc == DS_OK && o->stage == DS_STAGE_DLR)
 		rc = dlr_final(g, o, d, out, t0, fig, e);
 	else if (rc == DS_OK)
@@ -441,7 +540,9 @@ static int cpe_runner_up(const ds_graph *g, const ds_run_opts *o,
  * with less traffic on ties): a pull is judged by DLR's placement and the
  * replay before CPE, rough guides.  `dansched gen --kind random --nodes
  * 3000 --seed 11` came to 59,144 cycles at 2,304 bytes with the pulled
- * backbone against 58,589 at 2,496 without.  Cost: one more chain where
+ * backbone against 58,589 at 2,496 without (until MPAS's second phase
+ * gave it another DLR plan; `--seed 3`: 55,841 at 1,024 bytes with the
+ * floor, 55,957 at 1,152 without, test_pipeline).  Cost: one more chain where
  * a pull is kept (Conv_Case0's run, pulls and floor together: 0.20 ->
  * about 0.38 s). */
 static int pull_floor(const ds_graph *g, const ds_run_opts *o,

@@ -225,9 +225,12 @@ int ds_mpas(const ds_graph *g, const ds_mpas_opts *o, int32_t *order,
 	    ds_err *e);
 /* The same, and up to nalt other good orders (by peak, different from
  * order and from each other) into alt[i * n ..], *got of them: the next
- * stage may place each and keep the best. */
+ * stage may place each and keep the best.  near (n nodes, or NULL) gets
+ * the order the local search's first phase made, which its second
+ * (ds_mpas_ls.c) may have bettered: where it differs from order, the
+ * next stage weighs both. */
 int ds_mpas_alts(const ds_graph *g, const ds_mpas_opts *o, int32_t *order,
-		 int32_t *alt, int nalt, int *got, ds_err *e);
+		 int32_t *near, int32_t *alt, int nalt, int *got, ds_err *e);
 
 /* ---- stage 2, DLR (ds_dlr.c) ---- */
 

@@ -294,50 +294,107 @@ static inline int32_t *test_graph_order(const ds_graph *g, const ds_plan *p,
 	return ord;
 }
 
+/* g's nodes into bd, node v with Id id0 + id[v] (dropped where id[v] <
+ * 0; id NULL: id0 + v) and its BufIds moved by bid0, with the edges
+ * between them; name says which helper failed. */
+static inline void test_add_graph(ds_builder *bd, const ds_graph *g,
+				  int64_t id0, int64_t bid0, const int32_t *id,
+				  const char *name)
+{
+	ds_err e;
+	int64_t bufs[64];
+	for (int32_t v = 0; v < g->n; v++) {
+		int rc;
+		if (id && id[v] < 0)
+			continue;
+		int64_t vid = id0 + (id ? id[v] : v);
+		if (g->kind[v] != DS_OP) {
+			int32_t x = g->buf[v];
+			rc = ds_builder_buffer(bd, vid, g->kind[v] == DS_FREE,
+					       bid0 + g->buf_id[x],
+					       g->buf_size[x],
+					       ds_mem_names[g->buf_mem[x]], &e);
+		} else {
+			int32_t nb = g->use_off[v + 1] - g->use_off[v];
+			assert_true(nb <= 64);
+			for (int32_t k = 0; k < nb; k++)
+				bufs[k] = bid0 +
+					  g->buf_id[g->use[g->use_off[v] + k]];
+			rc = ds_builder_op(bd, vid, g->ops[g->op[v]],
+					   g->pipes[g->pipe[v]], g->cycles[v],
+					   bufs, nb, &e);
+		}
+		if (rc)
+			fail_msg("%s: %s", name, e.msg);
+	}
+	for (int64_t k = 0; k < g->nedge; k++) {
+		int32_t a = g->esrc[k], b = g->edst[k];
+		if (id && (id[a] < 0 || id[b] < 0))
+			continue;
+		if (ds_builder_edge(bd, id0 + (id ? id[a] : a),
+				    id0 + (id ? id[b] : b), &e))
+			fail_msg("%s: %s", name, e.msg);
+	}
+}
+
+/* The graph bd holds, finished at g's capacities; bd freed. */
+static inline ds_graph *test_finish(ds_builder *bd, const ds_graph *g,
+				    const char *name)
+{
+	ds_err e;
+	ds_graph *out = NULL;
+	if (ds_builder_finish(bd, &g->caps, &out, &e))
+		fail_msg("%s: %s", name, e.msg);
+	ds_builder_free(bd);
+	return out;
+}
+
 /* The disjoint union of a and b, as one graph holding both operators:
  * a's nodes keep their Ids, b's follow them, b's BufIds are moved past
  * a's largest. */
 static inline ds_graph *test_union(const ds_graph *a, const ds_graph *b)
 {
-	ds_err e;
 	ds_builder *bd = ds_builder_new(ds_heap_std(), "union");
 	assert_non_null(bd);
 	int64_t boff = a->nbuf ? a->buf_id[a->nbuf - 1] + 1 : 0;
-	int64_t bufs[64];
-	for (int part = 0; part < 2; part++) {
-		const ds_graph *g = part ? b : a;
-		int64_t id0 = part ? a->n : 0, bid0 = part ? boff : 0;
-		for (int32_t v = 0; v < g->n; v++) {
-			int rc;
-			if (g->kind[v] != DS_OP) {
-				int32_t x = g->buf[v];
-				rc = ds_builder_buffer(
-					bd, id0 + v, g->kind[v] == DS_FREE,
-					bid0 + g->buf_id[x], g->buf_size[x],
-					ds_mem_names[g->buf_mem[x]], &e);
-			} else {
-				int32_t nb = g->use_off[v + 1] - g->use_off[v];
-				assert_true(nb <= 64);
-				for (int32_t k = 0; k < nb; k++)
-					bufs[k] = bid0 +
-						  g->buf_id[g->use[g->use_off[v] + k]];
-				rc = ds_builder_op(bd, id0 + v, g->ops[g->op[v]],
-						   g->pipes[g->pipe[v]],
-						   g->cycles[v], bufs, nb, &e);
+	test_add_graph(bd, a, 0, 0, NULL, "union");
+	test_add_graph(bd, b, a->n, boff, NULL, "union");
+	return test_finish(bd, a, "union");
+}
+
+/* The part of g that node x needs: x and its ancestors (with the ALLOCs
+ * of their buffers), and the FREEs of those buffers, as a graph of its
+ * own (its nodes numbered in the order of their Ids in g). */
+static inline ds_graph *test_ancestors(const ds_graph *g, int32_t x)
+{
+	bool *keep = calloc((size_t)g->n, sizeof *keep);
+	int32_t *stack = malloc((size_t)g->n * sizeof *stack);
+	assert_true(keep && stack);
+	int32_t sp = 0;
+	keep[x] = true;
+	stack[sp++] = x;
+	while (sp > 0) {
+		int32_t y = stack[--sp];
+		for (int32_t k = g->pred_off[y]; k < g->pred_off[y + 1]; k++) {
+			int32_t z = g->pred[k];
+			if (!keep[z]) {
+				keep[z] = true;
+				stack[sp++] = z;
 			}
-			if (rc)
-				fail_msg("union: %s", e.msg);
 		}
-		for (int64_t k = 0; k < g->nedge; k++)
-			if (ds_builder_edge(bd, id0 + g->esrc[k],
-					    id0 + g->edst[k], &e))
-				fail_msg("union: %s", e.msg);
 	}
-	ds_graph *out = NULL;
-	if (ds_builder_finish(bd, &a->caps, &out, &e))
-		fail_msg("union: %s", e.msg);
-	ds_builder_free(bd);
-	return out;
+	for (int32_t b = 0; b < g->nbuf; b++)
+		if (keep[g->buf_alloc[b]])
+			keep[g->buf_free[b]] = true;
+	int32_t k = 0;
+	for (int32_t v = 0; v < g->n; v++) /* the Ids, reusing stack */
+		stack[v] = keep[v] ? k++ : -1;
+	ds_builder *bd = ds_builder_new(ds_heap_std(), "part");
+	assert_non_null(bd);
+	test_add_graph(bd, g, 0, 0, stack, "part");
+	free(stack);
+	free(keep);
+	return test_finish(bd, g, "part");
 }
 
 /* ---- the bundled graphs ---- */
