@@ -293,22 +293,27 @@ static inline void fa_same_point(const dansched_graph *g,
 }
 
 /* dansched_schedule_tradeoff with o (NULL: the defaults): refused with
- * every out[i] NULL, or plans that replay to their figures, each the
- * one dansched_schedule makes at its budget. */
+ * every out[i] NULL, or plans that replay to their figures, one of them
+ * (the bytes choose which) the one dansched_schedule makes at its
+ * budget.  One, not all: each is a whole run of the pipeline, and all
+ * five took the sanitized fuzz_gen past its timeout on an input CI's
+ * run of 2026-12-06 found (11.7 s; 6.5 s with one). */
 static inline bool fa_tradeoff(const dansched_graph *g,
-			       const dansched_options *o)
+			       const dansched_options *o, fuzz_bytes *b)
 {
 	dansched_plan *p[DANSCHED_NTRADEOFF];
 	dansched_figures f[DANSCHED_NTRADEOFF];
 	dansched_error e;
 	dansched_options def;
 	dansched_options_default(&def);
+	int same = (int)(fuzz_byte(b) % DANSCHED_NTRADEOFF);
 	int rc = dansched_schedule_tradeoff(g, o, p, f, &e);
 	for (int i = 0; i < DANSCHED_NTRADEOFF; i++) {
 		fa_refused(rc, &e, p[i], "dansched_schedule_tradeoff");
 		if (rc == DANSCHED_OK) {
 			fa_check_plan(g, p[i], &f[i]);
-			fa_same_point(g, o ? o : &def, i, &f[i]);
+			if (i == same)
+				fa_same_point(g, o ? o : &def, i, &f[i]);
 		}
 		dansched_plan_destroy(p[i]);
 	}
@@ -340,7 +345,7 @@ static inline bool fa_schedule(const dansched_graph *g, fuzz_bytes *b)
 		return false;
 	}
 	if (set & 128) /* the budgets' ladder instead */
-		return fa_tradeoff(g, set & 32 ? NULL : &o);
+		return fa_tradeoff(g, set & 32 ? NULL : &o, b);
 	int rc = dansched_schedule(g, set & 32 ? NULL : &o, &p, &f, &e);
 	fa_refused(rc, &e, p, "dansched_schedule");
 	if (rc == DANSCHED_OK)
