@@ -188,6 +188,8 @@ MUTATIONS = [
      "const int32_t n = dir ? s->nback : s->non;",
      "const int32_t n = dir ? s->nback : 0;",
      ["test_mpas", "test_pipeline"]),
+    ("mpas: 8 jump targets each way, not 16", "src/ds_mpas_ls.c",
+     "#define LS_JUMPS 16", "#define LS_JUMPS 8", ["test_mpas"]),
     ("mpas: the jump targets no further back than the first phase reaches",
      "src/ds_mpas_ls.c", "if (f < p - LS_REACH)",
      "if (f >= p - LS_REACH && f < p)",

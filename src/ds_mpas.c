@@ -58,7 +58,8 @@
  * user before it.  The best order wins; ties keep the earlier candidate.
  * A second phase of the search, from each first phase's result and with
  * an eighth of its budget, may also move a block back to where a buffer
- * live at the peak began long before (ds_mpas_ls.c's jumps); its best
+ * live at the peak began long before, or on to where one ends long after
+ * (ds_mpas_ls.c's jumps); its best
  * order wins only where its peak is lower, and the next stage then gets
  * the first phase's too (ds_mpas_alts' near).
  *

@@ -297,7 +297,8 @@ static int dlr_search_from(const ds_graph *g, const ds_run_opts *o,
  * follow the order, so DLR's figure is never worse than the first
  * phase's order gives it.  Measured on the 16 of 384 generated graphs
  * (`gen`, the four kinds, 600, 1,200 and 2,500 nodes, seeds 9-40) where
- * the second phase lowers the peak, at the default capacities,
+ * the second phase lowered the peak in its first form (8 targets, back
+ * only), at the default capacities,
  * L1=2048,UB=768 and L1=1536,UB=640: DLR from the second phase's order
  * alone gave 8 of the 48 plans more traffic (`--kind random --nodes 2500
  * --seed 13` at L1=1536,UB=640: 26,128 bytes against 18,208) and
