@@ -91,7 +91,8 @@ static int dlr_best(const ds_graph *g, const ds_run_opts *o,
 			k = -1;
 			for (int i = 0; i < nstart; i++)
 				if (!full[i] &&
-				    (k < 0 || ds_dlr_better(&first[i], &first[k])))
+				    (k < 0 ||
+				     ds_dlr_better(&first[i], &first[k])))
 					k = i;
 			if (k < 0)
 				break;

@@ -305,9 +305,10 @@ static int dlr_search_from(const ds_graph *g, const ds_run_opts *o,
  * changed 30 final makespans (17 longer), from -8.0 % to +4.4 %; kept
  * only where better, it lowers 6 DLR figures and their makespans
  * (`--seed 31` at L1=2048,UB=768: 5,280 bytes against 9,536 and 61,191
- * cycles against 66,503) and changes nothing else (2026-12-06).  Conv_Case0's first
- * layers as a graph of their own (test_pipeline's second_phase_placed):
- * 1,540 bytes from the second phase's order, 7,296 from the first's. */
+ * cycles against 66,503) and changes nothing else (2026-12-06).
+ * Conv_Case0's first layers as a graph of their own (test_pipeline's
+ * second_phase_placed): 1,540 bytes from the second phase's order, 7,296
+ * from the first's. */
 static int dlr_search(const ds_graph *g, const ds_run_opts *o, dan_run *d,
 		      ds_plan *out, ds_err *e)
 {

@@ -7,10 +7,11 @@
  * renumbered at random (several fixed seeds) get the same peak within
  * 2 %.  A graph holding two bundled operators peaks at the larger of
  * their peaks, and a part of one (Conv_Case0's first layers) needs the
- * local search's second phase to reach its figure.  Small graphs check that MPAS undoes a bad Id order and
- * never deadlocks on L0 memories; generated graphs widen the net (a
- * random DAG stays near the generator's own order, renumbered or not); a
- * failing heap checks every error path. */
+ * local search's second phase to reach its figure.  Small graphs check
+ * that MPAS undoes a bad Id order and never deadlocks on L0 memories;
+ * generated graphs widen the net (a random DAG stays near the
+ * generator's own order, renumbered or not, and a few need the second
+ * phase too); a failing heap checks every error path. */
 #include "test_util.h"
 
 #include "ds_stage.h"
