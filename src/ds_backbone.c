@@ -60,7 +60,7 @@ static const int32_t aged_tie_pcts[] = {10, 15};
 
 /* DLR's timely plan (ds_dlr_stage.c timely_offer) is a third backbone
  * where it replays this much shorter (per mille) than the backbone
- * chosen: CPE's chain then runs from it too (ds_pipeline.c,
+ * chosen: CPE's chain then runs from it too (ds_chain.c,
  * timely_floor).  Measured 2026-12-05: FlashAttention_Case1 at UB=1088
  * to 1536, where DLR's plan (19,712 bytes at 1088, replay 190,530) runs
  * the matmuls far ahead of the vector work and the placement of its
@@ -359,7 +359,7 @@ static int pull_pass(const ds_graph *g, const ds_run_opts *o,
  * less of one (pull_each).  When a pass keeps a pull, its plan is a
  * candidate (pull_pass; backbone_keep: a shorter replay within the cap),
  * so where both passes' plans are kept, the first's is the one the
- * second's replaced, which CPE also runs from (ds_pipeline.c,
+ * second's replaced, which CPE also runs from (ds_chain.c,
  * pull_floor).  dlr_pulled's pulls,
  * all at once and only of uses that can run at once, cannot move a use
  * whose weights are not loaded yet, and this backbone's order is not
@@ -433,7 +433,7 @@ static int backbone_pulled(const ds_graph *g, const ds_run_opts *o,
 /* The pulls from over, the aged placement of DLR's order that replayed
  * shortest over the cap, into bb->alt (figures bb->alt_best)
  * when one is kept (within the cap): a second backbone, not in place of
- * bb's (CPE's chain runs from both: ds_pipeline.c, over_floor).  Why:
+ * bb's (CPE's chain runs from both: ds_chain.c, over_floor).  Why:
  * the pulls are placed by DLR lite and judged by their own traffic, so a
  * base over the cap can give pulls within it, and its spills separate
  * other uses than DLR's.  `dansched gen --kind random --nodes 4000

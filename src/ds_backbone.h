@@ -8,7 +8,7 @@
 /* CPE's backbone so far: the plan (len 0: DLR's own) and its figures;
  * the one it replaced (len 0: DLR's own; none while had_prev is false),
  * from which CPE also starts with more effort or after a pull
- * (ds_pipeline.c: cpe_runner_up, pull_floor). */
+ * (ds_chain.c: cpe_runner_up, pull_floor). */
 typedef struct ds_backbone {
 	ds_plan plan;
 	ds_figures best;

@@ -242,8 +242,8 @@ static int dlr_packed(const ds_graph *g, const int32_t *mpas, ds_plan *best,
 }
 
 int ds_dlr_stage_search(const ds_graph *g, const ds_run_opts *o,
-			const ds_dlr_search *s, ds_plan *out, bool *packed,
-			ds_err *e)
+			const ds_dlr_search *s, ds_plan *out, ds_figures *fig,
+			bool *packed, ds_err *e)
 {
 	if (s->nstart < 1 || s->nstart > DS_DLR_MAX_STARTS)
 		return ds_fail(e, DS_EINPUT, "%s: %d DLR starts (1 to %d)",
@@ -265,5 +265,7 @@ int ds_dlr_stage_search(const ds_graph *g, const ds_run_opts *o,
 		rc = dlr_packed(g, s->mpas, out, &f, packed, e);
 	if (rc)
 		ds_plan_free(g->heap, out);
+	else
+		*fig = f;
 	return rc;
 }

@@ -32,19 +32,19 @@ typedef struct ds_dlr_search {
 	ds_memo *timely;
 } ds_dlr_search;
 
-/* DLR from each start, then again from the orders its plan's spills
- * pull together, from the baselines' orders that place better, and
- * packed: into *out the plan of the least (extra_ddr, spills) found,
- * which ds_replay accepts; *packed when it is a packed placement (CPE's
- * backbone choice reads that).  A start count out of 1 to
- * DS_DLR_MAX_STARTS is refused (DS_EINPUT, *out untouched); on any
- * other failure *out is left empty. */
 /* Is f better than best by the search's rule: less extra_ddr, then fewer
  * spills. */
 bool ds_dlr_better(const ds_figures *f, const ds_figures *best);
 
+/* DLR from each start, then again from the orders its plan's spills
+ * pull together, from the baselines' orders that place better, and
+ * packed: into *out the plan of the least (extra_ddr, spills) found,
+ * which ds_replay accepts, and into *fig its replay's figures; *packed
+ * when it is a packed placement (CPE's backbone choice reads that).  A
+ * start count out of 1 to DS_DLR_MAX_STARTS is refused (DS_EINPUT, *out
+ * untouched); on any other failure *out is left empty. */
 int ds_dlr_stage_search(const ds_graph *g, const ds_run_opts *o,
-			const ds_dlr_search *s, ds_plan *out, bool *packed,
-			ds_err *e);
+			const ds_dlr_search *s, ds_plan *out, ds_figures *fig,
+			bool *packed, ds_err *e);
 
 #endif

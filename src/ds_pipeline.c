@@ -1,52 +1,38 @@
 /* ds_pipeline.c: the schedulers, end to end, each plan checked.
  *
- * dan runs the passes in order — MPAS (an order), DLR (placement and
- * spills, a search of its own, ds_dlr_stage.c, run again from MPAS's
- * order where that bettered its first phase's, the better plan kept:
- * dlr_search; from several starts,
- * then again from orders that pull together the uses its plan's spills
- * separate; last, MPAS's order and its plan's placed with the spills
- * decided on bytes and the addresses packed afterwards), CPE (pipeline
- * overlap; its backbone DLR's plan, or DLR's order, as it is, with its
- * accumulators staggered, relayed (ds_dlr_relay) or as a wave
- * (ds_wave.c), placed again with aged victims where that replays
- * shorter within the traffic cap, or that backbone with a use its spills
- * separate pulled next to the earlier one, with the loads it needs,
- * where DLR places that better: ds_backbone.c; after a pull CPE also
- * runs from the backbone it replaced: pull_floor, and from the second
- * and third backbones the choice may make: over_floor, timely_floor)
- * and its retiming
- * (ds_retime.c), then both again, each on the other's plan, while that
- * shortens it (cpe_retime_rounds), the spills of its plan's end searched
- * again at no more traffic and within CPE's peak limit
- * (ds_replan_floor, ds_finish.c), the uses its spills separate pulled
- * together with the window around them spilled again (window_floor,
- * ds_window.c; CPE's chain's plan gets that too before it meets the
- * parts'), and the final
- * plan's dead reloads dropped (ds_plan_drop_dead_reloads) — stopping
- * after the stage asked for; with a traffic budget, CPE's chain at
- * budget 0 too, its plan kept where it is shorter and within the cap
- * (budget_floor), and above 5
- * CPE's stage at the next lower of the budgets 5, 25, 100 and 400, its
- * plan kept where it is shorter (ladder_floor), and CPE's chain from the
- * backbone chosen within 5's cap too (lean_floor); with more
- * effort the default's plan is made too and the shorter kept, and with a
- * peak budget above the default the plans at each of 5, 25 and 100
- * below it too (floor_opts); the
- * baselines' orders and plans
- * compete at each stage
- * (ds_portfolio.c), and a graph of a few parts (up to 64) is also
- * planned part by part (ds_parts.c).  The baselines are an order plus
- * the shared placer with their policy.  A run makes each floor's plan
- * once (dan_run's memos), and ds_run_ladder plans at every budget of the
+ * The baselines are an order plus the shared placer with their policy
+ * (ds_baseline.c).  dan runs its stages in order, stopping after the one
+ * asked for:
+ * - MPAS: an order of low peak (ds_mpas.c); the baselines' one-live
+ *   orders compete with it (ds_portfolio.c).
+ * - DLR: placement and spills, a search of its own (ds_dlr_stage.c):
+ *   from several starts, then from orders that pull together the uses
+ *   its plan's spills separate, last MPAS's order and its plan's placed
+ *   with the spills decided on bytes and the addresses packed.  Where
+ *   MPAS's second phase bettered its first, the search runs from both
+ *   orders, the better plan kept (dlr_search).
+ * - CPE: pipeline overlap, CPE's chain (ds_chain.c: the backbone, CPE,
+ *   retiming and their rounds, and the chain's floors), then the stage's
+ *   floors here: the baselines' plans and the graph's parts planned
+ *   alone (ds_parts.c, up to 64 parts), the spill-separated uses pulled
+ *   together (window_floor, ds_window.c), with a traffic budget the
+ *   chain at budget 0 (budget_floor) and above 5 the stage at the next
+ *   lower of 5, 25, 100 and 400 (ladder_floor), the spills of the plan's
+ *   end searched again (ds_replan_floor, ds_finish.c), and the final
+ *   plan's dead reloads dropped (ds_plan_drop_dead_reloads).
+ * With more effort the default's plan is made too and the shorter kept,
+ * and with a peak budget above the default the plans at each of 5, 25
+ * and 100 below it (floor_opts).  A run makes each floor's plan once
+ * (dan_run's memos), and ds_run_ladder plans at every budget of the
  * ladder in one run, each plan the one ds_run makes at that budget.
  *
  * Requires: a valid graph.  Guarantees: the plan returned has passed
  * ds_replay (with the one-live rule for an MPAS-only plan), its spills
- * numbered in the order their SPILL_OUTs run (ds_plan_sort_spills, checked
- * by a strict replay), and *fig holds its figures. */
-#include "ds_backbone.h"
-#include "ds_dlr_stage.h"
+ * numbered in the order their SPILL_OUTs run (ds_plan_sort_spills,
+ * checked by a strict replay), and *fig holds its figures.  Cost: the
+ * stages' own (each file says), the floors' runs on graphs of up to
+ * DS_FLOOR_MAX_NODES nodes. */
+#include "ds_chain.h"
 
 #include <string.h>
 #include <time.h>
@@ -83,21 +69,19 @@ void ds_run_opts_size(ds_run_opts *o, int64_t size_nodes)
 	o->cpe.size_nodes = o->retime.size_nodes = size_nodes;
 }
 
-/* The graph size o's size-dependent choices are made for. */
-static int64_t run_size(const ds_graph *g, const ds_run_opts *o)
+int64_t ds_run_size(const ds_graph *g, const ds_run_opts *o)
 {
 	return ds_size_nodes(g, o->size_nodes);
 }
 
-static double seconds_since(clock_t t0)
+double ds_run_seconds(clock_t t0)
 {
 	return (double)(clock() - t0) / CLOCKS_PER_SEC;
 }
 
-/* Replays p (the evaluator is the judge of every pass) and reports. */
-static int check(const ds_graph *g, const ds_run_opts *o, const char *stage,
-		 const ds_plan *p, bool q1, clock_t t0, ds_figures *fig,
-		 ds_err *e)
+int ds_run_check(const ds_graph *g, const ds_run_opts *o,
+		 const char *stage, const ds_plan *p, bool q1, clock_t t0,
+		 ds_figures *fig, ds_err *e)
 {
 	ds_replay_opts ro = {.q1 = q1};
 	int rc = ds_replay(g, p, &ro, fig, e);
@@ -110,7 +94,7 @@ static int check(const ds_graph *g, const ds_run_opts *o, const char *stage,
 			       g->source, stage, msg);
 	}
 	if (rc == DS_OK && o->progress)
-		o->progress(o->progress_ud, stage, seconds_since(t0), fig);
+		o->progress(o->progress_ud, stage, ds_run_seconds(t0), fig);
 	return rc;
 }
 
@@ -126,8 +110,8 @@ static int run_baseline(const ds_graph *g, const ds_run_opts *o,
 		rc = ds_baseline_plan(g, o->scheduler, order, out, e);
 	ds_free(g->heap, order);
 	if (rc == DS_OK)
-		rc = check(g, o, ds_sched_names[o->scheduler], out, false, t0,
-			   fig, e);
+		rc = ds_run_check(g, o, ds_sched_names[o->scheduler], out,
+				  false, t0, fig, e);
 	if (rc)
 		ds_plan_free(g->heap, out);
 	return rc;
@@ -183,16 +167,17 @@ static int one_live_peak(const ds_graph *g, const int32_t *order,
 	return rc == DS_EPLAN ? DS_OK : rc;
 }
 
-/* Copies order (MPAS's) into own, then replaces order by the baselines'
- * one-live order of least peak where that is lower (*replaced then
- * set). */
+/* Copies order (MPAS's) into own (unless own is NULL: the caller has
+ * kept it), then replaces order by the baselines' one-live order of
+ * least peak where that is lower (*replaced then set). */
 static int mpas_or_baseline(const ds_graph *g, dan_run *d, int32_t *order,
 			    int32_t *own, bool *replaced, ds_err *e)
 {
 	int64_t peak;
 	int rc = one_live_peak(g, order, &peak, e);
 	if (rc == DS_OK) {
-		memcpy(own, order, (size_t)g->n * sizeof *order);
+		if (own)
+			memcpy(own, order, (size_t)g->n * sizeof *order);
 		*replaced = ds_portfolio_mpas(g, &d->pf, order, &peak) >= 0;
 	}
 	return rc;
@@ -210,7 +195,7 @@ static int mpas_near(const ds_graph *g, dan_run *d, ds_err *e)
 	if (!d->near_first)
 		return ds_fail(e, DS_ENOMEM, "out of memory");
 	memcpy(d->near_first, d->near, (size_t)g->n * sizeof *d->near);
-	return mpas_or_baseline(g, d, d->near_first, d->near, &d->near_replaced,
+	return mpas_or_baseline(g, d, d->near_first, NULL, &d->near_replaced,
 				e);
 }
 
@@ -243,9 +228,9 @@ static int dan_mpas(const ds_graph *g, const ds_run_opts *o, dan_run *d,
 		/* the one-live rule binds the MPAS figure; a graph where it
 		 * cannot hold may still go on to the later stages */
 		ds_plan mp = {g->n, d->order, NULL, 0, NULL};
-		rc = check(g, o, "mpas", &mp, true, t0, fig, e);
+		rc = ds_run_check(g, o, "mpas", &mp, true, t0, fig, e);
 		if (rc == DS_EPLAN && o->stage != DS_STAGE_MPAS)
-			rc = check(g, o, "mpas", &mp, false, t0, fig, e);
+			rc = ds_run_check(g, o, "mpas", &mp, false, t0, fig, e);
 	}
 	return rc;
 }
@@ -259,13 +244,13 @@ static int dlr_final(const ds_graph *g, const ds_run_opts *o, dan_run *d,
 {
 	ds_figures f;
 	ds_run_opts quiet = {0}; /* checked, not reported yet */
-	int rc = check(g, &quiet, "dlr", p, false, t0, &f, e);
+	int rc = ds_run_check(g, &quiet, "dlr", p, false, t0, &f, e);
 	if (rc == DS_OK)
 		rc = ds_portfolio_final(g, &d->pf, NULL, p, &f, e);
 	if (rc == DS_OK)
 		rc = ds_parts_plan(g, o, p, &f, NULL, NULL, e);
 	if (rc == DS_OK)
-		rc = check(g, o, "dlr", p, false, t0, fig, e);
+		rc = ds_run_check(g, o, "dlr", p, false, t0, fig, e);
 	return rc;
 }
 
@@ -274,8 +259,8 @@ static int dlr_final(const ds_graph *g, const ds_run_opts *o, dan_run *d,
  * own is the second start), then from MPAS's other orders. */
 static int dlr_search_from(const ds_graph *g, const ds_run_opts *o,
 			   dan_run *d, const int32_t *first, const int32_t *own,
-			   bool replaced, ds_plan *out, bool *packed,
-			   ds_err *e)
+			   bool replaced, ds_plan *out, ds_figures *fig,
+			   bool *packed, ds_err *e)
 {
 	const int32_t *starts[DS_DLR_MAX_STARTS];
 	int k = 0;
@@ -285,7 +270,7 @@ static int dlr_search_from(const ds_graph *g, const ds_run_opts *o,
 	for (int i = 0; i < d->nalt; i++)
 		starts[k++] = d->alt + (size_t)i * g->n;
 	ds_dlr_search ds = {starts, k, first, &d->pf, &d->timely};
-	return ds_dlr_stage_search(g, o, &ds, out, packed, e);
+	return ds_dlr_stage_search(g, o, &ds, out, fig, packed, e);
 }
 
 /* The search from MPAS's stage's order, or where the second phase of
@@ -313,23 +298,19 @@ static int dlr_search(const ds_graph *g, const ds_run_opts *o, dan_run *d,
 		      ds_plan *out, ds_err *e)
 {
 	const int32_t *own = d->alt + (size_t)d->nalt * g->n;
+	ds_figures f, fq;
 	if (!d->jumped)
 		return dlr_search_from(g, o, d, d->order, own, d->replaced, out,
-				       &d->packed, e);
+				       &f, &d->packed, e);
 	int rc = dlr_search_from(g, o, d, d->near_first, d->near,
-				 d->near_replaced, out, &d->packed, e);
+				 d->near_replaced, out, &f, &d->packed, e);
 	if (rc || ds_dlr_starts(g, o) < 2)
 		return rc;
 	ds_plan q;
 	memset(&q, 0, sizeof q);
-	ds_figures f, fq;
 	bool packed = false;
-	rc = dlr_search_from(g, o, d, d->order, own, d->replaced, &q, &packed,
-			     e);
-	if (rc == DS_OK)
-		rc = ds_replay(g, out, NULL, &f, e);
-	if (rc == DS_OK)
-		rc = ds_replay(g, &q, NULL, &fq, e);
+	rc = dlr_search_from(g, o, d, d->order, own, d->replaced, &q, &fq,
+			     &packed, e);
 	bool take = rc == DS_OK && ds_dlr_better(&fq, &f);
 	if (take)
 		d->packed = packed;
@@ -347,7 +328,7 @@ static int dan_dlr(const ds_graph *g, const ds_run_opts *o, dan_run *d,
 	if (rc == DS_OK && o->stage == DS_STAGE_DLR)
 		rc = dlr_final(g, o, d, out, t0, fig, e);
 	else if (rc == DS_OK)
-		rc = check(g, o, "dlr", out, false, t0, fig, e);
+		rc = ds_run_check(g, o, "dlr", out, false, t0, fig, e);
 	if (rc)
 		ds_plan_free(g->heap, out);
 	return rc;
@@ -360,70 +341,7 @@ int64_t ds_traffic_cap(const ds_run_opts *o, int64_t dlr_ddr)
 	return ds_cpe_budget(dlr_ddr, o->cpe.traffic_budget_pct);
 }
 
-/* Retiming after CPE (ds_retime.c), its traffic cap the budget over
- * DLR's figure (dlr_ddr): its plan replaces *p only when the replay finds
- * it shorter, so never worse by construction.  *fig: p's figures. */
-static int retime(const ds_graph *g, const ds_run_opts *o, ds_plan *p,
-		  int64_t dlr_ddr, ds_figures *fig, ds_err *e)
-{
-	clock_t t0 = clock();
-	ds_plan q;
-	ds_figures f;
-	ds_retime_opts ro = o->retime;
-	ro.max_extra_ddr = ds_traffic_cap(o, dlr_ddr);
-	ds_run_opts quiet = *o;
-	quiet.progress = NULL;
-	int rc = ds_retime(g, p, &ro, &q, e);
-	if (rc == DS_OK)
-		rc = check(g, &quiet, "retime", &q, false, t0, &f, e);
-	ds_plan_keep(g->heap, rc == DS_OK && f.makespan < fig->makespan, p,
-		     fig, &q, &f);
-	/* the line reports the plan kept */
-	if (rc == DS_OK && o->progress)
-		o->progress(o->progress_ud, "retime", seconds_since(t0), fig);
-	return rc;
-}
-
-/* CPE from backbone bb (len 0: DLR's plan dlr) into *out, and its
- * figures *f from the replay. */
-static int cpe_from(const ds_graph *g, const ds_run_opts *o,
-		    const ds_plan *bb, const ds_plan *dlr, ds_plan *out,
-		    ds_figures *f, ds_err *e)
-{
-	int rc = ds_cpe(g, bb->len ? bb : dlr, &o->cpe, out, e);
-	if (rc == DS_OK)
-		rc = ds_replay(g, out, NULL, f, e);
-	return rc;
-}
-
-/* Is a plan of figures f within the peak cap (o's cpe.peak_cap, where
- * set: see cpe_stage)? */
-static bool within_cap(const ds_run_opts *o, const ds_figures *f)
-{
-	return ds_within_peak_cap(o->cpe.peak_cap, f->peak_vstay);
-}
-
-/* Plan q (figures fq) replaces *out (figures *f) when it is shorter, or
- * as long with less traffic, or as long with as much at a lower peak,
- * the one within the peak cap first (within_cap); the other one is
- * freed. */
-static void keep_shorter(const ds_graph *g, const ds_run_opts *o,
-			 ds_plan *out, ds_figures *f, ds_plan *q,
-			 const ds_figures *fq)
-{
-	bool qin = within_cap(o, fq), in = within_cap(o, f);
-	ds_plan_keep(g->heap,
-		     qin != in ? qin
-			       : fq->makespan < f->makespan ||
-					 (fq->makespan == f->makespan &&
-					  (fq->extra_ddr < f->extra_ddr ||
-					   (fq->extra_ddr == f->extra_ddr &&
-					    fq->peak_vstay < f->peak_vstay))),
-		     out, f, q, fq);
-}
-
-/* o without its progress lines, at traffic budget pct. */
-static ds_run_opts quiet_at(const ds_run_opts *o, double pct)
+ds_run_opts ds_run_quiet_at(const ds_run_opts *o, double pct)
 {
 	ds_run_opts q = *o;
 	q.progress = NULL;
@@ -431,328 +349,6 @@ static ds_run_opts quiet_at(const ds_run_opts *o, double pct)
 	return q;
 }
 
-/* The end of a floor's run: with rc DS_OK, plan q (figures fq) made and
- * kept as keep_shorter says; else q freed.  Returns rc. */
-static int keep_made(const ds_graph *g, const ds_run_opts *o, int rc,
-		     ds_plan *out, ds_figures *f, ds_plan *q,
-		     const ds_figures *fq)
-{
-	if (rc == DS_OK)
-		keep_shorter(g, o, out, f, q, fq);
-	else
-		ds_plan_free(g->heap, q);
-	return rc;
-}
-
-/* CPE and retiming again, each from the other's plan, while the pair
- * shortens it: CPE reworks the order around the spills retiming added and
- * moved, and retiming then finds the waits of the new critical chain.
- * CPE's peak limit stays its first run's (peak_cap), retiming's traffic
- * cap the budget over DLR's figure (dlr_ddr).  *p and *f: the plan so far
- * and its figures, replaced by a shorter pair's (or as long with less
- * traffic, which ends the rounds).  CPE_RETIME_ROUNDS: measured on the
- * six bundled graphs (default options, no size limit), one round gives
- * FlashAttention_Case1 115,378 cycles (117,227 without), Conv_Case0
- * 413,139 (413,994), Conv_Case1 561,799 (561,862), Matmul_Case0 85,347
- * (85,506), Matmul_Case1 905,751 (905,937); two Conv_Case1 561,708;
- * three and five the same as two.  FlashAttention_Case0 keeps 30,028:
- * its shorter plans (29,701 after eight rounds) need a higher peak than
- * the first run's limit (5,538 against 5,388). */
-#define CPE_RETIME_ROUNDS 2
-/* ... on graphs of at most this many nodes: Conv_Case1 (36,086 nodes)
- * and Matmul_Case1 (30,976) gain 154 and 186 cycles (0.03 %) for about
- * 0.4 s more in all, and on 1M generated nodes (the graph of bench
- * --scale) the two rounds took the cpe line of `schedule -v` from 22.3 s
- * to 36.1 s, for a makespan 0.05 % shorter. */
-#define CPE_RETIME_MAX_NODES DS_SMALL_GRAPH_NODES
-
-static int cpe_retime_rounds(const ds_graph *g, const ds_run_opts *o,
-			     int64_t peak_cap, int64_t dlr_ddr, ds_plan *p,
-			     ds_figures *f, ds_err *e)
-{
-	ds_run_opts quiet = *o;
-	quiet.progress = NULL;
-	if (o->cpe.peak_cap <= 0 || peak_cap < o->cpe.peak_cap)
-		quiet.cpe.peak_cap = peak_cap;
-	int rc = DS_OK;
-	int rounds =
-		run_size(g, o) <= CPE_RETIME_MAX_NODES ? CPE_RETIME_ROUNDS : 0;
-	for (int r = 0; r < rounds && rc == DS_OK; r++) {
-		ds_plan q;
-		ds_figures fq;
-		memset(&q, 0, sizeof q);
-		rc = ds_cpe(g, p, &quiet.cpe, &q, e);
-		if (rc == DS_OK)
-			rc = ds_replay(g, &q, NULL, &fq, e);
-		if (rc == DS_OK)
-			rc = retime(g, &quiet, &q, dlr_ddr, &fq, e);
-		if (rc) {
-			ds_plan_free(g->heap, &q);
-			break;
-		}
-		bool shorter = fq.makespan < f->makespan;
-		keep_shorter(g, o, p, f, &q, &fq);
-		if (!shorter)
-			break;
-	}
-	return rc;
-}
-
-/* CPE and retiming from the backbone that bb's plan replaced (bb->prev,
- * DLR's plan dlr when that was it), then CPE and retiming again on each
- * other's plans under the peak limit rounds_peak when it is above 0
- * (cpe_retime_rounds); *out and *f become that plan and its figures when
- * it is the shorter (the one with less traffic on ties). */
-static int chain_from_prev(const ds_graph *g, const ds_run_opts *o,
-			   const ds_backbone *bb, const ds_plan *dlr,
-			   int64_t dlr_ddr, int64_t rounds_peak, ds_plan *out,
-			   ds_figures *f, ds_err *e)
-{
-	ds_run_opts quiet = *o;
-	quiet.progress = NULL;
-	ds_plan q;
-	ds_figures fq;
-	int rc = cpe_from(g, o, &bb->prev, dlr, &q, &fq, e);
-	if (rc == DS_OK)
-		rc = retime(g, &quiet, &q, dlr_ddr, &fq, e);
-	if (rc == DS_OK && rounds_peak > 0)
-		rc = cpe_retime_rounds(g, &quiet, rounds_peak, dlr_ddr, &q, &fq,
-				       e);
-	return keep_made(g, o, rc, out, f, &q, &fq);
-}
-
-/* With more effort (--effort N > 1), CPE and retime also from the
- * backbone that bb's plan replaced: the replay before CPE is a rough
- * guide (at --effort 2, Matmul_Case1's tail order replays shorter than
- * its aged plan and came out of CPE at 910,813 cycles against 905,937).
- * *out and *f become that plan and its figures when it is the shorter
- * (the one with less traffic on ties). */
-static int cpe_runner_up(const ds_graph *g, const ds_run_opts *o,
-			 const ds_backbone *bb, const ds_plan *dlr,
-			 int64_t dlr_ddr, ds_plan *out, ds_figures *f,
-			 ds_err *e)
-{
-	if (o->cpe.effort <= 1 || !bb->had_prev || bb->pulled)
-		return DS_OK; /* pulled: pull_floor has run it, rounds too */
-	return chain_from_prev(g, o, bb, dlr, dlr_ddr, 0, out, f, e);
-}
-
-/* When the backbone is backbone_pulled's, CPE, retiming and their rounds
- * also from the one it replaced, the shorter final plan kept (the one
- * with less traffic on ties): a pull is judged by DLR's placement and the
- * replay before CPE, rough guides.  `dansched gen --kind random --nodes
- * 3000 --seed 11` came to 59,144 cycles at 2,304 bytes with the pulled
- * backbone against 58,589 at 2,496 without (until MPAS's second phase
- * gave it another DLR plan; `--seed 3`: 55,841 at 1,024 bytes with the
- * floor, 55,957 at 1,152 without, test_pipeline).  Cost: one more chain where
- * a pull is kept (Conv_Case0's run, pulls and floor together: 0.20 ->
- * about 0.38 s). */
-static int pull_floor(const ds_graph *g, const ds_run_opts *o,
-		      const ds_backbone *bb, const ds_plan *dlr,
-		      int64_t dlr_ddr, ds_plan *out, ds_figures *f,
-		      ds_err *e)
-{
-	if (!bb->pulled)
-		return DS_OK;
-	return chain_from_prev(g, o, bb, dlr, dlr_ddr,
-			       ds_cpe_budget(bb->prev_peak,
-					     o->cpe.peak_budget_pct),
-			       out, f, e);
-}
-
-/* CPE from backbone bb (chosen from DLR's plan dlr, figures *df), then
- * retiming, the rounds, the pull floor and the runner-up, into *out
- * (figures *f).  The retime line reports its first run's own time, taken
- * out of *t0's count (t0 NULL: no line is reported). */
-static int chain_on(const ds_graph *g, const ds_run_opts *o,
-		    const ds_backbone *bb, const ds_plan *dlr,
-		    const ds_figures *df, ds_plan *out, ds_figures *f,
-		    clock_t *t0, ds_err *e)
-{
-	const int64_t dlr_ddr = df->extra_ddr;
-	int rc = cpe_from(g, o, &bb->plan, dlr, out, f, e);
-	clock_t rt0 = clock();
-	if (rc == DS_OK)
-		rc = retime(g, o, out, dlr_ddr, f, e);
-	if (t0)
-		*t0 += clock() - rt0; /* the retime line has its own time */
-	if (rc == DS_OK)
-		/* the peak limit CPE's first run had, over its backbone's */
-		rc = cpe_retime_rounds(g, o,
-				       ds_cpe_budget(bb->best.peak_vstay,
-						     o->cpe.peak_budget_pct),
-				       dlr_ddr, out, f, e);
-	if (rc == DS_OK)
-		rc = pull_floor(g, o, bb, dlr, dlr_ddr, out, f, e);
-	if (rc == DS_OK)
-		rc = cpe_runner_up(g, o, bb, dlr, dlr_ddr, out, f, e);
-	return rc;
-}
-
-/* chain_on from backbone bb, quietly; its plan replaces *out (figures
- * *f) when it is shorter, or as long with less traffic. */
-static int chain_keep(const ds_graph *g, const ds_run_opts *o,
-		      const ds_backbone *bb, const ds_plan *dlr,
-		      const ds_figures *df, ds_plan *out, ds_figures *f,
-		      ds_err *e)
-{
-	ds_run_opts quiet = *o;
-	quiet.progress = NULL;
-	ds_plan q;
-	memset(&q, 0, sizeof q);
-	ds_figures fq;
-	int rc = chain_on(g, &quiet, bb, dlr, df, &q, &fq, NULL, e);
-	return keep_made(g, o, rc, out, f, &q, &fq);
-}
-
-/* The floors (lean, budget, ladder) apply to graphs of at most this
- * many nodes (the limit of the rounds, CPE_RETIME_MAX_NODES): at 1M
- * nodes the budget floor would double the cpe line of `schedule -v`
- * (22 s). */
-#define BUDGET_FLOOR_MAX_NODES CPE_RETIME_MAX_NODES
-
-/* chain_keep from plan p (figures *pf; len 0: none, nothing done), a
- * backbone borrowed, not freed here. */
-static int chain_keep_from(const ds_graph *g, const ds_run_opts *o,
-			   const ds_plan *p, const ds_figures *pf,
-			   const ds_plan *dlr, const ds_figures *df,
-			   ds_plan *out, ds_figures *f, ds_err *e)
-{
-	if (p->len == 0)
-		return DS_OK;
-	ds_backbone bb;
-	memset(&bb, 0, sizeof bb);
-	bb.plan = *p;
-	bb.best = *pf;
-	return chain_keep(g, o, &bb, dlr, df, out, f, e);
-}
-
-/* The over floor: where the backbone choice made a second backbone
- * (bb->alt: the pulls from the aged placement over the cap,
- * ds_backbone.c pulled_over), CPE's chain also runs from it, and its
- * plan replaces *out (figures *f) when it is shorter, or as long with
- * less traffic.  Why a floor and not a candidate: both backbones are
- * judged by their replay before CPE, a rough guide (pulled_over says
- * what each way gave).  Cost: one more chain where bb->alt is made
- * (none on the six bundled graphs). */
-static int over_floor(const ds_graph *g, const ds_run_opts *o,
-		      const ds_backbone *bb, const ds_plan *dlr,
-		      const ds_figures *df, ds_plan *out, ds_figures *f,
-		      ds_err *e)
-{
-	return chain_keep_from(g, o, &bb->alt, &bb->alt_best, dlr, df, out,
-			       f, e);
-}
-
-/* The timely floor: where the backbone choice kept DLR's timely plan
- * as a third backbone (bb->timely, ds_backbone.c backbone_timely: it
- * replays far shorter than the one chosen), CPE's chain also runs from
- * it, and its plan replaces *out (figures *f) when it is shorter, or as
- * long with less traffic.  A floor for the reason over_floor is one.
- * Cost: one more chain where bb->timely is made (none on the six
- * bundled graphs at their own capacities). */
-static int timely_floor(const ds_graph *g, const ds_run_opts *o,
-			const ds_backbone *bb, const ds_plan *dlr,
-			const ds_figures *df, ds_plan *out, ds_figures *f,
-			ds_err *e)
-{
-	return chain_keep_from(g, o, &bb->timely, &bb->timely_best, dlr, df,
-			       out, f, e);
-}
-
-/* The budget a backbone may spend at most in the lean floor: the
- * default budget (ds_run_opts_default), the one the backbones' rules
- * were measured at (ds_backbone.c). */
-#define LEAN_BUDGET_PCT 5
-
-/* The lean floor: with a budget above LEAN_BUDGET_PCT, CPE's chain also
- * runs from the backbone chosen within that budget's cap (and from that
- * choice's second and third backbones, over_floor and timely_floor), CPE
- * and
- * retiming still within the whole budget's, where that backbone is not
- * the one chosen (bb: its figures differ); its plan replaces *out
- * (figures *f) when it is shorter, or as long with less traffic.  Why: a
- * backbone spends traffic on a placement rule judged by its replay
- * before CPE; retiming spends it on evictions judged by the replay after
- * CPE, where the critical chain waits.  A larger cap lets in backbones
- * with more traffic and leaves retiming less: Conv_Case0 at budget 25
- * had the relayed order placed without packing (45,696 bytes against
- * 41,476 packed; cap 51,850) and came to 397,965 cycles at 51,840 bytes;
- * from the packed one retiming spends the rest on the late layers'
- * evictions: 379,778 at 51,456 (budget 12: 405,466 -> 395,350; 100 and
- * 400: 375,851 -> 374,583).  Not in place of the chain's own backbone:
- * so chosen alone, `gen --kind matmul --nodes 3000 --seed 2` came to
- * 72,223 cycles at budget 25 against 69,536, and `--kind random --nodes
- * 3000 --seed 1` at L1=2048,UB=768 72,358 against 71,164.  Cost: one more
- * backbone choice at budgets above 5, one more chain where it differs;
- * none at the default budget.  Up to BUDGET_FLOOR_MAX_NODES nodes, as
- * the other floors. */
-static int lean_floor(const ds_graph *g, const ds_run_opts *o,
-		      const dan_run *d, const ds_backbone *bb,
-		      const ds_plan *dlr, const ds_figures *df, ds_plan *out,
-		      ds_figures *f, ds_err *e)
-{
-	if (o->cpe.traffic_budget_pct <= LEAN_BUDGET_PCT ||
-	    run_size(g, o) > BUDGET_FLOOR_MAX_NODES)
-		return DS_OK;
-	ds_run_opts lean = quiet_at(o, LEAN_BUDGET_PCT);
-	ds_backbone lb;
-	int rc = ds_backbone_choose(g, &lean, dlr, df, d->packed,
-				    &d->timely.plan, &d->timely.fig, &lb, e);
-	if (rc == DS_OK && (lb.best.makespan != bb->best.makespan ||
-			    lb.best.extra_ddr != bb->best.extra_ddr)) {
-		rc = chain_keep(g, o, &lb, dlr, df, out, f, e);
-		if (rc == DS_OK)
-			rc = over_floor(g, o, &lb, dlr, df, out, f, e);
-		if (rc == DS_OK)
-			rc = timely_floor(g, o, &lb, dlr, df, out, f, e);
-	}
-	ds_backbone_free(g, &lb);
-	return rc;
-}
-
-/* The cap floor: where the chain's plan *out (figures *f) peaks above
- * the peak cap (o->cpe.peak_cap, see cpe_stage), CPE's chain also runs
- * from DLR's own plan dlr (figures *df), and its plan, within the cap,
- * replaces it (keep_shorter).  Why: a backbone of another order
- * (staggered, relayed, pulled) may peak above the cap, CPE keeps its
- * starting plan's peak, and the floors may all start from such orders. */
-static int cap_floor(const ds_graph *g, const ds_run_opts *o,
-		     const ds_plan *dlr, const ds_figures *df, ds_plan *out,
-		     ds_figures *f, ds_err *e)
-{
-	if (within_cap(o, f))
-		return DS_OK;
-	ds_backbone bb;
-	memset(&bb, 0, sizeof bb);
-	bb.best = *df;
-	return chain_keep(g, o, &bb, dlr, df, out, f, e);
-}
-
-/* CPE's chain from DLR's plan dlr (figures *df): the backbone, then
- * chain_on and the lean, over, timely and cap floors, into *out
- * (figures *f); t0 as chain_on's. */
-static int cpe_chain(const ds_graph *g, const ds_run_opts *o,
-		     const dan_run *d, const ds_plan *dlr,
-		     const ds_figures *df, ds_plan *out, ds_figures *f,
-		     clock_t *t0, ds_err *e)
-{
-	ds_backbone bb;
-	int rc = ds_backbone_choose(g, o, dlr, df, d->packed,
-				    &d->timely.plan, &d->timely.fig, &bb, e);
-	if (rc == DS_OK)
-		rc = chain_on(g, o, &bb, dlr, df, out, f, t0, e);
-	if (rc == DS_OK)
-		rc = lean_floor(g, o, d, &bb, dlr, df, out, f, e);
-	if (rc == DS_OK)
-		rc = over_floor(g, o, &bb, dlr, df, out, f, e);
-	if (rc == DS_OK)
-		rc = timely_floor(g, o, &bb, dlr, df, out, f, e);
-	if (rc == DS_OK)
-		rc = cap_floor(g, o, dlr, df, out, f, e);
-	ds_backbone_free(g, &bb);
-	return rc;
-}
 
 /* *out and *f: a copy of m's plan and its figures. */
 static int memo_get(const ds_graph *g, const ds_memo *m, ds_plan *out,
@@ -766,9 +362,10 @@ static int memo_get(const ds_graph *g, const ds_memo *m, ds_plan *out,
  * (figures *f) kept in m, on graphs where the floors run (no one asks
  * for it again on larger ones).  Returns rc, or the copy's failure. */
 static int memo_put(const ds_graph *g, const ds_run_opts *o, int rc,
-		    ds_memo *m, const ds_plan *p, const ds_figures *f, ds_err *e)
+		    ds_memo *m, const ds_plan *p, const ds_figures *f,
+		    ds_err *e)
 {
-	if (run_size(g, o) > BUDGET_FLOOR_MAX_NODES)
+	if (ds_run_size(g, o) > DS_FLOOR_MAX_NODES)
 		return rc;
 	if (rc == DS_OK)
 		rc = ds_plan_copy(g, p, &m->plan, e);
@@ -789,7 +386,8 @@ static int chain_final(const ds_graph *g, const ds_run_opts *o, dan_run *d,
 	const bool zero = o->cpe.traffic_budget_pct == 0;
 	if (zero && d->zero.made)
 		return memo_get(g, &d->zero, out, f, e);
-	int rc = cpe_chain(g, o, d, dlr, df, out, f, t0, e);
+	ds_chain_in in = {d->packed, &d->timely};
+	int rc = ds_chain(g, o, &in, dlr, df, out, f, t0, e);
 	if (rc == DS_OK)
 		rc = ds_portfolio_final(g, &d->pf, &o->cpe, out, f, e);
 	return zero ? memo_put(g, o, rc, &d->zero, out, f, e) : rc;
@@ -867,9 +465,9 @@ static int budget_floor(const ds_graph *g, const ds_run_opts *o,
 			ds_err *e)
 {
 	if (o->cpe.traffic_budget_pct <= 0 || df->extra_ddr == 0 ||
-	    run_size(g, o) > BUDGET_FLOOR_MAX_NODES)
+	    ds_run_size(g, o) > DS_FLOOR_MAX_NODES)
 		return DS_OK;
-	ds_run_opts zero = quiet_at(o, 0);
+	ds_run_opts zero = ds_run_quiet_at(o, 0);
 	ds_plan q;
 	memset(&q, 0, sizeof q);
 	ds_figures fq;
@@ -893,7 +491,7 @@ static int stage_at(const ds_graph *g, const ds_run_opts *o, dan_run *d,
  * and its plan replaces *out when it is shorter, or as long with less
  * traffic: it is within the larger budget's cap, and what it was
  * guaranteed against the baselines and the parts holds at any budget.
- * So on graphs of up to BUDGET_FLOOR_MAX_NODES nodes the makespan never
+ * So on graphs of up to DS_FLOOR_MAX_NODES nodes the makespan never
  * rises along the ladder's budgets, nor above its last (between them it
  * may).  Why: a larger cap lets in other backbones and evictions, and
  * CPE is a heuristic; `dansched gen --kind matmul --nodes 1500 --seed
@@ -916,14 +514,14 @@ static int ladder_floor(const ds_graph *g, const ds_run_opts *o,
 		if (ds_budget_ladder[i] < o->cpe.traffic_budget_pct)
 			below = i;
 	if (ds_budget_ladder[below] == 0 || df->extra_ddr == 0 ||
-	    run_size(g, o) > BUDGET_FLOOR_MAX_NODES)
+	    ds_run_size(g, o) > DS_FLOOR_MAX_NODES)
 		return DS_OK;
-	ds_run_opts lower = quiet_at(o, ds_budget_ladder[below]);
+	ds_run_opts lower = ds_run_quiet_at(o, ds_budget_ladder[below]);
 	ds_plan q;
 	memset(&q, 0, sizeof q);
 	ds_figures fq;
 	int rc = stage_at(g, &lower, d, dlr, df, &q, &fq, NULL, e);
-	return keep_made(g, o, rc, out, f, &q, &fq);
+	return ds_chain_keep_made(g, o, rc, out, f, &q, &fq);
 }
 
 /* The uses a spill separates pulled together in *out (ds_window.c);
@@ -958,7 +556,7 @@ static int group_floor(const ds_graph *g, const ds_run_opts *o,
  * against the baselines' plans and the parts (as dlr_final), then the
  * budget floor, the ladder floor, the tail searched again
  * (ds_replan_floor), the uses pulled together again and the grouped plan
- * of the parts (group_floor; graphs of up to BUDGET_FLOOR_MAX_NODES
+ * of the parts (group_floor; graphs of up to DS_FLOOR_MAX_NODES
  * nodes); into *out (figures *f).
  * The peak budget holds for the plan made, not only for CPE's runs: its
  * limit over DLR's plan's peak (finish_peak) is CPE's peak_cap in every
@@ -987,7 +585,7 @@ static int cpe_stage(const ds_graph *g, const ds_run_opts *ro, dan_run *d,
 	const ds_run_opts *o = &capped;
 	ds_plan grp; /* the grouped plan of the parts, if one is made */
 	memset(&grp, 0, sizeof grp);
-	bool grouped = run_size(g, o) <= BUDGET_FLOOR_MAX_NODES;
+	bool grouped = ds_run_size(g, o) <= DS_FLOOR_MAX_NODES;
 	int64_t parts_ddr; /* the parts' traffic, where planned by parts */
 	int rc = chain_final(g, o, d, dlr, df, out, f, t0, e);
 	if (rc == DS_OK)
@@ -1052,7 +650,7 @@ static int dan_cpe(const ds_graph *g, const ds_run_opts *o, dan_run *d,
 	if (rc == DS_OK)
 		rc = ds_plan_drop_dead_reloads(g, out, &dead, e);
 	if (rc == DS_OK)
-		rc = check(g, o, "cpe", out, false, t0, fig, e);
+		rc = ds_run_check(g, o, "cpe", out, false, t0, fig, e);
 	if (rc)
 		ds_plan_free(g->heap, out);
 	return rc;
@@ -1182,7 +780,7 @@ static int floor_run(const ds_graph *g, const ds_run_opts *o, ds_plan *out,
 	memset(&q, 0, sizeof q); /* dan_chain frees what it made on failure */
 	int rc = dan_chain(g, o, &q, &fq, e);
 	if (rc == DS_OK)
-		keep_shorter(g, o, out, fig, &q, &fq);
+		ds_chain_keep_shorter(g, o, out, fig, &q, &fq);
 	return rc;
 }
 
@@ -1277,7 +875,8 @@ static int ladder_floor_run(const ds_graph *g, const ds_run_opts *o,
 	int rc = ladder_dan(g, o, q, fq, e);
 	for (int i = 0; i < DS_NLADDER; i++)
 		if (rc == DS_OK)
-			keep_shorter(g, o, &out[i], &fig[i], &q[i], &fq[i]);
+			ds_chain_keep_shorter(g, o, &out[i], &fig[i], &q[i],
+					      &fq[i]);
 		else
 			ds_plan_free(g->heap, &q[i]);
 	return rc;

@@ -20,7 +20,7 @@ enum { DS_STAGE_MPAS = 1, DS_STAGE_DLR = 2, DS_STAGE_CPE = 3 };
 extern const char *const ds_stage_names[4];
 
 /* Graphs of at most this many nodes get the rounds of CPE and retiming
- * and the floors (ds_pipeline.c, CPE_RETIME_MAX_NODES says what chose
+ * and the floors (ds_chain.c, CPE_RETIME_MAX_NODES says what chose
  * it), and their parts planned alone however many up to a limit
  * (ds_parts.c). */
 #define DS_SMALL_GRAPH_NODES 20000

@@ -1128,7 +1128,7 @@ static void stage_search_starts(void **state)
 	ds_graph *g = must_generate(DS_GEN_RANDOM, 300, 3);
 	int32_t *ord = free_first(g);
 	ds_plan alone, p;
-	ds_figures fa, f;
+	ds_figures fa, f, fs;
 	run_dlr_order(g, ord, &alone, &fa);
 	ds_run_opts o;
 	ds_run_opts_default(&o);
@@ -1140,17 +1140,21 @@ static void stage_search_starts(void **state)
 	const int32_t *starts[] = {ord};
 	ds_dlr_search s = {starts, 1, ord, &pf, &timely};
 	bool packed = false;
-	assert_int_equal(ds_dlr_stage_search(g, &o, &s, &p, &packed, &e),
+	assert_int_equal(ds_dlr_stage_search(g, &o, &s, &p, &fs, &packed, &e),
 			 DS_OK);
 	assert_int_equal(ds_replay(g, &p, NULL, &f, &e), DS_OK);
 	assert_true(f.extra_ddr <= fa.extra_ddr);
+	assert_int_equal(fs.extra_ddr, f.extra_ddr);
+	assert_int_equal(fs.spills, f.spills);
+	assert_int_equal(fs.makespan, f.makespan);
+	assert_int_equal(fs.peak_vstay, f.peak_vstay);
 	ds_plan_free(g->heap, &p);
 	s.nstart = 0;
-	assert_int_equal(ds_dlr_stage_search(g, &o, &s, &p, &packed, &e),
+	assert_int_equal(ds_dlr_stage_search(g, &o, &s, &p, &fs, &packed, &e),
 			 DS_EINPUT);
 	assert_non_null(strstr(e.msg, "DLR starts"));
 	s.nstart = DS_DLR_MAX_STARTS + 1;
-	assert_int_equal(ds_dlr_stage_search(g, &o, &s, &p, &packed, &e),
+	assert_int_equal(ds_dlr_stage_search(g, &o, &s, &p, &fs, &packed, &e),
 			 DS_EINPUT);
 	ds_plan_free(g->heap, &timely.plan);
 	ds_plan_free(g->heap, &alone);

@@ -53,7 +53,7 @@ static const struct {
  * their tiles are needed: 87,470 before it (Matmul_Case1 905,744).
  * Matmul_Case0 was 87,306 at 11,776 before its
  * staggered lanes' last accumulators started together, placed at
- * STAGGER_TIE_PCT (ds_pipeline.c; 86,859 at 11,904 with that alone),
+ * STAGGER_TIE_PCT (ds_backbone.c; 86,859 at 11,904 with that alone),
  * and 86,152 at 12,032 before, in the reload phase, an accumulator that
  * frees no input ran after the next one that frees one
  * (ds_dlr_stagger.c, sg_delay).  Conv_Case0's backbone is DLR's order
@@ -61,12 +61,12 @@ static const struct {
  * at 47,424 before.  Matmul_Case1 was 905,682 at 231,552 while the
  * structural rank broke its ties among alike nodes by Id (DLR's traffic
  * 230,400).  Before CPE and retiming ran again on each other's plans
- * (ds_pipeline.c, cpe_retime_rounds; graphs of at most 20,000 nodes):
+ * (ds_chain.c, cpe_retime_rounds; graphs of at most 20,000 nodes):
  * Matmul_Case0 85,506 and Conv_Case0 413,994 at the same traffic; before
  * the readiness phase's line windows (ds_retime_phase.c; removed since,
  * the later passes reaching the same plans) Conv_Case0 413,139; before
- * the backbone's pulls (ds_pipeline.c, backbone_pulled) 411,453 at
- * 47,232; before DLR's packed placement (ds_pack.c; ds_pipeline.c,
+ * the backbone's pulls (ds_backbone.c, backbone_pulled) 411,453 at
+ * 47,232; before DLR's packed placement (ds_pack.c; ds_dlr_stage.c,
  * dlr_packed: DLR's figure 41,480 bytes, was 45,888) 408,081 at 47,232,
  * and with it, before retime's rotations
  * fitting the cap by cycles per byte (ds_retime_phase.c, rot_select),
@@ -310,7 +310,7 @@ static void run_generated_efforts(int64_t nodes, uint64_t seed,
 }
 
 /* With more effort CPE and retime also run from the backbone the chosen
- * one replaced (ds_pipeline.c, cpe_runner_up): on this generated graph
+ * one replaced (ds_chain.c, cpe_runner_up): on this generated graph
  * (`dansched gen --kind matmul --nodes 1000 --seed 3`) the plan is
  * 44,988 cycles at effort 1 and 44,867 at effort 2, 44,988 again at
  * effort 2 without the runner-up.  (`--nodes 800 --seed 2` showed it,
@@ -558,7 +558,7 @@ static void peak_budget_holds(void **state)
 }
 
 /* Where CPE's chain ends above the peak cap (its backbone an order of a
- * higher peak), it runs again from DLR's own plan (ds_pipeline.c,
+ * higher peak), it runs again from DLR's own plan (ds_chain.c,
  * cap_floor): `dansched gen --kind matmul --nodes 300 --seed 5` at
  * L1=1536,UB=640 has DLR's plan at 256 bytes and comes to 21,988 cycles
  * (its lb_any) at 256; without the floor the same 21,988 at 1,024.  And a
@@ -794,7 +794,7 @@ static void later_spill_pulls_kept(void **state)
 }
 
 /* CPE's chain also runs from the pulls of the aged placement over the
- * cap (ds_pipeline.c, over_floor), whatever that backbone's replay:
+ * cap (ds_chain.c, over_floor), whatever that backbone's replay:
  * without it `dansched gen --kind conv --nodes 1000 --seed 7` at
  * L1=1536,UB=640 came to 46,861 cycles at 6,352 bytes (its second
  * backbone replays 60,244 against the chosen one's, DLR's own, 60,129;
@@ -808,7 +808,7 @@ static void over_floor_kept(void **state)
 	planned_at_is(DS_GEN_CONV, 1000, 7, "L1=1536,UB=640", 45973, 6032);
 }
 
-/* CPE's chain also runs from DLR's timely plan (ds_pipeline.c,
+/* CPE's chain also runs from DLR's timely plan (ds_chain.c,
  * timely_floor; ds_backbone.c, backbone_timely): FlashAttention_Case1
  * at UB=1088 comes to 116,128 cycles at 20,224 bytes, within the cap
  * over DLR's 19,712; without it 138,820 at 20,224 (its DLR plan runs the
@@ -911,7 +911,7 @@ static void sweep_run(ds_graph *g, const ds_run_opts *o, long step,
  * Release build; every 16th in the sanitizer pass); and at CPE's effort
  * 2 on a generated graph (`dansched gen --kind conv --nodes 50 --seed 2`)
  * where CPE and retime also run from the runner-up backbone
- * (ds_pipeline.c, cpe_runner_up) and the default's plan is made too
+ * (ds_chain.c, cpe_runner_up) and the default's plan is made too
  * (floor_opts), and on that graph at a peak budget of 20, where the
  * plan at 5 is made too (floor_opts; every fourth failure, not in the
  * sanitizer pass). */

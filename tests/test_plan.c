@@ -369,7 +369,7 @@ static void sort_spills_relabelled(void **state)
  * plan with the spills renumbered (ds_plan_sort_spills) is in order, with
  * the same figures, and the pipeline's final plan is in order.  (The
  * final plan was that renumbered plan itself until CPE and retiming ran
- * again on each other's plans: ds_pipeline.c, cpe_retime_rounds.)  The
+ * again on each other's plans: ds_chain.c, cpe_retime_rounds.)  The
  * graph must be one whose CPE backbone is
  * built here as the pipeline builds it: Conv_Case0's is DLR's order with
  * its groups of accumulators relayed (ds_dlr_relay), placed with aged

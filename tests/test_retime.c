@@ -396,7 +396,7 @@ static void budget_honoured(void **state)
  * 393,721 at 56,448 bytes at 25 and 386,119 at 59,520 at 100 (before:
  * 416,511, 413,139 and 413,139: a rotation's store held the previous
  * result's store back, and the load behind that waited).  With CPE and
- * retiming run again on each other's plans (ds_pipeline.c,
+ * retiming run again on each other's plans (ds_chain.c,
  * cpe_retime_rounds): 413,139, 391,221 and 380,909 at the same traffic.
  * With the readiness phase's reloads in need order at their lines' own
  * windows where L1 cannot be placed anew (rdy_line_phase, removed
@@ -409,7 +409,7 @@ static void budget_honoured(void **state)
  * rotations that fit the cap chosen by cycles per byte (rot_select):
  * 405,466 at 43,008, 397,965 at 51,840 and 375,851 at 59,520.  With
  * CPE's chain also from the backbone chosen within the default budget's
- * cap (ds_pipeline.c, lean_floor), retiming spending the rest: 25 and 100
+ * cap (ds_chain.c, lean_floor), retiming spending the rest: 25 and 100
  * at 379,778 (51,456 bytes) and 374,583 (54,528).  With the tail's spills
  * planned again (ds_replan.c): 401,836 at 43,008, 379,778 and 374,401
  * at 54,528; 399,304 at 43,008 since that search may run a step of its
