@@ -13,12 +13,14 @@
  *
  * Requires: a valid graph and DLR's plan of it, which ds_replay
  * accepts, with its figures.  Guarantees: the plan made has passed
- * ds_replay, is never longer than the first CPE run's plan from the
- * chosen backbone, and keeps each floor's plan only where that is
- * shorter, or as long with less traffic (ds_chain_keep_shorter).
- * Cost: one backbone choice and one to four chains of CPE and retiming
- * (two rounds each on graphs of up to DS_SMALL_GRAPH_NODES nodes), the
- * floors only where their backbone exists. */
+ * ds_replay; a round's or a floor's plan replaces the one so far only by
+ * ds_chain_keep_shorter's rule (within the peak cap first, then shorter,
+ * or as long with less traffic, or as much at a lower peak), retiming's
+ * only where shorter.  Cost: one backbone choice and one chain of CPE
+ * and retiming (with two rounds on graphs of up to DS_SMALL_GRAPH_NODES
+ * nodes), and one more chain for each floor whose backbone exists (the
+ * lean floor, above the default budget, also one more backbone choice
+ * and its own over and timely floors). */
 #include "ds_chain.h"
 
 #include <string.h>
