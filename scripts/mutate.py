@@ -195,7 +195,7 @@ MUTATIONS = [
      "if (f >= p - LS_REACH && f < p)",
      ["test_mpas", "test_pipeline"]),
     ("pipeline: DLR only from the second phase's order", "src/ds_pipeline.c",
-     "\tif (!d->jumped)\n\t\treturn dlr_search_from(",
+     "\tif (!d->near_first)\n\t\treturn dlr_search_from(",
      "\tif (d)\n\t\treturn dlr_search_from(",
      ["test_pipeline", "test_mpas"]),
     ("pipeline: DLR never from the second phase's order", "src/ds_pipeline.c",

@@ -127,8 +127,9 @@ typedef struct dan_run {
 	int32_t *order; /* the MPAS stage's order */
 	int32_t *near;	/* MPAS's order from its local search's first
 			   phase (ds_mpas_alts), NULL at stage MPAS */
-	bool jumped;	/* near differs from MPAS's own order */
-	int32_t *near_first; /* where jumped: near, or the baseline's order
+	int32_t *near_first; /* where near differs from MPAS's own order
+				(the second phase bettered the first; else
+				NULL): near, or the baseline's order
 				that replaces it as order replaces MPAS's */
 	bool near_replaced;
 	int32_t *alt;	/* MPAS's other orders (nalt * n), then
@@ -183,13 +184,12 @@ static int mpas_or_baseline(const ds_graph *g, dan_run *d, int32_t *order,
 	return rc;
 }
 
-/* The first phase's order where the second bettered it (d->jumped), and
+/* The first phase's order where the second bettered it (d->near_first), and
  * the baseline's that replaces it as mpas_or_baseline replaces MPAS's
  * own: DLR's search runs from both (dlr_search). */
 static int mpas_near(const ds_graph *g, dan_run *d, ds_err *e)
 {
-	d->jumped = memcmp(d->near, d->order, (size_t)g->n * sizeof *d->near);
-	if (!d->jumped)
+	if (!memcmp(d->near, d->order, (size_t)g->n * sizeof *d->near))
 		return DS_OK;
 	d->near_first = ds_alloc(g->heap, (size_t)g->n, sizeof *d->near_first);
 	if (!d->near_first)
@@ -274,7 +274,7 @@ static int dlr_search_from(const ds_graph *g, const ds_run_opts *o,
 }
 
 /* The search from MPAS's stage's order, or where the second phase of
- * MPAS's local search bettered the first's (d->jumped) from the first
+ * MPAS's local search bettered the first's (d->near_first) from the first
  * phase's, and then, where the graph is small enough for more than one
  * DLR start, from the second's too: the better plan (ds_dlr_better; ties
  * keep the first).  A lower peak does not always place better: the
@@ -299,7 +299,7 @@ static int dlr_search(const ds_graph *g, const ds_run_opts *o, dan_run *d,
 {
 	const int32_t *own = d->alt + (size_t)d->nalt * g->n;
 	ds_figures f, fq;
-	if (!d->jumped)
+	if (!d->near_first)
 		return dlr_search_from(g, o, d, d->order, own, d->replaced, out,
 				       &f, &d->packed, e);
 	int rc = dlr_search_from(g, o, d, d->near_first, d->near,
