@@ -36,8 +36,7 @@ static int retime(const ds_graph *g, const ds_run_opts *o, ds_plan *p,
 	ds_figures f;
 	ds_retime_opts ro = o->retime;
 	ro.max_extra_ddr = ds_traffic_cap(o, dlr_ddr);
-	ds_run_opts quiet = *o;
-	quiet.progress = NULL;
+	ds_run_opts quiet = ds_run_quiet(o);
 	int rc = ds_retime(g, p, &ro, &q, e);
 	if (rc == DS_OK)
 		rc = ds_run_check(g, &quiet, "retime", &q, false, t0, &f, e);
@@ -126,8 +125,7 @@ static int cpe_retime_rounds(const ds_graph *g, const ds_run_opts *o,
 			     int64_t peak_cap, int64_t dlr_ddr, ds_plan *p,
 			     ds_figures *f, ds_err *e)
 {
-	ds_run_opts quiet = *o;
-	quiet.progress = NULL;
+	ds_run_opts quiet = ds_run_quiet(o);
 	if (o->cpe.peak_cap <= 0 || peak_cap < o->cpe.peak_cap)
 		quiet.cpe.peak_cap = peak_cap;
 	int rc = DS_OK;
@@ -165,8 +163,7 @@ static int chain_from_prev(const ds_graph *g, const ds_run_opts *o,
 			   int64_t dlr_ddr, int64_t rounds_peak, ds_plan *out,
 			   ds_figures *f, ds_err *e)
 {
-	ds_run_opts quiet = *o;
-	quiet.progress = NULL;
+	ds_run_opts quiet = ds_run_quiet(o);
 	ds_plan q;
 	ds_figures fq;
 	int rc = cpe_from(g, o, &bb->prev, dlr, &q, &fq, e);
@@ -253,8 +250,7 @@ static int chain_keep(const ds_graph *g, const ds_run_opts *o,
 		      const ds_figures *df, ds_plan *out, ds_figures *f,
 		      ds_err *e)
 {
-	ds_run_opts quiet = *o;
-	quiet.progress = NULL;
+	ds_run_opts quiet = ds_run_quiet(o);
 	ds_plan q;
 	memset(&q, 0, sizeof q);
 	ds_figures fq;

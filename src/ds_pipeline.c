@@ -341,10 +341,16 @@ int64_t ds_traffic_cap(const ds_run_opts *o, int64_t dlr_ddr)
 	return ds_cpe_budget(dlr_ddr, o->cpe.traffic_budget_pct);
 }
 
-ds_run_opts ds_run_quiet_at(const ds_run_opts *o, double pct)
+ds_run_opts ds_run_quiet(const ds_run_opts *o)
 {
 	ds_run_opts q = *o;
 	q.progress = NULL;
+	return q;
+}
+
+ds_run_opts ds_run_quiet_at(const ds_run_opts *o, double pct)
+{
+	ds_run_opts q = ds_run_quiet(o);
 	q.cpe.traffic_budget_pct = pct;
 	return q;
 }
@@ -667,19 +673,17 @@ static bool more_effort(const ds_run_opts *o)
  * default's run that a run with more effort also makes. */
 static ds_run_opts default_effort(const ds_run_opts *o)
 {
-	ds_run_opts one = *o;
+	ds_run_opts one = ds_run_quiet(o);
 	one.mpas.effort = one.dlr.effort = one.cpe.effort = 1;
 	one.retime.effort = 1;
-	one.progress = NULL;
 	return one;
 }
 
 /* o at peak budget pct, without its progress lines. */
 static ds_run_opts at_peak(const ds_run_opts *o, double pct)
 {
-	ds_run_opts d = *o;
+	ds_run_opts d = ds_run_quiet(o);
 	d.cpe.peak_budget_pct = pct;
-	d.progress = NULL;
 	return d;
 }
 
