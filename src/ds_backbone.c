@@ -148,7 +148,7 @@ static int backbone_try(const ds_graph *g, const int32_t *order,
 		return rc;
 	bool fits;
 	int64_t packed;
-	rc = ds_place_packed(g, order, &po, &p, &fits, e);
+	rc = ds_place_packed(g, order, &po, 0, &p, &fits, e);
 	if (rc || !fits)
 		return rc;
 	rc = backbone_keep(g, &p, max_ddr, max_peak, margin, over, bb,

@@ -198,9 +198,10 @@ static int cpe_runner_up(const ds_graph *g, const ds_run_opts *o,
  * 3000 --seed 11` came to 59,144 cycles at 2,304 bytes with the pulled
  * backbone against 58,589 at 2,496 without (until MPAS's second phase
  * gave it another DLR plan; `--seed 3`: 55,841 at 1,024 bytes with the
- * floor, 55,957 at 1,152 without, test_pipeline).  Cost: one more chain where
- * a pull is kept (Conv_Case0's run, pulls and floor together: 0.20 ->
- * about 0.38 s). */
+ * floor, 55,957 at 1,152 without, until DLR's packings took rounds;
+ * test_pipeline's case: `--nodes 1500 --seed 5` at L1=1536,UB=640).
+ * Cost: one more chain where a pull is kept (Conv_Case0's run, pulls
+ * and floor together: 0.20 -> about 0.38 s). */
 static int pull_floor(const ds_graph *g, const ds_run_opts *o,
 		      const ds_backbone *bb, const ds_plan *dlr,
 		      int64_t dlr_ddr, ds_plan *out, ds_figures *f,

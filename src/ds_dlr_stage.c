@@ -194,6 +194,19 @@ static int dlr_pulled(const ds_graph *g, const ds_run_opts *o, int rounds,
 	return rc;
 }
 
+/* The rounds of each packing that misses (ds_pack.c, pk_promote).  On
+ * 108 generated runs (`gen`, the four kinds, 600, 1,500 and 2,500 nodes,
+ * seeds 1-3, at the default capacities, L1=2048,UB=768 and
+ * L1=1536,UB=640), DLR's figures summed 475,292 bytes without rounds,
+ * 472,204 with 2 (6 lower, none higher), 471,100 with 4 (7 lower),
+ * 470,270 with 8 and 469,196 with 16; the packings' share of the six
+ * bundled graphs' time: 1.1 % without, 2.4 % with 4, 3.5 % with 8
+ * (perf; the greedy packings alone took 2.0 % before the index by time),
+ * and the six plans stay the same.  Conv_Case0's first layers as a
+ * graph of their own (MPAS's order, 2,189 nodes) need two: 3,084
+ * bytes, 8,072 before (measured 2026-12-06). */
+#define DLR_PACK_ROUNDS 4
+
 /* One packed placement (ds_pack.c) of order with victim rule victim,
  * replacing *best (figures *bf) when dlr_better says so (*took then
  * set). */
@@ -204,7 +217,8 @@ static int dlr_pack_one(const ds_graph *g, const int32_t *order, int victim,
 	ds_plan p;
 	ds_figures f;
 	bool fits;
-	int rc = ds_place_packed(g, order, &po, &p, &fits, e);
+	int rc = ds_place_packed(g, order, &po, DLR_PACK_ROUNDS, &p, &fits,
+				 e);
 	if (rc || !fits)
 		return rc;
 	rc = ds_replay(g, &p, NULL, &f, e);

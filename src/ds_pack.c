@@ -32,18 +32,24 @@
  * Cost, N nodes, B buffers, K occupancies of one memory, P = N + 2S the
  * plan's length: per try O(N R) for the spills (R resident buffers
  * scanned per eviction), O(P + K log P) for the breadths (a segment tree
- * of the load), O(K^2 log K) for each greedy packing (each occupancy
- * against those placed).  Memory O(N + B + P), one arena. */
+ * of the load), O(K log K + K M) for each packing, M the occupancies
+ * met in the buckets of one (the index by time, PK_BUCKETS; K at
+ * worst), and the caller's rounds times that again for each order that
+ * misses.  Memory O(N + B + P + E), E the index's entries (K times the
+ * buckets one spans, at most PK_BUCKETS), one arena. */
 #include "ds_stage.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-/* Tries in all (the first at the memory's capacity).  1 and 2 give the
+/* Tries in all (the first at the memory's capacity).  1 and 2 gave the
  * same plans on the six bundled graphs and on 95 of 96 generated runs
  * (four kinds, 300 to 4,000 nodes, default caps and L1=2048,UB=768); on
- * the other, `gen --kind random --nodes 2000 --seed 11`, DLR's figure is
- * 544 bytes with 2 tries and 832 with 1 (test_pipeline). */
+ * the other, `gen --kind random --nodes 2000 --seed 11`, DLR's figure was
+ * 544 bytes with 2 tries and 832 with 1 (before the rounds, which pack
+ * it in one try: 352).  With DLR's rounds, `--nodes 500 --seed 6` at
+ * L1=1536,UB=640: 2,464 bytes with 2 tries, 3,712 with 1 (test_pipeline,
+ * 2026-12-06). */
 #define PK_TRIES 2
 
 enum { PK_NONE, PK_RESIDENT, PK_SPILLED, PK_FREED };
@@ -60,6 +66,7 @@ typedef struct pk_occ {
 typedef struct packer {
 	const ds_graph *g;
 	const ds_place_opts *o;
+	int32_t rounds; /* pk_pack's rounds after a greedy packing missed */
 	ds_err *e;
 	int64_t used[DS_NMEM];
 	/* per memory and input position: the capacity the spills keep to,
@@ -351,42 +358,142 @@ static int pk_span_cmp(const void *pa, const void *pb)
 	return (a[0] > b[0]) - (a[0] < b[0]);
 }
 
-/* The lowest offset for occupancy q clear of the placed ones (idx[0..k))
- * that overlap it in time; span: scratch for 2 k values. */
-static int64_t pk_lowest(const packer *s, const pk_occ *q, const int64_t *idx,
-			 int64_t k, int64_t *span)
+/* The placed occupancies by time: the plan's positions cut into about
+ * PK_BUCKETS buckets, each placed occupancy listed in every bucket its
+ * span meets, so that pk_lowest looks only at those sharing a bucket
+ * with the new one, not at every one placed. */
+#define PK_BUCKETS 256
+
+typedef struct pk_index {
+	int32_t width, nbucket;
+	int32_t *head; /* nbucket: the entry listed last, -1 for none */
+	int32_t *next; /* per entry: the entry listed before it */
+	int32_t *item; /* per entry: the occupancy's placement index */
+	int64_t nent;
+} pk_index;
+
+/* The packing's scratch, for one memory at a time. */
+typedef struct pk_scratch {
+	int64_t *idx;  /* nocc: the memory's occupancies */
+	pk_key *keys;  /* nocc: pk_sort's */
+	int64_t *tmp;  /* nocc: pk_promote's */
+	int64_t *best; /* nocc, by occupancy: the offsets of the lowest top */
+	int32_t *when; /* 2 nocc: the placed ones' spans in time, */
+	int64_t *at;   /* 2 nocc: and in memory (placement order) */
+	int64_t *span; /* 2 nocc + 2 len: pk_lowest's, pk_breadths' tree */
+	int64_t *dec;  /* n: pk_lower's */
+	pk_index ix;   /* pk_pack's, over the placed ones */
+} pk_scratch;
+
+static int32_t pk_bucket(const pk_index *ix, int32_t pos)
 {
-	int64_t ns = 0, off = 0, size = s->g->buf_size[q->buf];
-	for (int64_t j = 0; j < k; j++) {
-		const pk_occ *r = &s->occ[idx[j]];
-		if (r->start < q->end && q->start < r->end) {
-			span[2 * ns] = r->off;
-			span[2 * ns + 1] = r->off + s->g->buf_size[r->buf];
+	return pos / ix->width;
+}
+
+/* The last bucket an occupancy over [start, end) meets. */
+static int32_t pk_last_bucket(const pk_index *ix, int32_t start, int32_t end)
+{
+	return pk_bucket(ix, end > start ? end - 1 : start);
+}
+
+/* Lists placed occupancy j (its span in w->when) in its buckets. */
+static void pk_index_add(pk_index *ix, const pk_scratch *w, int64_t j)
+{
+	int32_t start = w->when[2 * j], end = w->when[2 * j + 1];
+	for (int32_t b = pk_bucket(ix, start);
+	     b <= pk_last_bucket(ix, start, end); b++) {
+		ix->item[ix->nent] = (int32_t)j;
+		ix->next[ix->nent] = ix->head[b];
+		ix->head[b] = (int32_t)ix->nent++;
+	}
+}
+
+/* Sorts the ns spans (lo, hi pairs) by lo: by insertion where they are
+ * few, as they mostly are (qsort's call overhead was a tenth of a packed
+ * placement's time on FlashAttention_Case1). */
+static void pk_sort_spans(int64_t *span, int64_t ns)
+{
+	if (ns > 16) {
+		qsort(span, (size_t)ns, 2 * sizeof *span, pk_span_cmp);
+		return;
+	}
+	for (int64_t i = 1; i < ns; i++) {
+		int64_t lo = span[2 * i], hi = span[2 * i + 1], j = i;
+		for (; j > 0 && span[2 * (j - 1)] > lo; j--) {
+			span[2 * j] = span[2 * (j - 1)];
+			span[2 * j + 1] = span[2 * (j - 1) + 1];
+		}
+		span[2 * j] = lo;
+		span[2 * j + 1] = hi;
+	}
+}
+
+/* The lowest offset for size bytes over plan positions [start, end)
+ * clear of the occupancies placed so far (w->ix; w->when, w->at), each
+ * met once: in the first bucket the two share. */
+static int64_t pk_lowest(const pk_scratch *w, int32_t start, int32_t end,
+			 int64_t size)
+{
+	const pk_index *ix = &w->ix;
+	int64_t ns = 0, off = 0;
+	int32_t b0 = pk_bucket(ix, start);
+	for (int32_t b = b0; b <= pk_last_bucket(ix, start, end); b++)
+		for (int32_t e = ix->head[b]; e >= 0; e = ix->next[e]) {
+			int32_t i = ix->item[e];
+			int32_t rs = w->when[2 * i], re = w->when[2 * i + 1];
+			int32_t first = pk_bucket(ix, rs);
+			bool meet = rs < end && start < re;
+			if (!meet || (first > b0 ? first : b0) != b)
+				continue;
+			w->span[2 * ns] = w->at[2 * i];
+			w->span[2 * ns + 1] = w->at[2 * i + 1];
 			ns++;
 		}
-	}
-	qsort(span, (size_t)ns, 2 * sizeof *span, pk_span_cmp);
-	for (int64_t j = 0; j < ns && span[2 * j] < off + size; j++)
-		if (span[2 * j + 1] > off)
-			off = span[2 * j + 1];
+	pk_sort_spans(w->span, ns);
+	for (int64_t i = 0; i < ns && w->span[2 * i] < off + size; i++)
+		if (w->span[2 * i + 1] > off)
+			off = w->span[2 * i + 1];
 	return off;
 }
 
-/* Places occupancies idx[0..k) in the order of key, each at the lowest
+/* Places occupancies w->idx[0..k) in that order, each at the lowest
  * offset clear of those placed before it; returns the top. */
-static int64_t pk_place(packer *s, int64_t *idx, pk_key *keys, int64_t *span,
-			int64_t k, int key)
+static int64_t pk_place(packer *s, pk_scratch *w, int64_t k)
 {
 	const ds_graph *g = s->g;
 	int64_t top = 0;
-	pk_sort(s, idx, keys, k, key);
+	for (int32_t b = 0; b < w->ix.nbucket; b++)
+		w->ix.head[b] = -1;
+	w->ix.nent = 0;
 	for (int64_t j = 0; j < k; j++) {
-		pk_occ *q = &s->occ[idx[j]];
-		q->off = pk_lowest(s, q, idx, j, span);
-		if (q->off + g->buf_size[q->buf] > top)
-			top = q->off + g->buf_size[q->buf];
+		pk_occ *q = &s->occ[w->idx[j]];
+		int64_t size = g->buf_size[q->buf];
+		q->off = pk_lowest(w, q->start, q->end, size);
+		w->when[2 * j] = q->start;
+		w->when[2 * j + 1] = q->end;
+		w->at[2 * j] = q->off;
+		w->at[2 * j + 1] = q->off + size;
+		pk_index_add(&w->ix, w, j);
+		if (q->off + size > top)
+			top = q->off + size;
 	}
 	return top;
+}
+
+/* Moves the occupancies of w->idx[0..k) placed above cap to the front,
+ * both groups keeping their order (one round of "squeaky wheel"
+ * optimisation: those that did not fit are placed first next time). */
+static void pk_promote(packer *s, const pk_scratch *w, int64_t k,
+		       int64_t cap)
+{
+	int64_t n = 0;
+	for (int above = 1; above >= 0; above--)
+		for (int64_t j = 0; j < k; j++) {
+			const pk_occ *q = &s->occ[w->idx[j]];
+			if ((q->off + s->g->buf_size[q->buf] > cap) == above)
+				w->tmp[n++] = w->idx[j];
+		}
+	memcpy(w->idx, w->tmp, (size_t)k * sizeof *w->idx);
 }
 
 /* Lowers memory m's capacity profile over the input span of each
@@ -409,40 +516,87 @@ static void pk_lower(packer *s, int m, const int64_t *idx, int64_t k,
 		s->cap[m][i] -= dec[i];
 }
 
-/* The packing's scratch, for one memory at a time. */
-typedef struct pk_scratch {
-	int64_t *idx;  /* nocc: the memory's occupancies */
-	pk_key *keys;  /* nocc: pk_sort's */
-	int64_t *span; /* 2 nocc + 2 len: pk_lowest's, pk_breadths' tree */
-	int64_t *dec;  /* n: pk_lower's */
-} pk_scratch;
+/* w->ix for the k occupancies of w->idx, from s->ar; false when out of
+ * memory. */
+static bool pk_index_alloc(packer *s, pk_scratch *w, int64_t k)
+{
+	pk_index *ix = &w->ix;
+	int32_t len = s->p->len;
+	ix->width = (len + PK_BUCKETS - 1) / PK_BUCKETS;
+	ix->nbucket = pk_bucket(ix, len - 1) + 1;
+	int64_t nent = 0;
+	for (int64_t j = 0; j < k; j++) {
+		const pk_occ *q = &s->occ[w->idx[j]];
+		nent += pk_last_bucket(ix, q->start, q->end) -
+			pk_bucket(ix, q->start) + 1;
+	}
+	ix->head = ds_arena_alloc(s->ar, (size_t)ix->nbucket, sizeof *ix->head);
+	ix->next = ds_arena_alloc(s->ar, (size_t)nent, sizeof *ix->next);
+	ix->item = ds_arena_alloc(s->ar, (size_t)nent, sizeof *ix->item);
+	return !s->ar->failed;
+}
 
-/* Packs memory m's occupancies; false when some stand above its
- * capacity (its profile then lowered there: pk_lower). */
-static bool pk_pack(packer *s, int m, const pk_scratch *w)
+static void pk_index_free(packer *s, pk_index *ix)
+{
+	ds_arena_release(s->ar, ix->head);
+	ds_arena_release(s->ar, ix->next);
+	ds_arena_release(s->ar, ix->item);
+	memset(ix, 0, sizeof *ix);
+}
+
+/* The greedy packing in the order of key, then up to s->rounds times
+ * with those placed above cap moved to the front (pk_promote); true when
+ * one fits (its offsets in s->occ), else the lowest top met, here or
+ * before, in *best_top (-1: none yet) and its offsets in w->best. */
+static bool pk_rounds(packer *s, pk_scratch *w, int64_t k, int key,
+		      int64_t cap, int64_t *best_top)
+{
+	pk_sort(s, w->idx, w->keys, k, key);
+	for (int32_t r = 0; r <= s->rounds; r++) {
+		if (r > 0)
+			pk_promote(s, w, k, cap);
+		int64_t top = pk_place(s, w, k);
+		if (top <= cap)
+			return true;
+		if (*best_top >= 0 && top >= *best_top)
+			continue;
+		*best_top = top;
+		for (int64_t j = 0; j < k; j++)
+			w->best[w->idx[j]] = s->occ[w->idx[j]].off;
+	}
+	return false;
+}
+
+/* Packs memory m's occupancies (pk_rounds, for each of pk_sort's keys);
+ * *fit false when none fits: the lowest top met is restored and the
+ * profile lowered where it stands out (pk_lower). */
+static int pk_pack(packer *s, int m, pk_scratch *w, bool *fit)
 {
 	const ds_graph *g = s->g;
-	int64_t k = 0, best_top = 0;
+	const int64_t cap = g->caps.cap[m];
+	int64_t k = 0, best_top = -1;
 	for (int64_t i = 0; i < s->nocc; i++) {
 		if (s->occ[i].end < 0)
 			s->occ[i].end = s->p->len;
 		if (g->buf_mem[s->occ[i].buf] == m)
 			w->idx[k++] = i;
 	}
+	*fit = true;
 	if (k == 0)
-		return true;
+		return DS_OK;
 	pk_breadths(s, m, w->span);
-	int best_key = 0;
-	for (int key = 0; key < PK_KEYS; key++) {
-		int64_t top = pk_place(s, w->idx, w->keys, w->span, k, key);
-		if (top <= g->caps.cap[m])
-			return true;
-		if (key == 0 || top < best_top)
-			best_top = top, best_key = key;
-	}
-	pk_place(s, w->idx, w->keys, w->span, k, best_key);
+	if (!pk_index_alloc(s, w, k))
+		return ds_fail(s->e, DS_ENOMEM, "out of memory");
+	*fit = false;
+	for (int key = 0; key < PK_KEYS && !*fit; key++)
+		*fit = pk_rounds(s, w, k, key, cap, &best_top);
+	pk_index_free(s, &w->ix);
+	if (*fit)
+		return DS_OK;
+	for (int64_t j = 0; j < k; j++)
+		s->occ[w->idx[j]].off = w->best[w->idx[j]];
 	pk_lower(s, m, w->idx, k, w->dec);
-	return false;
+	return DS_OK;
 }
 
 /* The packed offsets into the plan: the ALLOC's occupancy gives the
@@ -489,16 +643,28 @@ static int pk_try(packer *s, const int32_t *order, bool *fits, bool *packed)
 	pk_scratch w = {
 		ds_arena_alloc(s->ar, no, sizeof *w.idx),
 		ds_arena_alloc(s->ar, no, sizeof *w.keys),
+		ds_arena_alloc(s->ar, no, sizeof *w.tmp),
+		ds_arena_alloc(s->ar, no, sizeof *w.best),
+		ds_arena_alloc(s->ar, 2 * no, sizeof *w.when),
+		ds_arena_alloc(s->ar, 2 * no, sizeof *w.at),
 		ds_arena_alloc(s->ar, 2 * no + 2 * len, sizeof *w.span),
 		ds_arena_alloc(s->ar, (size_t)s->g->n, sizeof *w.dec),
+		{0, 0, NULL, NULL, NULL, 0},
 	};
 	if (s->ar->failed)
 		rc = ds_fail(s->e, DS_ENOMEM, "out of memory");
 	*packed = true;
-	for (int m = 0; m < DS_NMEM && rc == DS_OK; m++)
-		*packed = pk_pack(s, m, &w) && *packed;
+	for (int m = 0; m < DS_NMEM && rc == DS_OK; m++) {
+		bool fit;
+		rc = pk_pack(s, m, &w, &fit);
+		*packed = fit && *packed;
+	}
 	ds_arena_release(s->ar, w.idx);
 	ds_arena_release(s->ar, w.keys);
+	ds_arena_release(s->ar, w.tmp);
+	ds_arena_release(s->ar, w.best);
+	ds_arena_release(s->ar, w.when);
+	ds_arena_release(s->ar, w.at);
 	ds_arena_release(s->ar, w.span);
 	ds_arena_release(s->ar, w.dec);
 	return rc;
@@ -526,8 +692,8 @@ bool ds_pack_applies(const ds_graph *g, int64_t size_nodes)
 }
 
 int ds_place_packed(const ds_graph *g, const int32_t *order,
-		    const ds_place_opts *o, ds_plan *out, bool *fits,
-		    ds_err *e)
+		    const ds_place_opts *o, int32_t rounds, ds_plan *out,
+		    bool *fits, ds_err *e)
 {
 	memset(out, 0, sizeof *out);
 	*fits = false;
@@ -536,7 +702,8 @@ int ds_place_packed(const ds_graph *g, const int32_t *order,
 		return rc;
 	ds_arena a;
 	ds_arena_init(&a, g->heap);
-	packer s = {.g = g, .o = o, .e = e, .p = out, .ar = &a};
+	packer s = {.g = g, .o = o, .rounds = rounds, .e = e, .p = out,
+		    .ar = &a};
 	if (!pk_alloc(&s, order, &a)) {
 		ds_arena_free(&a);
 		return ds_fail(e, DS_ENOMEM, "out of memory");

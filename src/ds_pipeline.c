@@ -715,7 +715,8 @@ static const double peak_rungs[NPEAK_RUNGS] = {PEAK_BUDGET_DEFAULT, 25,
  *    were longer at 10 than at 5, 10 at 15 and 8 at 20 without the
  *    default's floor, none with it (the most: `gen --kind random --nodes
  *    500 --seed 4` at L1=2048,UB=768, 8,572 cycles at 10 against 8,258
- *    at 5, test_pipeline).  So the makespan never rises along 5, 25 and
+ *    at 5; test_pipeline now has that graph at the default capacities,
+ *    9,089 against 9,050, since DLR's packings took rounds).  So the makespan never rises along 5, 25 and
  *    100, nor above the last; between them it may (`--kind random
  *    --nodes 500 --seed 2`: 8,549 cycles at 20, 8,874 at 25).  The rungs
  *    above the default came with the tie on the peak: on 64 generated

@@ -89,11 +89,12 @@ int ds_place(const ds_graph *g, const int32_t *order,
 	     const ds_place_opts *o, ds_plan *out, ds_err *e);
 
 /* The same with the spills decided on bytes alone and the addresses
- * after, for all occupancies at once (ds_pack.c); *fits false, and no
- * plan, when no packing fits. */
+ * after, for all occupancies at once (ds_pack.c), each greedy packing
+ * that misses tried again up to rounds times (0: none); *fits false,
+ * and no plan, when no packing fits. */
 int ds_place_packed(const ds_graph *g, const int32_t *order,
-		    const ds_place_opts *o, ds_plan *out, bool *fits,
-		    ds_err *e);
+		    const ds_place_opts *o, int32_t rounds, ds_plan *out,
+		    bool *fits, ds_err *e);
 /* Whether the passes try ds_place_packed on g (a size limit, on
  * ds_size_nodes). */
 bool ds_pack_applies(const ds_graph *g, int64_t size_nodes);

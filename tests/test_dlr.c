@@ -617,7 +617,7 @@ static void place_frag(const ds_graph *g, bool packed, ds_plan *p,
 	ds_place_opts o = {DS_BEST_FIT, DS_VICTIM_FURTHEST, 0};
 	ds_err e;
 	bool fits = true;
-	int rc = packed ? ds_place_packed(g, order, &o, p, &fits, &e)
+	int rc = packed ? ds_place_packed(g, order, &o, 0, p, &fits, &e)
 			: ds_place(g, order, &o, p, &e);
 	if (rc)
 		fail_msg("placement failed: %s", e.msg);
@@ -655,6 +655,50 @@ static void packed_without_holes(void **state)
 	ds_graph_free(g);
 }
 
+/* Five buffers in Id order, L1 = 60, at most 50 bytes live at once: A
+ * (20 bytes) until D is written, B (30) early, C (10) and D (20) after B,
+ * E (30) at the end, with D.  Both greedy packings (the broadest first,
+ * the largest first: B, E, A, D, C) put B and E at 0, A above B, and
+ * leave D, which meets A and E, no room below 70; one round with the
+ * buffers that stood out placed first (ds_pack.c, pk_promote) fits. */
+static const char rounds_json[] =
+	GRAPH(ALLOC(0, 0, 20, L1) "," OP(1, A, MTE1, 10, "0") ","
+	      ALLOC(2, 1, 30, L1) "," OP(3, B, MTE1, 10, "1") ","
+	      FREE(4, 1, 30, L1) "," ALLOC(5, 2, 10, L1) ","
+	      OP(6, C, MTE1, 10, "2") "," ALLOC(7, 3, 20, L1) ","
+	      OP(8, D, MTE1, 10, "3") "," FREE(9, 2, 10, L1) ","
+	      FREE(10, 0, 20, L1) "," ALLOC(11, 4, 30, L1) ","
+	      OP(12, E, MTE1, 10, "4") "," FREE(13, 3, 20, L1) ","
+	      FREE(14, 4, 30, L1),
+	      "[0,1],[2,3],[3,4],[5,6],[7,8],[6,9],[1,10],[11,12],[8,13],"
+	      "[12,14]");
+
+static void packed_rounds(void **state)
+{
+	(void)state;
+	ds_graph *g = load_l1(rounds_json, 60);
+	int32_t order[15];
+	for (int32_t i = 0; i < g->n; i++)
+		order[i] = i;
+	ds_place_opts o = {DS_BEST_FIT, DS_VICTIM_FURTHEST, 0};
+	ds_plan p;
+	ds_figures f;
+	ds_err e;
+	bool fits = true;
+	assert_int_equal(ds_place_packed(g, order, &o, 0, &p, &fits, &e),
+			 DS_OK);
+	assert_false(fits);
+	assert_int_equal(ds_place_packed(g, order, &o, 1, &p, &fits, &e),
+			 DS_OK);
+	assert_true(fits);
+	if (ds_replay(g, &p, NULL, &f, &e))
+		fail_msg("replay refuses the plan: %s", e.msg);
+	assert_int_equal(f.spills, 0);
+	assert_int_equal(f.peak_mem[DS_L1], 50);
+	ds_plan_free(g->heap, &p);
+	ds_graph_free(g);
+}
+
 /* ds_place_packed under every allocation failing in turn. */
 typedef struct frag_ctx {
 	ds_graph *g;
@@ -669,7 +713,7 @@ static int frag_run(void *ctx, ds_err *e)
 		order[i] = i;
 	ds_place_opts o = {DS_BEST_FIT, DS_VICTIM_COST, 0};
 	bool fits;
-	return ds_place_packed(c->g, order, &o, &c->p, &fits, e);
+	return ds_place_packed(c->g, order, &o, 4, &c->p, &fits, e);
 }
 
 static void frag_done(void *ctx, int rc)
@@ -1206,6 +1250,7 @@ int main(void)
 		cmocka_unit_test(copyin_victim_costs_size),
 		cmocka_unit_test(contiguous_window),
 		cmocka_unit_test(packed_without_holes),
+		cmocka_unit_test(packed_rounds),
 		cmocka_unit_test(packed_out_of_memory),
 		cmocka_unit_test(aged_victims),
 		cmocka_unit_test(pull_spilled_use),
