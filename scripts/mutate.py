@@ -402,7 +402,8 @@ MUTATIONS = [
     ("pack: an occupancy listed in its first bucket only", "src/ds_pack.c",
      "\t     b <= pk_last_bucket(ix, start, end); b++) {\n"
      "\t\tix->item[ix->nent] = (int32_t)j;",
-     "\t     b <= pk_bucket(ix, start); b++) {\n"
+     "\t     b <= pk_last_bucket(ix, start, end) &&\n"
+     "\t     b == pk_bucket(ix, start); b++) {\n"
      "\t\tix->item[ix->nent] = (int32_t)j;",
      ["test_dlr", "test_pipeline"]),
     ("pack: no rounds after a greedy packing missed", "src/ds_pack.c",

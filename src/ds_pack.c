@@ -581,13 +581,14 @@ static int pk_pack(packer *s, int m, pk_scratch *w, bool *fit)
 		if (g->buf_mem[s->occ[i].buf] == m)
 			w->idx[k++] = i;
 	}
-	*fit = true;
+	*fit = k == 0;
 	if (k == 0)
 		return DS_OK;
 	pk_breadths(s, m, w->span);
-	if (!pk_index_alloc(s, w, k))
+	if (!pk_index_alloc(s, w, k)) {
+		pk_index_free(s, &w->ix);
 		return ds_fail(s->e, DS_ENOMEM, "out of memory");
-	*fit = false;
+	}
 	for (int key = 0; key < PK_KEYS && !*fit; key++)
 		*fit = pk_rounds(s, w, k, key, cap, &best_top);
 	pk_index_free(s, &w->ix);
