@@ -457,9 +457,9 @@ static void budget_floor_capped(void **state)
  * ends at 9,050 cycles; at 10 the budget's own plan came to 9,089, so
  * 5's plan is kept; at 20 the budget's own, 8,988, is shorter (measured
  * with the floor dropped, 2026-12-06).  The ladder's plans keep the same
- * rule.  (At L1=2048,UB=768, as before DLR's packings took rounds, its
- * DLR plan now spills nothing, and its final plans at 5, 10 and 20 are
- * one, 8,406 cycles.) */
+ * rule.  (At L1=2048,UB=768, where this test ran until DLR's packings
+ * took rounds, the graph's DLR plan now spills nothing, and its final
+ * plans at 5, 10 and 20 are one: 8,406 cycles.) */
 static void peak_floor_kept(void **state)
 {
 	(void)state;
