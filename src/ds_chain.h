@@ -42,13 +42,12 @@ int ds_chain_keep_made(const ds_graph *g, const ds_run_opts *o, int rc,
 		       const ds_figures *fq);
 
 /* ds_pipeline.c's: the graph size o's size-dependent choices are made
- * for; the seconds since t0; o without progress lines (at traffic
- * budget pct); and p replayed (with the one-live rule where q1), an invalid plan
+ * for; the seconds since t0; o without progress lines at traffic budget
+ * pct; and p replayed (with the one-live rule where q1), an invalid plan
  * reported as stage's internal error, and the stage's line reported
  * (o->progress) with its time since t0. */
 int64_t ds_run_size(const ds_graph *g, const ds_run_opts *o);
 double ds_run_seconds(clock_t t0);
-ds_run_opts ds_run_quiet(const ds_run_opts *o);
 ds_run_opts ds_run_quiet_at(const ds_run_opts *o, double pct);
 int ds_run_check(const ds_graph *g, const ds_run_opts *o,
 		 const char *stage, const ds_plan *p, bool q1, clock_t t0,

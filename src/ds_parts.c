@@ -74,8 +74,7 @@
  * --nodes 20000 --seed 3` (42 parts) took 8.9 s against 0.96 s whole. */
 static ds_run_opts part_opts(const ds_graph *g, const ds_run_opts *o)
 {
-	ds_run_opts po = *o;
-	po.progress = NULL;
+	ds_run_opts po = ds_run_quiet(o);
 	if (g->n > DS_SMALL_GRAPH_NODES)
 		ds_run_opts_size(&po, ds_size_nodes(g, o->size_nodes));
 	return po;

@@ -56,6 +56,8 @@ typedef struct ds_run_opts {
 void ds_run_opts_default(ds_run_opts *o);
 /* o->size_nodes and each stage's size_nodes set to size_nodes. */
 void ds_run_opts_size(ds_run_opts *o, int64_t size_nodes);
+/* o without its progress lines (for the runs a stage makes inside). */
+ds_run_opts ds_run_quiet(const ds_run_opts *o);
 
 /* Shared with CPE's backbone (ds_backbone.c).  How many orders DLR
  * places (1 on large graphs; the pulls and the tail order run only where

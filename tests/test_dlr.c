@@ -605,6 +605,13 @@ static const char frag_json[] = FRAG_JSON(50);
 /* T of 75 bytes: the bytes do not fit, B or D goes out and back */
 static const char frag75_json[] = FRAG_JSON(75);
 
+/* order[0..15): the 15-node graphs below in Id order. */
+static void id_order15(int32_t order[15])
+{
+	for (int32_t i = 0; i < 15; i++)
+		order[i] = i;
+}
+
 /* frag_json's graph placed in Id order: by ds_place (packed false) or
  * ds_place_packed; the plan must pass ds_replay. */
 static void place_frag(const ds_graph *g, bool packed, ds_plan *p,
@@ -612,8 +619,7 @@ static void place_frag(const ds_graph *g, bool packed, ds_plan *p,
 {
 	int32_t order[15];
 	assert_int_equal(g->n, 15);
-	for (int32_t i = 0; i < g->n; i++)
-		order[i] = i;
+	id_order15(order);
 	ds_place_opts o = {DS_BEST_FIT, DS_VICTIM_FURTHEST, 0};
 	ds_err e;
 	bool fits = true;
@@ -678,8 +684,8 @@ static void packed_rounds(void **state)
 	(void)state;
 	ds_graph *g = load_l1(rounds_json, 60);
 	int32_t order[15];
-	for (int32_t i = 0; i < g->n; i++)
-		order[i] = i;
+	assert_int_equal(g->n, 15);
+	id_order15(order);
 	ds_place_opts o = {DS_BEST_FIT, DS_VICTIM_FURTHEST, 0};
 	ds_plan p;
 	ds_figures f;
@@ -709,8 +715,7 @@ static int frag_run(void *ctx, ds_err *e)
 {
 	frag_ctx *c = ctx;
 	int32_t order[15];
-	for (int32_t i = 0; i < 15; i++)
-		order[i] = i;
+	id_order15(order);
 	ds_place_opts o = {DS_BEST_FIT, DS_VICTIM_COST, 0};
 	bool fits;
 	return ds_place_packed(c->g, order, &o, 4, &c->p, &fits, e);
