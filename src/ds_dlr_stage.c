@@ -5,17 +5,21 @@
  * plan's spills separate (dlr_pulled); then from the baselines' orders
  * that place better (ds_portfolio_dlr); last, MPAS's order and its
  * plan's placed with the spills decided on bytes and the addresses
- * packed afterwards (dlr_packed, ds_pack.c).  Every plan is replayed;
- * the one of least (extra_ddr, spills) is kept, and of those dropped for
- * their traffic the one whose replay is the shortest goes to the timely
- * memo (timely_offer), which CPE's backbone choice weighs.
+ * packed afterwards (dlr_packed, ds_pack.c); on small graphs all of it
+ * again from two more starts run in full (dlr_more_starts).  Every plan
+ * is replayed; the one of least (extra_ddr, spills) is kept, and of
+ * those dropped for their traffic the one whose replay is the shortest
+ * goes to the timely memo (timely_offer), which CPE's backbone choice
+ * weighs.
  *
  * Requires: a valid graph and orders of it that ds_replay accepts.
  * Guarantees: *out passed ds_replay and has the least (extra_ddr,
  * spills) of the plans made; the same input gives the same plan.
  * Cost: per start a lite DLR run and a replay, one full run (effort N:
  * N), per pull round one pull, a lite run and a replay; the baselines'
- * placements and DLR runs (ds_portfolio.c); four packed placements. */
+ * placements and DLR runs (ds_portfolio.c); four packed placements; on
+ * graphs of up to DLR_MORE_MAX_NODES nodes, all but the lite runs up to
+ * twice more. */
 #include "ds_dlr_stage.h"
 
 #include <string.h>
@@ -59,6 +63,25 @@ bool ds_dlr_better(const ds_figures *f, const ds_figures *best)
 	       (f->extra_ddr == best->extra_ddr && f->spills < best->spills);
 }
 
+/* What dlr_best saw of its starts: each one's lite figures, and which
+ * ones it ran in full. */
+typedef struct dlr_looks {
+	ds_figures lite[DS_DLR_MAX_STARTS];
+	bool full[DS_DLR_MAX_STARTS];
+} dlr_looks;
+
+/* The start of the best lite figures not yet run in full (the earlier
+ * on ties), -1 when every one was. */
+static int dlr_next_full(const dlr_looks *l, int nstart)
+{
+	int k = -1;
+	for (int i = 0; i < nstart; i++)
+		if (!l->full[i] &&
+		    (k < 0 || ds_dlr_better(&l->lite[i], &l->lite[k])))
+			k = i;
+	return k;
+}
+
 /* DLR from each of starts[0..nstart): the plan with the least
  * (extra_ddr, spills), the earlier on ties; the others offered to
  * *timely (timely_offer).  With more than one start,
@@ -66,19 +89,21 @@ bool ds_dlr_better(const ds_figures *f, const ds_figures *best)
  * searches), then the best lite start (the best effort ones with effort)
  * a full one: the starts that place well at a first look are the ones
  * worth the search (Matmul_Case0: 7 full runs took 2.3 s, 7 lite and one
- * full 0.6 s, for the same 11,520). */
+ * full 0.6 s, for the same 11,520).  *l: what the runs saw. */
 static int dlr_best(const ds_graph *g, const ds_run_opts *o,
 		    const int32_t *const *starts, int nstart, ds_plan *out,
-		    ds_memo *timely, ds_err *e)
+		    ds_memo *timely, dlr_looks *l, ds_err *e)
 {
 	DS_ASSERT(nstart >= 1 && nstart <= DS_DLR_MAX_STARTS);
-	if (nstart == 1)
+	memset(l, 0, sizeof *l);
+	if (nstart == 1) {
+		l->full[0] = true;
 		return ds_dlr(g, starts[0], &o->dlr, out, e);
+	}
 	ds_dlr_opts lite = o->dlr;
 	lite.lite = true;
 	const int64_t nfull = o->dlr.effort > 1 ? o->dlr.effort : 1;
-	ds_figures best, f, first[DS_DLR_MAX_STARTS];
-	bool full[DS_DLR_MAX_STARTS] = {false};
+	ds_figures best, f;
 	memset(&best, 0, sizeof best);
 	int rc = DS_OK;
 	bool have = false;
@@ -87,16 +112,10 @@ static int dlr_best(const ds_graph *g, const ds_run_opts *o,
 	for (int64_t r = 0; r < nstart + nfull && rc == DS_OK; r++) {
 		int k = (int)r;
 		if (r >= nstart) {
-			/* the best lite start not yet run in full */
-			k = -1;
-			for (int i = 0; i < nstart; i++)
-				if (!full[i] &&
-				    (k < 0 ||
-				     ds_dlr_better(&first[i], &first[k])))
-					k = i;
+			k = dlr_next_full(l, nstart);
 			if (k < 0)
 				break;
-			full[k] = true;
+			l->full[k] = true;
 		}
 		ds_plan p;
 		rc = ds_dlr(g, starts[k], r >= nstart ? &o->dlr : &lite, &p,
@@ -105,7 +124,7 @@ static int dlr_best(const ds_graph *g, const ds_run_opts *o,
 			break;
 		rc = ds_replay(g, &p, NULL, &f, e);
 		if (r < nstart)
-			first[k] = f;
+			l->lite[k] = f;
 		if (rc == DS_OK && (!have || ds_dlr_better(&f, &best))) {
 			if (have)
 				timely_offer(g, timely, out, &best);
@@ -255,6 +274,103 @@ static int dlr_packed(const ds_graph *g, const int32_t *mpas, ds_plan *best,
 	return rc;
 }
 
+/* After a full run (plan *out), the stage's other steps: the pulls
+ * (graphs with more than one start), the baselines' orders, packing
+ * (ds_pack_applies).  *f: the figures of *out, which each step
+ * replaces only by a plan dlr_better says is better; *packed set when
+ * a packed plan did. */
+static int dlr_improve(const ds_graph *g, const ds_run_opts *o,
+		       const ds_dlr_search *s, ds_memo *timely, ds_plan *out,
+		       ds_figures *f, bool *packed, ds_err *e)
+{
+	const int nstart = ds_dlr_starts(g, o);
+	int rc = ds_replay(g, out, NULL, f, e);
+	if (rc == DS_OK && nstart > 1)
+		rc = dlr_pulled(g, o, nstart < PULL_ROUNDS ? nstart : PULL_ROUNDS,
+				true, out, f, timely, e);
+	if (rc == DS_OK && nstart > 1)
+		rc = dlr_pulled(g, o, PULL_ANY_ROUNDS, false, out, f, timely,
+				e);
+	if (rc == DS_OK)
+		rc = ds_portfolio_dlr(g, s->pf, &o->dlr, out, f, e);
+	if (rc == DS_OK && ds_pack_applies(g, o->size_nodes))
+		rc = dlr_packed(g, s->mpas, out, f, packed, e);
+	return rc;
+}
+
+/* More full runs on small graphs: after the best lite start's, the
+ * search runs the stage's order (starts[0]) and the runner-up lite start
+ * in full too, each followed by the other steps (dlr_improve), and keeps
+ * a plan that dlr_better says is better.  The lite figures rank the
+ * starts well but not always: a start a little behind at a first look
+ * can end far ahead once its full run and pulls are made.  Measured on
+ * 108 generated runs (`gen`, the four kinds, 600, 1,500 and 2,500
+ * nodes, seeds 1-3, at the default capacities, L1=2048,UB=768 and
+ * L1=1536,UB=640): DLR's figures summed 474,184 bytes with one full
+ * run, 465,000 with the stage's order's too (5 lower), 464,469 with the
+ * runner-up's (11 lower) and 462,261 with both (-2.5 %, 12 lower, none
+ * higher; `--kind random --nodes 600 --seed 3` at L1=1536,UB=640: 3,712
+ * -> 1,920 bytes, its final plan 19,287 -> 17,929 cycles); the six
+ * bundled graphs' plans stay the same.  DLR_MORE_MAX_NODES: a full run
+ * costs far more than a lite one where spills are many (Matmul_Case0,
+ * 4,160 nodes and 90 spills: its DLR stage 0.75 s -> 1.57 s with the two
+ * runs, for the same 11,520 bytes), so only graphs of up to 3,000 nodes
+ * (ds_size_nodes) get them (Conv_Case0, 2,580, and FlashAttention_Case0, 1,716, do, at
+ * no time measurable); measured 2026-12-07. */
+#define DLR_MORE_MAX_NODES 3000
+
+/* One more full run from starts[k] and the steps after it; the plan
+ * replaces *out (figures *fig, *packed) when dlr_better says so, and
+ * then *out and the run's own timely plan go to s->timely, else both
+ * are freed (so where nothing is better, the timely memo, and with it
+ * CPE's backbone choice, stays as it was). */
+static int dlr_more(const ds_graph *g, const ds_run_opts *o,
+		    const ds_dlr_search *s, int k, ds_plan *out,
+		    ds_figures *fig, bool *packed, ds_err *e)
+{
+	ds_plan q;
+	ds_figures fq;
+	ds_memo t;
+	memset(&t, 0, sizeof t);
+	bool qpacked = false;
+	int rc = ds_dlr(g, s->starts[k], &o->dlr, &q, e);
+	if (rc)
+		return rc;
+	rc = dlr_improve(g, o, s, &t, &q, &fq, &qpacked, e);
+	if (rc == DS_OK && ds_dlr_better(&fq, fig)) {
+		ds_figures was = *fig;
+		timely_offer(g, s->timely, out, &was);
+		*out = q;
+		*fig = fq;
+		*packed = qpacked;
+		if (t.made)
+			timely_offer(g, s->timely, &t.plan, &t.fig);
+		return DS_OK;
+	}
+	ds_plan_free(g->heap, &q);
+	ds_plan_free(g->heap, &t.plan);
+	return rc;
+}
+
+/* dlr_more from the stage's order and the runner-up lite start (*l:
+ * dlr_best's looks), each where dlr_best did not run it in full. */
+static int dlr_more_starts(const ds_graph *g, const ds_run_opts *o,
+			   const ds_dlr_search *s, const dlr_looks *l,
+			   ds_plan *out, ds_figures *fig, bool *packed,
+			   ds_err *e)
+{
+	if (s->nstart < 2 ||
+	    ds_size_nodes(g, o->size_nodes) > DLR_MORE_MAX_NODES)
+		return DS_OK;
+	const int runner_up = dlr_next_full(l, s->nstart);
+	int rc = DS_OK;
+	if (!l->full[0])
+		rc = dlr_more(g, o, s, 0, out, fig, packed, e);
+	if (rc == DS_OK && runner_up > 0)
+		rc = dlr_more(g, o, s, runner_up, out, fig, packed, e);
+	return rc;
+}
+
 int ds_dlr_stage_search(const ds_graph *g, const ds_run_opts *o,
 			const ds_dlr_search *s, ds_plan *out, ds_figures *fig,
 			bool *packed, ds_err *e)
@@ -262,21 +378,14 @@ int ds_dlr_stage_search(const ds_graph *g, const ds_run_opts *o,
 	if (s->nstart < 1 || s->nstart > DS_DLR_MAX_STARTS)
 		return ds_fail(e, DS_EINPUT, "%s: %d DLR starts (1 to %d)",
 			       g->source, s->nstart, DS_DLR_MAX_STARTS);
-	int rc = dlr_best(g, o, s->starts, s->nstart, out, s->timely, e);
+	dlr_looks looks;
+	int rc = dlr_best(g, o, s->starts, s->nstart, out, s->timely, &looks,
+			  e);
 	ds_figures f;
 	if (rc == DS_OK)
-		rc = ds_replay(g, out, NULL, &f, e);
-	const int nstart = ds_dlr_starts(g, o);
-	if (rc == DS_OK && nstart > 1)
-		rc = dlr_pulled(g, o, nstart < PULL_ROUNDS ? nstart : PULL_ROUNDS,
-				true, out, &f, s->timely, e);
-	if (rc == DS_OK && nstart > 1)
-		rc = dlr_pulled(g, o, PULL_ANY_ROUNDS, false, out, &f,
-				s->timely, e);
+		rc = dlr_improve(g, o, s, s->timely, out, &f, packed, e);
 	if (rc == DS_OK)
-		rc = ds_portfolio_dlr(g, s->pf, &o->dlr, out, &f, e);
-	if (rc == DS_OK && ds_pack_applies(g, o->size_nodes))
-		rc = dlr_packed(g, s->mpas, out, &f, packed, e);
+		rc = dlr_more_starts(g, o, s, &looks, out, &f, packed, e);
 	if (rc)
 		ds_plan_free(g->heap, out);
 	else

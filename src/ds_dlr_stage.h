@@ -38,8 +38,9 @@ bool ds_dlr_better(const ds_figures *f, const ds_figures *best);
 
 /* DLR from each start, then again from the orders its plan's spills
  * pull together, from the baselines' orders that place better, and
- * packed: into *out the plan of the least (extra_ddr, spills) found,
- * which ds_replay accepts, and into *fig its replay's figures; *packed
+ * packed (on small graphs all of it from two more starts too): into
+ * *out the plan of the least (extra_ddr, spills) found, which
+ * ds_replay accepts, and into *fig its replay's figures; *packed
  * when it is a packed placement (CPE's backbone choice reads that).  A
  * start count out of 1 to DS_DLR_MAX_STARTS is refused (DS_EINPUT, *out
  * untouched); on any other failure *out is left empty. */

@@ -438,17 +438,23 @@ static ds_figures bundled_at(const char *name, const char *caps, int stage)
 /* The budget floor takes the plan CPE's chain makes at budget 0 where it
  * is shorter and within the budget's cap, more traffic than the final
  * plan's or not (ds_pipeline.c, budget_floor, keep_capped): Conv_Case0
- * at L1=4416 comes to 390,044 cycles at 40,704 bytes (DLR's figure
+ * at L1=4416 came to 390,044 cycles at 40,704 bytes (DLR's figure
  * 40,140, cap 42,147); when the floor took only plans of no more
- * traffic, 418,650 at 41,092 (the budget's own chain had 434,583 at
- * 39,556 before the tail's search, the chain at budget 0 404,941 at
- * 39,936; measured 2026-12-05). */
+ * traffic, 418,650 at 41,092 (measured 2026-12-05).  Since DLR's stage
+ * runs more starts in full (ds_dlr_stage.c, dlr_more_starts), DLR's
+ * figure there is 38,408 and the plan 391,692 cycles at 39,940 bytes,
+ * the same without the floor's rule: a budget-0 plan shorter than the
+ * final one, with more traffic but within the cap, made a difference
+ * in none of about 2,200 runs on generated graphs (four kinds, 500 to
+ * 8,000 nodes, five capacities, budgets 5 and 25), the bundled graphs
+ * at other capacities and Conv_Case0's first layers (2026-12-07), so
+ * this case now holds the figures only. */
 static void budget_floor_capped(void **state)
 {
 	(void)state;
 	ds_figures f = bundled_at("Conv_Case0", "L1=4416", DS_STAGE_CPE);
-	assert_int_equal(f.makespan, 390044);
-	assert_int_equal(f.extra_ddr, 40704);
+	assert_int_equal(f.makespan, 391692);
+	assert_int_equal(f.extra_ddr, 39940);
 }
 
 /* A peak budget above the default is never worse than the default's
@@ -684,21 +690,53 @@ static inline void must_run_stage(const ds_graph *g, int stage, ds_plan *p,
 /* DLR's packed placement where the first packing of a memory does not
  * fit: the spills decided again with the capacity lowered where the
  * occupancies stood out (ds_pack.c, pk_lower).  `dansched gen --kind
- * random --nodes 500 --seed 6` at L1=1536,UB=640: DLR's figure 2,464
- * bytes, 3,712 with one try (measured with the capacity never lowered,
- * 2026-12-06; `--nodes 2000 --seed 11`, 544 bytes against 832 before
- * the packings took rounds, now packs in one try: 352). */
+ * random --nodes 1000 --seed 5` at L1=1536,UB=640: DLR's figure 3,584
+ * bytes, 4,928 with one try (measured with the capacity never lowered,
+ * 2026-12-07).  (`--nodes 500 --seed 6` had 2,464 against 3,712 until
+ * DLR's stage ran more starts in full, ds_dlr_stage.c dlr_more_starts:
+ * now 2,016 either way; `--nodes 2000 --seed 11`, 544 bytes against 832
+ * before the packings took rounds, now packs in one try: 352.) */
 static void packed_dlr_lowered(void **state)
 {
 	(void)state;
-	ds_graph *g = must_generate_planned_at(DS_GEN_RANDOM, 500, 6,
+	ds_graph *g = must_generate_planned_at(DS_GEN_RANDOM, 1000, 5,
 					       "L1=1536,UB=640");
 	ds_plan p;
 	ds_figures f;
 	must_run_stage(g, DS_STAGE_DLR, &p, &f);
-	assert_int_equal(f.extra_ddr, 2464);
+	assert_int_equal(f.extra_ddr, 3584);
 	ds_plan_free(g->heap, &p);
 	ds_graph_free(g);
+}
+
+/* DLR's stage runs the stage's order and the runner-up lite start in
+ * full too on small graphs (ds_dlr_stage.c, dlr_more_starts): `dansched
+ * gen --kind random --nodes 600 --seed 3` at L1=1536,UB=640 places at
+ * 1,920 bytes from the stage's order, 3,712 from the best lite start
+ * alone; `--kind matmul --nodes 600 --seed 2` at L1=2048,UB=768 at 0
+ * from the runner-up, 128 without (measured 2026-12-07). */
+static void more_starts_placed(void **state)
+{
+	(void)state;
+	static const struct {
+		int kind;
+		uint64_t seed;
+		const char *caps;
+		int64_t ddr;
+	} cases[] = {
+		{DS_GEN_RANDOM, 3, "L1=1536,UB=640", 1920},
+		{DS_GEN_MATMUL, 2, "L1=2048,UB=768", 0},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+		ds_graph *g = must_generate_planned_at(
+			cases[i].kind, 600, cases[i].seed, cases[i].caps);
+		ds_plan p;
+		ds_figures f;
+		must_run_stage(g, DS_STAGE_DLR, &p, &f);
+		assert_int_equal(f.extra_ddr, cases[i].ddr);
+		ds_plan_free(g->heap, &p);
+		ds_graph_free(g);
+	}
 }
 
 /* A final plan keeps no dead reload (a reload spilled again before any
@@ -736,20 +774,23 @@ static void no_dead_reloads(void **state)
 /* A kept pull (ds_backbone.c, backbone_pulled) is judged by DLR's
  * placement and the replay before CPE, rough guides, so CPE and
  * retiming also run from the backbone it replaced (pull_floor): `dansched
- * gen --kind random --nodes 1500 --seed 5` at L1=1536,UB=640 comes to
- * 51,859 cycles at 9,088 bytes with it and to 52,496 at 9,344 without
- * (measured with the floor dropped, 2026-12-06).  (`--nodes 3000 --seed
- * 3` came to 55,841 cycles at 1,024 bytes with it and 55,957 at 1,152
- * without until DLR's packings took rounds: now 55,957 either way.) */
+ * gen --kind random --nodes 1500 --seed 6` at L1=2048,UB=768 comes to
+ * 42,241 cycles at 7,552 bytes with it and to 43,101 at 7,040 without
+ * (measured with the floor dropped, 2026-12-07).  (`--seed 5` at
+ * L1=1536,UB=640 came to 51,859 cycles at 9,088 bytes with it and
+ * 52,496 at 9,344 without until DLR's stage ran more starts in full:
+ * now 47,441 at 5,376 either way; `--nodes 3000 --seed 3` came to 55,841
+ * cycles at 1,024 bytes with it and 55,957 at 1,152 without until DLR's
+ * packings took rounds.) */
 static void pull_floor_kept(void **state)
 {
 	(void)state;
-	ds_graph *g = must_generate_planned_at(DS_GEN_RANDOM, 1500, 5,
-					       "L1=1536,UB=640");
+	ds_graph *g = must_generate_planned_at(DS_GEN_RANDOM, 1500, 6,
+					       "L1=2048,UB=768");
 	ds_figures f;
 	run_effort(g, 1, &f);
-	assert_int_equal(f.makespan, 51859);
-	assert_int_equal(f.extra_ddr, 9088);
+	assert_int_equal(f.makespan, 42241);
+	assert_int_equal(f.extra_ddr, 7552);
 	ds_graph_free(g);
 }
 
@@ -970,6 +1011,7 @@ int main(void)
 		cmocka_unit_test(size_class),
 		cmocka_unit_test(renumbered_same_final),
 		cmocka_unit_test(packed_dlr_lowered),
+		cmocka_unit_test(more_starts_placed),
 		cmocka_unit_test(no_dead_reloads),
 		cmocka_unit_test(pull_floor_kept),
 		cmocka_unit_test(backbone_pulls_kept),

@@ -304,8 +304,10 @@ static void same_renumbered(const ds_graph *g, ds_figures f)
  * --nodes 250 --seed 2` (parts of 16, 55 and 190 nodes) and `--kind
  * random --nodes 250 --seed 1` (4, 10 and 254) at L1=1536,UB=640 came to
  * 25,275 cycles at 768 bytes, above the two planned alone (14,032 at 0
- * and 11,124 at 768 with 3 spills); now 24,734 at 768 and 3 spills, the
- * same on renumbered copies.  Outside the quick pass: `--kind attention
+ * and 11,124 at 768 with 3 spills); then 24,734 at 768 and 3 spills,
+ * and since DLR's stage runs more starts in full (ds_dlr_stage.c,
+ * 2026-12-07) 24,319 at 768 and 2 spills, the same on renumbered
+ * copies.  Outside the quick pass: `--kind attention
  * --nodes 1207 --seed 11` (1,100, 61 and 61 nodes) with `--kind random
  * --nodes 1244 --seed 12` (1,191 and fourteen of 4 to 7), 67,683 -> 65,049
  * cycles at 4,832 bytes (the two alone: 23,986 + 42,030). */
@@ -318,9 +320,9 @@ static void grouped_parts(void **state)
 	check_union(m, r, "matmul 250 + random 250 (grouped)", false);
 	ds_graph *u = test_union(m, r);
 	ds_figures f = run(u, DS_SCHED_DAN, DS_STAGE_CPE);
-	assert_int_equal(f.makespan, 24734);
+	assert_int_equal(f.makespan, 24319);
 	assert_int_equal(f.extra_ddr, 768);
-	assert_int_equal(f.spills, 3);
+	assert_int_equal(f.spills, 2);
 	same_renumbered(u, f);
 	ds_graph_free(u);
 	ds_graph_free(m);

@@ -123,18 +123,22 @@ static void nothing_to_pull(void **state)
 	ds_graph_free(g);
 }
 
-/* A generated graph: `dansched gen --kind random --nodes 1200 --seed 5`
- * came to 29,341 cycles at 672 bytes (two spills) before the pass, and
- * comes to 29,281 with no spill (its pairs pulled with a slack of 240
- * nodes: at 60 alone, 29,325 at 256 bytes). */
+/* A generated graph: `dansched gen --kind random --nodes 1500 --seed 6`
+ * comes to 27,731 cycles at 256 bytes (one spill), and to 28,406 at 352
+ * bytes (three spills) without the pass (the pipeline's window_floor
+ * dropped, measured 2026-12-07).  (`--nodes 1200 --seed 5`, the case
+ * here before, came to 29,341 cycles at 672 bytes before the pass and
+ * 29,281 with no spill after it; since DLR's stage runs more starts in
+ * full, ds_dlr_stage.c, it comes to 28,849 at 512 bytes with the pass
+ * or without.) */
 static void generated_graph(void **state)
 {
 	(void)state;
-	ds_graph *g = must_generate(DS_GEN_RANDOM, 1200, 5);
+	ds_graph *g = must_generate(DS_GEN_RANDOM, 1500, 6);
 	ds_figures f = must_plan_figures(g, NULL);
-	assert_int_equal(f.makespan, 29281);
-	assert_int_equal(f.extra_ddr, 0);
-	assert_int_equal(f.spills, 0);
+	assert_int_equal(f.makespan, 27731);
+	assert_int_equal(f.extra_ddr, 256);
+	assert_int_equal(f.spills, 1);
 	ds_graph_free(g);
 }
 
