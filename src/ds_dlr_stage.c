@@ -18,8 +18,9 @@
  * Cost: per start a lite DLR run and a replay, one full run (effort N:
  * N), per pull round one pull, a lite run and a replay; the baselines'
  * placements and DLR runs (ds_portfolio.c); four packed placements; on
- * graphs of up to DLR_MORE_MAX_NODES nodes, all but the lite runs up to
- * twice more. */
+ * graphs of up to DLR_MORE_MAX_NODES nodes, up to two more full runs,
+ * each with its pulls, the baselines' orders and two packed
+ * placements. */
 #include "ds_dlr_stage.h"
 
 #include <string.h>
@@ -257,7 +258,8 @@ static int dlr_pack_one(const ds_graph *g, const int32_t *order, int victim,
  * baselines' orders, not among DLR's candidates: from a packed plan the
  * pulls take other paths (`gen --kind random --nodes 1500 --seed 1`
  * at L1=2048,UB=768: 4,224 bytes against 3,072).  Graphs where
- * ds_pack_applies.  *took: a packed plan replaced *best. */
+ * ds_pack_applies.  mpas NULL: the plan's own order only.  *took: a
+ * packed plan replaced *best. */
 static int dlr_packed(const ds_graph *g, const int32_t *mpas, ds_plan *best,
 		      ds_figures *bf, bool *took, ds_err *e)
 {
@@ -266,7 +268,7 @@ static int dlr_packed(const ds_graph *g, const int32_t *mpas, ds_plan *best,
 		return ds_fail(e, DS_ENOMEM, "out of memory");
 	ds_plan_nodes(g, best, own);
 	int rc = DS_OK;
-	for (int k = 0; k < 4 && rc == DS_OK; k++)
+	for (int k = mpas ? 0 : 2; k < 4 && rc == DS_OK; k++)
 		rc = dlr_pack_one(g, k < 2 ? mpas : own,
 				  k % 2 ? DS_VICTIM_COST : DS_VICTIM_FURTHEST,
 				  best, bf, took, e);
@@ -276,12 +278,13 @@ static int dlr_packed(const ds_graph *g, const int32_t *mpas, ds_plan *best,
 
 /* After a full run (plan *out), the stage's other steps: the pulls
  * (graphs with more than one start), the baselines' orders, packing
- * (ds_pack_applies).  *f: the figures of *out, which each step
- * replaces only by a plan dlr_better says is better; *packed set when
- * a packed plan did. */
+ * (ds_pack_applies; of order mpas too, unless NULL).  *f: the figures
+ * of *out, which each step replaces only by a plan dlr_better says is
+ * better; *packed set when a packed plan did. */
 static int dlr_improve(const ds_graph *g, const ds_run_opts *o,
-		       const ds_dlr_search *s, ds_memo *timely, ds_plan *out,
-		       ds_figures *f, bool *packed, ds_err *e)
+		       const ds_dlr_search *s, const int32_t *mpas,
+		       ds_memo *timely, ds_plan *out, ds_figures *f,
+		       bool *packed, ds_err *e)
 {
 	const int nstart = ds_dlr_starts(g, o);
 	int rc = ds_replay(g, out, NULL, f, e);
@@ -294,7 +297,7 @@ static int dlr_improve(const ds_graph *g, const ds_run_opts *o,
 	if (rc == DS_OK)
 		rc = ds_portfolio_dlr(g, s->pf, &o->dlr, out, f, e);
 	if (rc == DS_OK && ds_pack_applies(g, o->size_nodes))
-		rc = dlr_packed(g, s->mpas, out, f, packed, e);
+		rc = dlr_packed(g, mpas, out, f, packed, e);
 	return rc;
 }
 
@@ -320,11 +323,13 @@ static int dlr_improve(const ds_graph *g, const ds_run_opts *o,
  * before and 3.34-3.40 s after, three runs each; measured 2026-12-07. */
 #define DLR_MORE_MAX_NODES 3000
 
-/* One more full run from starts[k] and the steps after it; the plan
- * replaces *out (figures *fig, *packed) when dlr_better says so, and
- * then *out and the run's own timely plan go to s->timely, else both
- * are freed (so where nothing is better, the timely memo, and with it
- * CPE's backbone choice, stays as it was). */
+/* One more full run from starts[k] and the steps after it, but for
+ * MPAS's order packed again (that plan was weighed against *out
+ * already, so it cannot be better than *out); the plan replaces *out
+ * (figures *fig, *packed) when dlr_better says so, and then *out and
+ * the run's own timely plan go to s->timely, else both are freed (so
+ * where nothing is better, the timely memo, and with it CPE's backbone
+ * choice, stays as it was). */
 static int dlr_more(const ds_graph *g, const ds_run_opts *o,
 		    const ds_dlr_search *s, int k, ds_plan *out,
 		    ds_figures *fig, bool *packed, ds_err *e)
@@ -337,7 +342,7 @@ static int dlr_more(const ds_graph *g, const ds_run_opts *o,
 	int rc = ds_dlr(g, s->starts[k], &o->dlr, &q, e);
 	if (rc)
 		return rc;
-	rc = dlr_improve(g, o, s, &t, &q, &fq, &qpacked, e);
+	rc = dlr_improve(g, o, s, NULL, &t, &q, &fq, &qpacked, e);
 	if (rc == DS_OK && ds_dlr_better(&fq, fig)) {
 		timely_offer(g, s->timely, out, fig);
 		*out = q;
@@ -383,7 +388,8 @@ int ds_dlr_stage_search(const ds_graph *g, const ds_run_opts *o,
 			  e);
 	ds_figures f;
 	if (rc == DS_OK)
-		rc = dlr_improve(g, o, s, s->timely, out, &f, packed, e);
+		rc = dlr_improve(g, o, s, s->mpas, s->timely, out, &f, packed,
+				 e);
 	if (rc == DS_OK)
 		rc = dlr_more_starts(g, o, s, &looks, out, &f, packed, e);
 	if (rc)
