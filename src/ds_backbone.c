@@ -148,10 +148,13 @@ static int backbone_try(const ds_graph *g, const int32_t *order,
 		return rc;
 	bool fits;
 	int64_t packed;
-	/* no rounds (ds_pack.c): with 8 here as in DLR, one of 108 generated
-	 * runs came out longer (`gen --kind random --nodes 2500 --seed 3` at
-	 * L1=1536,UB=640: 86,642 cycles against 85,127) and none shorter
-	 * (2026-12-06) */
+	/* no rounds (ds_pack.c): measured on 1530f96 over 108 generated runs
+	 * (`gen`, four kinds, 600 to 2,500 nodes, seeds 1-3, three
+	 * capacities), 4 rounds here change no final plan, and 8 one, shorter
+	 * (`--kind random --nodes 2500 --seed 3` at L1=2048,UB=768: 54,621
+	 * cycles against 56,725; 2026-12-07).  Session 44's measurement, one
+	 * run longer with 8 (the same graph at L1=1536,UB=640: 86,642 against
+	 * 85,127), did not repeat; the rounds here are untried on the six. */
 	rc = ds_place_packed(g, order, &po, 0, &p, &fits, e);
 	if (rc || !fits)
 		return rc;
