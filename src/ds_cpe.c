@@ -60,7 +60,8 @@
  * plan.  CPE_FB_PASSES passes in each of 2 modes per round; at most
  * CPE_DEFAULT_ROUNDS rounds, fewer once a round gains little, and as many
  * again with the relaxed peak limit, within CPE_RELAX_WORK nodes (rounds
- * times N); effort N multiplies both budgets.
+ * times N; beyond, one light round: one pass of one mode); effort N
+ * multiplies both budgets.
  * Memory O(N + E). */
 #include "ds_cpe.h"
 
@@ -520,10 +521,10 @@ static int64_t cpe_stay_sum(const ds_graph *g, int64_t limit)
 	return sum;
 }
 
-/* One mode's forward-backward passes over backbone bb, each candidate
- * order offered to the best (cpe_try_order). */
+/* One mode's forward-backward passes over backbone bb (passes of
+ * them), each candidate order offered to the best (cpe_try_order). */
 static int cpe_mode(cpe *c, const ds_plan *bb, ds_plan *cand, best *b,
-		    bool online)
+		    bool online, int passes)
 {
 	int rc;
 	c->elide = online;
@@ -532,7 +533,7 @@ static int cpe_mode(cpe *c, const ds_plan *bb, ds_plan *cand, best *b,
 	for (int32_t v = 0; v < c->total; v++)
 		c->key[v] = c->pos[v];
 	cl_set_rank(c, c->key);
-	for (int pass = 0; pass < CPE_FB_PASSES; pass++) {
+	for (int pass = 0; pass < passes; pass++) {
 		bool ok;
 		if ((rc = cl_simulate(c, &ok)))
 			return rc;
@@ -549,9 +550,10 @@ static int cpe_mode(cpe *c, const ds_plan *bb, ds_plan *cand, best *b,
 
 /* One round: the best plan so far is the backbone of both modes; it may
  * have dropped spills, and then has fewer nodes (the working state is
- * rebuilt).  stay_sum: see cpe_stay_sum. */
+ * rebuilt).  stay_sum: see cpe_stay_sum.  A light round is the online
+ * mode's first pass only. */
 static int cpe_round(cpe *c, ds_plan *bb, ds_plan *cand, best *b,
-		     int64_t stay_sum, ds_err *e)
+		     int64_t stay_sum, bool light, ds_err *e)
 {
 	const ds_graph *g = c->g;
 	int rc = DS_OK;
@@ -564,8 +566,10 @@ static int cpe_round(cpe *c, ds_plan *bb, ds_plan *cand, best *b,
 	c->limit = b->max_peak;
 	c->guard_on = stay_sum > c->limit;
 	c->refused = 0;
-	for (int online = 1; online >= 0 && rc == DS_OK; online--)
-		rc = cpe_mode(c, bb, cand, b, online);
+	for (int online = 1; online >= (light ? 1 : 0) && rc == DS_OK;
+	     online--)
+		rc = cpe_mode(c, bb, cand, b, online,
+			      light ? 1 : CPE_FB_PASSES);
 	b->refused += c->refused;
 	return rc;
 }
@@ -588,8 +592,8 @@ static bool cpe_another_round(const ds_cpe_opts *o, int64_t before,
 }
 
 /* Rounds of the relaxed phase: as many as the first phase's, within
- * CPE_RELAX_WORK nodes in all times the effort (a large graph gets
- * none by default). */
+ * CPE_RELAX_WORK nodes in all times the effort (0 on a large graph:
+ * cpe_phases gives it one light round instead). */
 static int64_t cpe_relaxed_rounds(const ds_graph *g, const ds_cpe_opts *o,
 				  int64_t rounds)
 {
@@ -600,9 +604,11 @@ static int64_t cpe_relaxed_rounds(const ds_graph *g, const ds_cpe_opts *o,
 
 /* The rounds within the input's peak, then, when the guard held
  * something back and the budget lets the peak rise, the rounds again
- * with the limit relaxed to the budget: never worse than the first
- * phase (its plan is the best so far, in *b), and the extra rounds only
- * where the limit bound.  bb and cand: the rounds' scratch plans. */
+ * with the limit relaxed to the budget (on a graph too large for one
+ * within CPE_RELAX_WORK, one light round: the budget is spent on a graph
+ * of any size): never worse than the first phase (its plan is the best
+ * so far, in *b), and the extra rounds only where the limit bound.  bb
+ * and cand: the rounds' scratch plans. */
 static int cpe_phases(cpe *c, const ds_cpe_opts *o, ds_plan *bb,
 		      ds_plan *cand, best *b, ds_err *e)
 {
@@ -611,8 +617,11 @@ static int cpe_phases(cpe *c, const ds_cpe_opts *o, ds_plan *bb,
 	int rc = DS_OK;
 	for (int phase = 0; phase < 2 && rc == DS_OK; phase++) {
 		int64_t nr = rounds;
+		bool light = false;
 		if (phase == 1) {
 			nr = cpe_relaxed_rounds(g, o, rounds);
+			light = nr == 0;
+			nr = light ? 1 : nr;
 			if (b->refused == 0 || b->peak_budget <= b->max_peak)
 				break;
 			b->max_peak = b->peak_budget;
@@ -620,8 +629,8 @@ static int cpe_phases(cpe *c, const ds_cpe_opts *o, ds_plan *bb,
 		int64_t stay_sum = cpe_stay_sum(g, b->max_peak);
 		for (int64_t r = 0; r < nr; r++) {
 			int64_t before = b->f.makespan;
-			if ((rc = cpe_round(c, bb, cand, b, stay_sum, e)) ||
-			    !cpe_another_round(o, before, b->f.makespan))
+			rc = cpe_round(c, bb, cand, b, stay_sum, light, e);
+			if (rc || !cpe_another_round(o, before, b->f.makespan))
 				break;
 		}
 	}

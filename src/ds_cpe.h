@@ -44,14 +44,28 @@
  * s 1.88. */
 #define CPE_MAX_TRIES 4
 /* The rounds with the peak limit relaxed to the budget (ds_cpe) cost up to
- * this many nodes, rounds times the graph's size, so that the large graphs
- * get none.  Default options, the six graphs' final makespans and the sum
- * of their schedule -v lines (alternate runs, same minutes, noisy +-0.1 s):
- * 12,000 and 24,000 the same plans (Conv_Case0 439,891, FlashAttention_Case0
- * 32,766, Matmul_Case0 93,922, the others as without the phase), sum within
- * noise of no relaxed rounds (6.62 s against 6.62-6.68 s); 48,000 also
- * Conv_Case1 604,244 (-0.1%) for +0.3 s; unbounded +0.6 s (Conv_Case1 +0.4,
- * Matmul_Case1 +0.2). */
+ * this many nodes, rounds times the graph's size; a larger graph gets one
+ * light round (the online mode's first pass), so that the peak budget is
+ * spent on a graph of any size (until 2026-12-07 it got none, and
+ * --peak-budget changed nothing above 24,000 nodes).  The light round,
+ * default options, against none: Conv_Case1 561,862 -> 561,799 cycles
+ * (peak 5,032 -> 5,064), the other five bundled plans the same, their
+ * user time 3.27-3.30 s -> 3.28-3.48 s (alternate runs); generated
+ * graphs (`gen --seed 1`) of 30,000 and 100,000 nodes, the four kinds:
+ * 5 of 8 shorter, none longer (conv 30,000: 799,305 -> 795,143; random
+ * 100,000: 1,789,171 -> 1,785,409, traffic 22,128 -> 20,848 bytes); a
+ * full relaxed round instead came within 0.12 % of these (attention
+ * 30,000: 604,549 against 605,238) for 3 to 5 times the cost.  On 1M
+ * nodes the light round takes conv's cpe line of `schedule -v` from
+ * 8.6-8.7 s to 9.2-9.4 s (26,044,297 -> 26,026,874 cycles); matmul's run
+ * stays within noise (40-48 s; with a full round 47-51 s).  Before it,
+ * default options, the six graphs' final makespans and the sum of their
+ * schedule -v lines (alternate runs, same minutes, noisy +-0.1 s): 12,000
+ * and 24,000 the same plans (Conv_Case0 439,891, FlashAttention_Case0
+ * 32,766, Matmul_Case0 93,922, the others as without the phase), sum
+ * within noise of no relaxed rounds (6.62 s against 6.62-6.68 s); 48,000
+ * also Conv_Case1 604,244 (-0.1%) for +0.3 s; unbounded +0.6 s
+ * (Conv_Case1 +0.4, Matmul_Case1 +0.2). */
 #define CPE_RELAX_WORK 24000
 /* Backbone occupancies still to start that an online placement looks at:
  * beyond, a placement off the backbone's offset is not tried, and one on
