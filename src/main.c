@@ -200,11 +200,25 @@ int cli_report(const dansched_error *e)
 	return exit_code(e->status);
 }
 
+/* After a usage error: the command's synopsis (its usage up to the first
+ * blank line) and where the rest is, not the whole help, which would
+ * bury the error line. */
+static void usage_hint(const char *usage)
+{
+	const char *end = strstr(usage, "\n\n");
+	int len = end ? (int)(end - usage) : (int)strlen(usage);
+	const char *cmd = usage + strlen("usage: dansched ");
+	int clen = (int)strcspn(cmd, " \n");
+	fprintf(stderr, "%.*s\nsee 'dansched %.*s --help'\n", len, usage,
+		clen, cmd);
+}
+
 int cli_usage_error(const char *usage, const char *fmt, const char *arg)
 {
 	fprintf(stderr, "dansched: ");
 	fprintf(stderr, fmt, arg);
-	fprintf(stderr, "\n\n%s", usage);
+	fputc('\n', stderr);
+	usage_hint(usage);
 	return 2;
 }
 
@@ -218,8 +232,9 @@ static double number_arg(const char *usage, const char *opt, const char *val,
 	double d = strtod(val, &end);
 	if (end == val || *end || !(d >= min) || d > max) {
 		fprintf(stderr, "dansched: %s needs a number from %g to %g, "
-				"got '%s'\n\n%s",
-			opt, min, max, val, usage);
+				"got '%s'\n",
+			opt, min, max, val);
+		usage_hint(usage);
 		return -1;
 	}
 	return d;
@@ -335,7 +350,7 @@ static int set_option(int c, const char *opt, const char *val,
 	case OPT_SCHEDULER: a->scheduler = val; break;
 	case OPT_CAP:
 		if (dansched_caps_parse(&a->caps, val, &e))
-			return cli_report(&e);
+			return cli_usage_error(usage, "%s", e.message);
 		break;
 	case OPT_EFFORT: a->effort = (int64_t)d; break;
 	case OPT_TRAFFIC: a->traffic_budget = d; break;
@@ -952,7 +967,11 @@ static int cmd_view(int argc, char **argv, bool memmap)
 		return rc < 0 ? 0 : rc;
 	if (!a.out || a.npos < 2 || a.npos > 4 || a.npos == 3 ||
 	    (memmap && a.npos != 4))
-		return cli_usage_error(usage, "wrong arguments%s", "");
+		return cli_usage_error(usage, "%s and -o FILE",
+				       memmap ? "memmap needs GRAPH SCHEDULE "
+						"MEMORY SPILL"
+					      : "trace needs GRAPH SCHEDULE "
+						"[MEMORY SPILL]");
 	dansched_error e;
 	dansched_graph *g;
 	dansched_plan *p;

@@ -48,6 +48,20 @@ for bad in "eval $G $T/none.txt --scale" "eval $G $T/none.txt -o x" \
 	expect 2 "$B" $bad && { grep -q "unknown option" "$T/err" || fail "$bad: $(cat "$T/err")"; }
 done
 expect 2 "$B" schedule -o && { grep -q -- "-o needs a value" "$T/err" || fail "-o without a value: $(cat "$T/err")"; }
+# a usage error: its line first, then the synopsis and where the help is,
+# not the whole help (which would bury the line)
+for bad in "schedule -o $T/x --effort 0" "schedule -o $T/x --stage foo" \
+	"eval $G" "gen --nodes 10" "trace $G" "bench --bogus" \
+	"schedule -o $T/x --cap L1=-3"; do
+	expect 2 "$B" $bad && {
+		c=${bad%% *}
+		head -n 1 "$T/err" | grep -q "^dansched: " &&
+			sed -n 2p "$T/err" | grep -q "^usage: dansched $c" &&
+			tail -n 1 "$T/err" | grep -qx "see 'dansched $c --help'" &&
+			[ "$(wc -l <"$T/err")" -le 5 ] ||
+			fail "$bad: usage error printed: $(cat "$T/err")"
+	}
+done
 # --opt=value is the same as --opt value
 expect 0 "$B" gen --nodes=40 --kind=random --seed=3 -o "$T/geq.json"
 expect 0 "$B" gen --nodes 40 --kind random --seed 3 -o "$T/gsp.json" &&
