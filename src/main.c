@@ -205,12 +205,17 @@ int cli_report(const dansched_error *e)
  * bury the error line. */
 static void usage_hint(const char *usage)
 {
+	static const char lead[] = "usage: dansched ";
 	const char *end = strstr(usage, "\n\n");
 	int len = end ? (int)(end - usage) : (int)strlen(usage);
-	const char *cmd = usage + strlen("usage: dansched ");
-	int clen = (int)strcspn(cmd, " \n");
-	fprintf(stderr, "%.*s\nsee 'dansched %.*s --help'\n", len, usage,
-		clen, cmd);
+	const char *cmd = "";
+	int clen = 0;
+	if (strncmp(usage, lead, sizeof lead - 1) == 0) {
+		cmd = usage + sizeof lead - 1;
+		clen = (int)strcspn(cmd, " \n");
+	}
+	fprintf(stderr, "%.*s\nsee 'dansched %.*s%s--help'\n", len, usage,
+		clen, cmd, clen ? " " : "");
 }
 
 int cli_usage_error(const char *usage, const char *fmt, const char *arg)
