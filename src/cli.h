@@ -81,8 +81,14 @@ int cli_report(const dansched_error *e);
  * figures, time). */
 int cli_run_job(const char *path, const args *a, const dansched_options *o,
 		   job *j, dansched_error *e);
-/* "dansched: " fmt (with arg), the usage, exit status 2. */
-int cli_usage_error(const char *usage, const char *fmt, const char *arg);
+/* "dansched: " and the printf-style message, then the command's synopsis
+ * (usage up to its first blank line) and where its help is; exit status
+ * 2. */
+int cli_usage_error(const char *usage, const char *fmt, ...)
+#if defined(__GNUC__)
+	__attribute__((format(printf, 2, 3)))
+#endif
+	;
 
 /* The commands of cli_bench.c (argv[0]: the command's name). */
 int cmd_bench(int argc, char **argv);

@@ -427,13 +427,12 @@ static int bench_check_args(const args *a)
 	if ((opt = cli_given_of(a, "json csv quiet")))
 		return cli_usage_error(usage_bench,
 				   "--%s is not for bench --scale", opt);
-	if (cli_given_of(a, "nodes") && a->nodes < SCALE_FIRST_DIV) {
-		char msg[160];
-		snprintf(msg, sizeof msg, "bench --scale needs --nodes %d or "
-			 "more (its smallest graph has N/%d nodes), got %lld",
-			 SCALE_FIRST_DIV, SCALE_FIRST_DIV, (long long)a->nodes);
-		return cli_usage_error(usage_bench, "%s", msg);
-	}
+	if (cli_given_of(a, "nodes") && a->nodes < SCALE_FIRST_DIV)
+		return cli_usage_error(usage_bench, "bench --scale needs --nodes "
+				       "%d or more (its smallest graph has N/%d "
+				       "nodes), got %lld",
+				       SCALE_FIRST_DIV, SCALE_FIRST_DIV,
+				       (long long)a->nodes);
 	return 0;
 }
 
@@ -606,7 +605,7 @@ int cmd_tradeoff(int argc, char **argv)
 		return rc < 0 ? 0 : rc;
 	if (!a.out || a.npos == 0)
 		return cli_usage_error(usage_tradeoff, "tradeoff needs GRAPH... and "
-				   "-o DIR%s", "");
+				   "-o DIR");
 	curve *c = calloc((size_t)a.npos, sizeof *c);
 	if (!c)
 		return 2;

@@ -22,6 +22,7 @@
 #ifdef __GLIBC__
 #include <malloc.h>
 #endif
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -218,10 +219,13 @@ static void usage_hint(const char *usage)
 		clen, cmd, clen ? " " : "");
 }
 
-int cli_usage_error(const char *usage, const char *fmt, const char *arg)
+int cli_usage_error(const char *usage, const char *fmt, ...)
 {
+	va_list ap;
+	va_start(ap, fmt);
 	fprintf(stderr, "dansched: ");
-	fprintf(stderr, fmt, arg);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
 	fputc('\n', stderr);
 	usage_hint(usage);
 	return 2;
@@ -236,10 +240,9 @@ static double number_arg(const char *usage, const char *opt, const char *val,
 	char *end;
 	double d = strtod(val, &end);
 	if (end == val || *end || !(d >= min) || d > max) {
-		fprintf(stderr, "dansched: %s needs a number from %g to %g, "
-				"got '%s'\n",
-			opt, min, max, val);
-		usage_hint(usage);
+		cli_usage_error(usage, "%s needs a number from %g to %g, "
+				       "got '%s'",
+				opt, min, max, val);
 		return -1;
 	}
 	return d;
@@ -442,7 +445,7 @@ int cli_command_args(int argc, char **argv, const char *usage,
 	}
 	for (int i = optind; i < argc; i++) {
 		if (a->npos == 256)
-			return cli_usage_error(usage, "too many arguments%s", "");
+			return cli_usage_error(usage, "too many arguments");
 		a->pos[a->npos++] = argv[i];
 	}
 	return 0;
@@ -545,8 +548,7 @@ static int cmd_eval(int argc, char **argv)
 		return rc < 0 ? 0 : rc;
 	if (a.npos < 2 || a.npos > 4)
 		return cli_usage_error(usage_eval,
-				   "eval needs GRAPH SCHEDULE [MEMORY [SPILL]]%s",
-				   "");
+				   "eval needs GRAPH SCHEDULE [MEMORY [SPILL]]");
 	dansched_error e;
 	dansched_graph *g;
 	dansched_plan *p;
@@ -603,7 +605,7 @@ static int cmd_convert(int argc, char **argv)
 	if (rc)
 		return rc < 0 ? 0 : rc;
 	if (a.npos != 2)
-		return cli_usage_error(usage_convert, "convert needs IN OUT%s", "");
+		return cli_usage_error(usage_convert, "convert needs IN OUT");
 	dansched_error e;
 	dansched_graph *g;
 	if ((rc = dansched_graph_load(NULL, a.pos[0], &a.caps, &g, &e)))
@@ -933,8 +935,7 @@ static int cmd_schedule(int argc, char **argv)
 	if (rc)
 		return rc < 0 ? 0 : rc;
 	if (!a.out)
-		return cli_usage_error(usage_schedule, "schedule needs -o DIR%s",
-				   "");
+		return cli_usage_error(usage_schedule, "schedule needs -o DIR");
 	dansched_options o;
 	if ((rc = schedule_options(&a, &o)))
 		return rc;
@@ -1000,7 +1001,7 @@ static int cmd_gen(int argc, char **argv)
 		return rc < 0 ? 0 : rc;
 	if (!a.out || a.nodes <= 0 || a.npos)
 		return cli_usage_error(usage_gen, "gen needs --nodes N and -o "
-			"FILE%s", "");
+			"FILE");
 	dansched_error e;
 	dansched_graph *g;
 	if ((rc = dansched_generate(NULL, a.kind, a.nodes, (uint64_t)a.seed,
