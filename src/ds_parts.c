@@ -75,6 +75,7 @@
 static ds_run_opts part_opts(const ds_graph *g, const ds_run_opts *o)
 {
 	ds_run_opts po = ds_run_quiet(o);
+	po.part = true;
 	if (g->n > DS_SMALL_GRAPH_NODES)
 		ds_run_opts_size(&po, ds_size_nodes(g, o->size_nodes));
 	return po;

@@ -47,6 +47,10 @@ typedef struct ds_run_opts {
 	/* dan only: the graph planned whole, never by its parts (ds_parts.c:
 	 * the grouped plan's group, whose parts are planned already) */
 	bool whole_only;
+	/* a part of a larger graph planned alone (ds_parts.c): its plan's
+	 * addresses are placed again by need in the larger graph's plan,
+	 * not here (need_floor) */
+	bool part;
 	/* called after each stage with its time and figures (may be NULL) */
 	void (*progress)(void *ud, const char *stage, double seconds,
 			 const ds_figures *f);

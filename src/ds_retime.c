@@ -62,7 +62,12 @@
  * placed at the window whose previous occupants finished first in the
  * replay (a load waits for the addresses freed earliest, not for ones a
  * late use still holds); one candidate, kept when its replay is shorter.
- * These three whole-plan phases are in ds_retime_phase.c.
+ * These three whole-plan phases are in ds_retime_phase.c, and a fourth
+ * that the pipeline runs alone on its finished plan (ds_retime_by_need):
+ * each memory placed again by need, at windows whose previous occupants
+ * end by the time the occupancy is first needed, both times taken from
+ * the plan replayed with that memory's reuse edges lifted (a load then
+ * waits for no address that a stall of the plan itself holds late).
  *
  * Cost: a round is O(N + E) (the replay, occupancies, spill edges, chain)
  * plus O(R + K^2) per window search (R occupancies of the memory, K those
@@ -99,6 +104,14 @@
  * ranges, for each of its windows); 1M left Matmul_Case0 without its
  * gain. */
 #define RT_READY_WORK 4000000
+
+/* The placement by need's work budget (ds_retime_by_need), counted as
+ * the readiness phase counts: placing L1 took Matmul_Case1 16.8M units
+ * and `dansched gen --kind conv --nodes 6000` (seeds 1 to 5) 16.2M at
+ * most; Conv_Case1's L1 ran out of 100M (its occupancies placed before
+ * then found no shorter plan).  A placement that runs out keeps its
+ * offsets (2026-12-07). */
+#define RT_NEED_WORK 40000000
 
 enum { MV_REUSE_NEW, MV_REUSE_OLD, MV_EVICT, MV_PIPE, MV_KINDS };
 
@@ -857,6 +870,7 @@ static void rt_limits(rt *r, const ds_graph *g, const ds_plan *in,
 	r->rot_budget = ds_work_share(g, size, RT_ROT_WORK * effort);
 	r->stream_budget = ds_work_share(g, size, RT_STREAM_WORK);
 	r->ready_budget = ds_work_share(g, size, RT_READY_WORK);
+	r->need_budget = ds_work_share(g, size, RT_NEED_WORK);
 	r->max_ddr = o ? o->max_extra_ddr : -1;
 	r->smax = in->nspill + RT_MAX_ADD;
 	r->tmax = in->len + 2 * RT_MAX_ADD;
@@ -949,22 +963,46 @@ static int rotations(rt *r, bool *took)
 	return rc;
 }
 
+static int no_plan(const ds_graph *g, const ds_plan *in, ds_err *e)
+{
+	return ds_fail(e, DS_EINPUT, "%s: retime: the plan has no %s",
+		       g->source, in->offset ? "nodes" : "offsets");
+}
+
+/* The run's plan into *out when rc is DS_OK, the run freed; rc. */
+static int rt_end(rt *r, int rc, ds_plan *out)
+{
+	if (rc == DS_OK) {
+		*out = r->cur;
+		memset(&r->cur, 0, sizeof r->cur);
+	}
+	rt_free(r);
+	return rc;
+}
+
+/* rt_init, then the input replayed: cur's times, figures and sum. */
+static int rt_begin(rt *r, const ds_graph *g, const ds_plan *in,
+		    const ds_retime_opts *o, ds_err *e)
+{
+	int rc = rt_init(r, g, in, o, e);
+	if (rc == DS_OK) {
+		ds_replay_opts ro = {.start = r->start, .finish = r->fin};
+		rc = ds_replay(g, &r->cur, &ro, &r->cf, e);
+		r->csum = sum_fin(r->fin, r->total);
+		r->work += r->total;
+	}
+	return rc;
+}
+
 int ds_retime(const ds_graph *g, const ds_plan *in, const ds_retime_opts *o,
 	      ds_plan *out, ds_err *e)
 {
 	memset(out, 0, sizeof *out);
 	if (!in->offset || in->len == 0)
-		return ds_fail(e, DS_EINPUT, "%s: retime: the plan has no %s",
-			       g->source, in->offset ? "nodes" : "offsets");
+		return no_plan(g, in, e);
 	rt r;
-	int rc = rt_init(&r, g, in, o, e);
+	int rc = rt_begin(&r, g, in, o, e);
 	int32_t *usrc = NULL;
-	if (rc == DS_OK) {
-		ds_replay_opts ro = {.start = r.start, .finish = r.fin};
-		rc = ds_replay(g, &r.cur, &ro, &r.cf, e);
-		r.csum = sum_fin(r.fin, r.total);
-		r.work += r.total;
-	}
 	if (rc == DS_OK) {
 		if (r.max_ddr < r.cf.extra_ddr)
 			r.max_ddr = r.cf.extra_ddr;
@@ -997,10 +1035,20 @@ int ds_retime(const ds_graph *g, const ds_plan *in, const ds_retime_opts *o,
 	r.budget = r.work + r.ready_budget;
 	if (rc == DS_OK && 5 * (int64_t)r.total < r.ready_budget)
 		rc = rt_ready_phase(&r);
-	if (rc == DS_OK) {
-		*out = r.cur;
-		memset(&r.cur, 0, sizeof r.cur);
-	}
-	rt_free(&r);
-	return rc;
+	return rt_end(&r, rc, out);
+}
+
+int ds_retime_by_need(const ds_graph *g, const ds_plan *in,
+		      const ds_retime_opts *o, ds_plan *out, ds_err *e)
+{
+	memset(out, 0, sizeof *out);
+	if (!in->offset || in->len == 0)
+		return no_plan(g, in, e);
+	ds_retime_opts none = {.size_nodes = o ? o->size_nodes : 0};
+	rt r;
+	int rc = rt_begin(&r, g, in, &none, e);
+	r.budget = r.work + r.need_budget;
+	if (rc == DS_OK && 5 * (int64_t)r.total < r.need_budget)
+		rc = rt_need_phase(&r);
+	return rt_end(&r, rc, out);
 }

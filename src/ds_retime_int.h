@@ -81,8 +81,9 @@ typedef struct rt {
 	int64_t *wof, *wready; /* candidate windows */
 	int32_t nw;
 	int64_t work, budget, rot_budget;
-	/* RT_STREAM_WORK and RT_READY_WORK, the graph's share of them */
-	int64_t stream_budget, ready_budget;
+	/* RT_STREAM_WORK, RT_READY_WORK and RT_NEED_WORK, the graph's
+	 * share of them */
+	int64_t stream_budget, ready_budget, need_budget;
 	/* stream double buffering: the stream, the insertions */
 	int32_t *strm;
 	int32_t *ins_line, *ins_node;
@@ -168,6 +169,9 @@ int32_t rt_ending_from(const rt *r, int m, int64_t line2);
 int rt_stream_phase(rt *r);
 /* Addresses by readiness, after it. */
 int rt_ready_phase(rt *r);
+/* Each memory's addresses placed again by need, each kept when shorter
+ * (ds_retime_by_need). */
+int rt_need_phase(rt *r);
 /* Rotating evictions, after the local search. */
 int rt_rotate_phase(rt *r);
 

@@ -1,15 +1,16 @@
-/* ds_retime_phase.c: retiming's three whole-plan phases (stage 3b, with
+/* ds_retime_phase.c: retiming's four whole-plan phases (stage 3b, with
  * ds_retime.c, whose header gives the overview): stream double buffering
  * (rt_stream_phase), run before the local search, rotating evictions
  * (rt_rotate_phase) and addresses by readiness (rt_ready_phase), run
- * after it.
+ * after it; and addresses by need (rt_need_phase), which
+ * ds_retime_by_need runs alone on a finished plan.
  *
  * Requires: a run's state (rt) set up by ds_retime.c, its cur a plan that
  * ds_replay accepts, with start and finish times from its replay.
  * Guarantees: each phase changes cur only to a candidate the replay
- * accepts that rt_trial_better finds better (the readiness phase: only a
- * shorter one), within the spill room and the traffic cap; the same state
- * gives the same plan.
+ * accepts that rt_trial_better finds better (the readiness phase and
+ * the placement by need: only a shorter one), within the spill room and
+ * the traffic cap; the same state gives the same plan.
  *
  * Cost: a stream round is O(N + W G + S R) (G idle gaps of the busiest
  * pipe, W <= RT_STREAM_WINDOWS windows, S stretches, R occupancies of the
@@ -19,12 +20,15 @@
  * (its victim) and one replay each, then one for the candidate, counted
  * in the run's budget (Conv_Case0 at --traffic-budget 25: two rounds,
  * 19 replays).  The readiness phase: O(N + E) and one replay, plus
- * O(R (L + I)^2) for the placement (L occupancies live at once, I address
- * ranges last used: a few tens on the bundled graphs) and O(K^2) per run
- * of K reloads, counted in a budget of its own, RT_READY_WORK (a memory
- * whose placement runs out of it keeps its offsets; none on graphs whose
- * scans alone would exceed it).  Memory: the run's arrays, and O(N) from
- * its arena for the readiness phase. */
+ * O(R (L + I) (L + log I + J)) for the placement (L occupancies live at
+ * once, I address ranges last used, J of them under a window: a few tens
+ * on the bundled graphs) and O(K^2) per run of K reloads, counted in a
+ * budget of its own, RT_READY_WORK (a memory whose placement runs out of
+ * it keeps its offsets; none on graphs whose scans alone would exceed
+ * it).  The placement by need, per memory: a replay with the memory's
+ * reuse edges lifted, the same placement and a replay of its plan, in a
+ * budget of its own, RT_NEED_WORK.  Memory: the run's arrays, and O(N)
+ * from its arena for the readiness phase and the placement by need. */
 #include "ds_retime_int.h"
 
 #include <string.h>
@@ -576,28 +580,46 @@ typedef struct rdy {
 	int32_t ni;
 	int32_t *run;
 	int64_t *key;
+	int64_t *need; /* [occupancy] by need: when it is first needed */
 } rdy;
 
-/* The range [x, y) was last used by an occupancy finishing at f. */
+#ifndef NDEBUG
+/* The ranges non-empty, disjoint and sorted by address (rdy_paint's
+ * invariant, checked in the test build). */
+static bool rdy_sorted(const rdy *d)
+{
+	for (int32_t j = 0; j < d->ni; j++)
+		if (d->lo[j] >= d->hi[j] || (j > 0 && d->lo[j] < d->hi[j - 1]))
+			return false;
+	return true;
+}
+#endif
+
+/* The range [x, y) was last used by an occupancy finishing at f: the
+ * ranges it covers give way to it, those it cuts keep their parts left of
+ * x and right of y (the ranges stay disjoint and sorted by address). */
 static void rdy_paint(rdy *d, int64_t x, int64_t y, int64_t f)
 {
-	int32_t k = 0;
-	int64_t rb = -1, rt = 0; /* the right part of a range split in two */
-	for (int32_t j = 0; j < d->ni; j++) {
-		int64_t a = d->lo[j], b = d->hi[j], t = d->at[j];
-		if (b <= x || a >= y) {
-			d->lo[k] = a, d->hi[k] = b, d->at[k++] = t;
-			continue;
-		}
-		if (a < x)
-			d->lo[k] = a, d->hi[k] = x, d->at[k++] = t;
-		if (b > y)
-			rb = b, rt = t;
-	}
-	d->ni = k;
-	d->lo[d->ni] = x, d->hi[d->ni] = y, d->at[d->ni++] = f;
-	if (rb > y)
-		d->lo[d->ni] = y, d->hi[d->ni] = rb, d->at[d->ni++] = rt;
+	int32_t i = 0, j;
+	while (i < d->ni && d->hi[i] <= x)
+		i++;
+	for (j = i; j < d->ni && d->lo[j] < y; j++)
+		;
+	int64_t pl[3], ph[3], pt[3];
+	int32_t np = 0;
+	if (i < j && d->lo[i] < x)
+		pl[np] = d->lo[i], ph[np] = x, pt[np++] = d->at[i];
+	pl[np] = x, ph[np] = y, pt[np++] = f;
+	if (i < j && d->hi[j - 1] > y)
+		pl[np] = y, ph[np] = d->hi[j - 1], pt[np++] = d->at[j - 1];
+	size_t tail = (size_t)(d->ni - j);
+	memmove(d->lo + i + np, d->lo + j, tail * sizeof *d->lo);
+	memmove(d->hi + i + np, d->hi + j, tail * sizeof *d->hi);
+	memmove(d->at + i + np, d->at + j, tail * sizeof *d->at);
+	for (int32_t k = 0; k < np; k++)
+		d->lo[i + k] = pl[k], d->hi[i + k] = ph[k], d->at[i + k] = pt[k];
+	d->ni = i + np + (int32_t)tail;
+	DS_ASSERT(rdy_sorted(d));
 }
 
 /* When [x, x + size) is ready, or -1 when a live occupancy holds part of
@@ -607,6 +629,7 @@ static int64_t rdy_window(rt *r, const rdy *d, int64_t x, int64_t size,
 {
 	if (x < 0 || x + size > cap)
 		return -1;
+	/* counted as a scan of every range, as RT_READY_WORK was measured */
 	r->work += d->nlive + d->ni;
 	for (int32_t k = 0; k < d->nlive; k++) {
 		int32_t p = d->live[k];
@@ -614,36 +637,82 @@ static int64_t rdy_window(rt *r, const rdy *d, int64_t x, int64_t size,
 		    x < d->off[p] + r->g->buf_size[r->oc_buf[p]])
 			return -1;
 	}
+	int32_t lo = 0, hi = d->ni; /* the first range ending after x */
+	while (lo < hi) {
+		int32_t mid = lo + (hi - lo) / 2;
+		if (d->hi[mid] <= x)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
 	int64_t t = 0;
-	for (int32_t j = 0; j < d->ni; j++)
-		if (d->lo[j] < x + size && x < d->hi[j] && d->at[j] > t)
+	for (int32_t j = lo; j < d->ni && d->lo[j] < x + size; j++)
+		if (d->at[j] > t)
 			t = d->at[j];
 	return t;
 }
 
-/* Occupancy o at the window ready first (the lowest on ties) among those
- * at the memory's ends, beside a live occupancy or at a range's ends;
- * false when none is free. */
-static bool rdy_place(rt *r, rdy *d, int32_t o, int64_t cap)
+/* The width of the free run of addresses around [x, x + size) among
+ * the live occupancies (a window rdy_window found free). */
+static int64_t rdy_room(rt *r, const rdy *d, int64_t x, int64_t size,
+			int64_t cap)
+{
+	int64_t lo = 0, hi = cap;
+	for (int32_t k = 0; k < d->nlive; k++) {
+		int32_t p = d->live[k];
+		int64_t a = d->off[p], b = a + r->g->buf_size[r->oc_buf[p]];
+		if (b <= x && b > lo)
+			lo = b;
+		if (a >= x + size && a < hi)
+			hi = a;
+	}
+	return hi - lo;
+}
+
+/* Candidate c of rdy_place for a window of size bytes: the memory's
+ * ends, then beside each live occupancy and at each range's ends
+ * (rdy_ncand of them). */
+static int32_t rdy_ncand(const rdy *d)
+{
+	return 2 + 2 * (d->nlive + d->ni);
+}
+
+static int64_t rdy_cand(const rt *r, const rdy *d, int32_t c, int64_t size,
+			int64_t cap)
+{
+	if (c < 2)
+		return c ? cap - size : 0;
+	c -= 2;
+	if (c < 2 * d->nlive) {
+		int32_t p = d->live[c / 2];
+		return c % 2 ? d->off[p] - size
+			     : d->off[p] + r->g->buf_size[r->oc_buf[p]];
+	}
+	c -= 2 * d->nlive;
+	return c % 2 ? d->hi[c / 2] - size : d->lo[c / 2];
+}
+
+/* Occupancy o at one of rdy_cand's windows: with need < 0 the one ready
+ * first (the lowest on ties); else one ready by need in the narrowest
+ * free run (best fit keeps the wide runs for the larger buffers that
+ * follow), and the one ready first when none is; false when none is
+ * free. */
+static bool rdy_place(rt *r, rdy *d, int32_t o, int64_t cap, int64_t need)
 {
 	int64_t size = r->g->buf_size[r->oc_buf[o]];
-	int64_t best = -1, bt = INT64_MAX;
-	int32_t nc = 2 + 2 * (d->nlive + d->ni);
-	for (int32_t c = 0; c < nc; c++) {
-		int64_t x;
-		if (c < 2) {
-			x = c ? cap - size : 0;
-		} else if (c - 2 < 2 * d->nlive) {
-			int32_t p = d->live[(c - 2) / 2];
-			x = c % 2 ? d->off[p] - size
-				  : d->off[p] + r->g->buf_size[r->oc_buf[p]];
-		} else {
-			int32_t j = (c - 2 - 2 * d->nlive) / 2;
-			x = c % 2 ? d->hi[j] - size : d->lo[j];
-		}
+	int64_t best = -1, bk = INT64_MAX, bt = INT64_MAX;
+	for (int32_t c = 0, nc = rdy_ncand(d); c < nc; c++) {
+		int64_t x = rdy_cand(r, d, c, size, cap);
 		int64_t t = rdy_window(r, d, x, size, cap);
-		if (t >= 0 && (t < bt || (t == bt && x < best)))
-			best = x, bt = t;
+		if (t < 0)
+			continue;
+		/* the key: the width of a window ready by need, before any
+		 * not ready by then (cap + its ready time) */
+		int64_t k = t;
+		if (need >= 0)
+			k = t <= need ? rdy_room(r, d, x, size, cap) : cap + t;
+		if (k < bk || (k == bk && (t < bt || (t == bt && x < best))))
+			best = x, bk = k, bt = t;
 	}
 	if (best < 0)
 		return false;
@@ -653,11 +722,13 @@ static bool rdy_place(rt *r, rdy *d, int32_t o, int64_t cap)
 }
 
 /* Every occupancy of memory m, in the order they start (cur's), at the
- * window whose previous occupants finished first in the replay of the
- * plan the phase started from: a load then waits for the addresses freed
- * earliest, not for ones a late use still holds.  False when some finds
- * no window or the work budget runs out (the old offsets stay). */
-static bool rdy_memory(rt *r, rdy *d, int m)
+ * window whose previous occupants finished first in the times fin (the
+ * replay of the plan the phase started from): a load then waits for the
+ * addresses freed earliest, not for ones a late use still holds; with
+ * need, by rdy_place's rule for need.  False when some finds no window or
+ * the work budget runs out (the old offsets stay). */
+static bool rdy_memory(rt *r, rdy *d, int m, const int64_t *fin,
+		       const int64_t *need)
 {
 	const ds_graph *g = r->g;
 	const int64_t cap = g->caps.cap[m];
@@ -679,11 +750,11 @@ static bool rdy_memory(rt *r, rdy *d, int m)
 			d->live[k] = d->live[--d->nlive];
 			rdy_paint(d, d->off[o],
 				  d->off[o] + g->buf_size[r->oc_buf[o]],
-				  r->fin[v]);
+				  fin[v]);
 		}
 		o = r->occ_at[v];
 		if (o >= 0 && g->buf_mem[r->oc_buf[o]] == m &&
-		    !rdy_place(r, d, o, cap))
+		    !rdy_place(r, d, o, cap, need ? need[o] : -1))
 			return false;
 	}
 	return r->work < r->budget;
@@ -800,7 +871,7 @@ static bool rdy_offsets(rt *r, rdy *d, ds_plan *p)
 {
 	bool moved = false;
 	for (int m = 0; m < DS_NMEM; m++) {
-		if (!rdy_memory(r, d, m))
+		if (!rdy_memory(r, d, m, r->fin, NULL))
 			continue;
 		for (int32_t o = 0; o < r->nocc; o++)
 			if (r->g->buf_mem[r->oc_buf[o]] == m) {
@@ -825,6 +896,116 @@ static int rdy_keep_shorter(rt *r)
 	return rc;
 }
 
+/* ---- addresses by need ----
+ * The readiness placement ranks windows by the replay of the plan it
+ * starts from, whose times already hold the waits its addresses cause.
+ * This one asks, memory by memory, when each occupancy would be needed
+ * and would end if that memory's addresses made no node wait, and places
+ * the memory again by those times (rdy_place's rule for need: a window
+ * whose last occupants end by then, best fit).  Run by the pipeline on
+ * its finished plan (ds_retime_by_need).  Measured 2026-12-07 at default
+ * options against the pipeline without it: `dansched gen --kind conv`
+ * graphs of 1,000, 3,000 and 6,000 nodes, seeds 1 to 5, 0.57 to 3.74 %
+ * shorter on 8 of the 15 (conv 3,000 seed 4: 75,958 -> 73,120 cycles),
+ * none longer, and at L1=2048,UB=768 attention 3,000 seed 1 58,658 ->
+ * 58,502 and random 3,000 seed 3 67,918 -> 67,880, none longer;
+ * Matmul_Case1 905,937 -> 905,813; the other bundled graphs and
+ * 3,000-node random, attention and matmul graphs (seeds 1 to 3)
+ * unchanged.  With the window ready first instead (rdy_place's rule
+ * without need, on the same times) 5 of the 15 came out shorter, by
+ * less (conv 3,000 seed 4: 75,316). */
+
+/* cur replayed with memory m's occupancies at addresses of their own, m's
+ * capacity lifted for that replay alone (a graph copy sharing g's
+ * arrays): into tstart and tfin, *ok when it ran. */
+static int need_times(rt *r, int m, bool *ok)
+{
+	ds_graph g2 = *r->g;
+	int64_t off = 0;
+	rt_plan_copy(r->g, &r->cur, &r->trial);
+	for (int32_t o = 0; o < r->nocc; o++)
+		if (r->g->buf_mem[r->oc_buf[o]] == m) {
+			*rt_occ_offset(r, &r->trial, r->oc_s[o]) = off;
+			off += r->g->buf_size[r->oc_buf[o]];
+		}
+	*ok = false;
+	if (off == 0) /* m holds nothing */
+		return DS_OK;
+	if (off > g2.caps.cap[m])
+		g2.caps.cap[m] = off;
+	ds_replay_opts ro = {.start = r->tstart, .finish = r->tfin};
+	ds_figures f;
+	ds_err e2;
+	r->work += r->trial.len;
+	int rc = ds_replay(&g2, &r->trial, &ro, &f, &e2);
+	if (rc == DS_ENOMEM)
+		return ds_fail(r->e, DS_ENOMEM, "out of memory");
+	*ok = rc == DS_OK;
+	return DS_OK;
+}
+
+/* When occupancy o is first needed in the times start: a reload's own
+ * start (it writes the addresses), else the first start among its
+ * buffer's uses within the occupancy (INT64_MAX when none). */
+static int64_t occ_need(rt *r, int32_t o, const int64_t *start)
+{
+	const ds_graph *g = r->g;
+	int32_t v = r->oc_s[o], b = r->oc_buf[o];
+	if (v >= g->n)
+		return start[v];
+	int32_t end = r->oc_t[o] >= 0 ? r->pos[r->oc_t[o]] : r->total;
+	int64_t t = INT64_MAX;
+	r->work += g->user_off[b + 1] - g->user_off[b];
+	for (int32_t k = g->user_off[b]; k < g->user_off[b + 1]; k++) {
+		int32_t u = g->user[k];
+		if (r->pos[u] > r->pos[v] && r->pos[u] < end && start[u] < t)
+			t = start[u];
+	}
+	return t;
+}
+
+/* Memory m placed again by need: the trial is cur with m's new offsets,
+ * taken when it is shorter. */
+static int need_memory(rt *r, rdy *d, int m)
+{
+	bool ok;
+	int rc = need_times(r, m, &ok);
+	if (rc || !ok)
+		return rc;
+	for (int32_t o = 0; o < r->nocc; o++)
+		if (r->g->buf_mem[r->oc_buf[o]] == m)
+			d->need[o] = occ_need(r, o, r->tstart);
+	if (!rdy_memory(r, d, m, r->tfin, d->need))
+		return DS_OK;
+	rt_plan_copy(r->g, &r->cur, &r->trial);
+	bool moved = false;
+	for (int32_t o = 0; o < r->nocc; o++)
+		if (r->g->buf_mem[r->oc_buf[o]] == m) {
+			int64_t *q = rt_occ_offset(r, &r->trial, r->oc_s[o]);
+			moved |= *q != d->off[o];
+			*q = d->off[o];
+		}
+	return moved ? rdy_keep_shorter(r) : DS_OK;
+}
+
+/* The scratch of the readiness phase and the placement by need, from the
+ * run's arena. */
+static int rdy_alloc(rt *r, rdy *d)
+{
+	size_t no = (size_t)r->tmax + 1; /* occupancies: at most the nodes */
+	d->off = ds_arena_alloc(&r->a, no, sizeof *d->off);
+	d->live = ds_arena_alloc(&r->a, no, sizeof *d->live);
+	d->lo = ds_arena_alloc(&r->a, 2 * no, sizeof *d->lo);
+	d->hi = ds_arena_alloc(&r->a, 2 * no, sizeof *d->hi);
+	d->at = ds_arena_alloc(&r->a, 2 * no, sizeof *d->at);
+	d->run = ds_arena_alloc(&r->a, 2 * no, sizeof *d->run);
+	d->key = ds_arena_alloc(&r->a, no, sizeof *d->key);
+	d->need = ds_arena_alloc(&r->a, no, sizeof *d->need);
+	if (r->a.failed)
+		return ds_fail(r->e, DS_ENOMEM, "out of memory");
+	return DS_OK;
+}
+
 /* The readiness phase, after the local search: the reloads that follow
  * each other on their pipe in the order their data are needed, and every
  * memory placed again by readiness (rdy_memory); kept when the replay is
@@ -846,17 +1027,9 @@ static int rdy_keep_shorter(rt *r)
 int rt_ready_phase(rt *r)
 {
 	rdy d;
-	size_t no = (size_t)r->tmax + 1; /* occupancies: at most the nodes */
-	d.off = ds_arena_alloc(&r->a, no, sizeof *d.off);
-	d.live = ds_arena_alloc(&r->a, no, sizeof *d.live);
-	d.lo = ds_arena_alloc(&r->a, 2 * no, sizeof *d.lo);
-	d.hi = ds_arena_alloc(&r->a, 2 * no, sizeof *d.hi);
-	d.at = ds_arena_alloc(&r->a, 2 * no, sizeof *d.at);
-	d.run = ds_arena_alloc(&r->a, 2 * no, sizeof *d.run);
-	d.key = ds_arena_alloc(&r->a, no, sizeof *d.key);
-	if (r->a.failed)
-		return ds_fail(r->e, DS_ENOMEM, "out of memory");
-	int rc = rt_refresh(r);
+	int rc = rdy_alloc(r, &d);
+	if (rc == DS_OK)
+		rc = rt_refresh(r);
 	if (rc)
 		return rc;
 	rt_plan_copy(r->g, &r->cur, &r->trial);
@@ -867,4 +1040,15 @@ int rt_ready_phase(rt *r)
 	if (sorted && (rc = rdy_swap(r))) /* back: trial the sorted one */
 		return rc;
 	return sorted || moved ? rdy_keep_shorter(r) : DS_OK;
+}
+
+int rt_need_phase(rt *r)
+{
+	rdy d;
+	int rc = rdy_alloc(r, &d);
+	if (rc == DS_OK)
+		rc = rt_refresh(r);
+	for (int m = 0; m < DS_NMEM && rc == DS_OK; m++)
+		rc = need_memory(r, &d, m);
+	return rc;
 }

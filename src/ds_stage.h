@@ -343,6 +343,17 @@ typedef struct ds_retime_opts {
 int ds_retime(const ds_graph *g, const ds_plan *in, const ds_retime_opts *o,
 	      ds_plan *out, ds_err *e);
 
+/* From a full valid plan, the same plan with each memory's offsets placed
+ * again by need where that replays shorter (ds_retime.c: the addresses
+ * whose last occupants end by the time each occupancy is first needed,
+ * in the plan replayed with that memory's reuse edges lifted); a copy of
+ * the input when nothing is shorter.  The order, spills, traffic and
+ * peak_vstay stay; o may be NULL (only its size_nodes is read).
+ * DS_EPLAN when the input plan is invalid, DS_EINPUT when it has no
+ * offsets or no nodes. */
+int ds_retime_by_need(const ds_graph *g, const ds_plan *in,
+		      const ds_retime_opts *o, ds_plan *out, ds_err *e);
+
 /* ---- the tail's spills planned again (ds_replan.c) ---- */
 
 /* From a full plan p that ds_replay accepts, its spill lines sorted, and

@@ -122,6 +122,50 @@ static void placed_by_readiness(void **state)
 	ds_graph_free(g);
 }
 
+/* The placement by need alone (ds_retime_by_need).  reuse_graph with B
+ * at A's addresses: replayed with UB's reuse edges lifted, B's load is
+ * needed at cycle 100, when A's addresses are held until 1,100 and the
+ * other half is free: B goes there, 1,300 -> 1,100 cycles.  The plan it
+ * makes is placed the same again, and kept as it is.  ready_graph's plan
+ * of 1,400 cycles: B needed at 100 and D at 200 take the addresses X and
+ * A leave first, 1,300 as by readiness. */
+static void placed_by_need(void **state)
+{
+	(void)state;
+	ds_graph *g = must_load(reuse_graph);
+	const int32_t order[] = {0, 1, 2, 3, 4, 5, 6, 7};
+	const int64_t off[] = {0, 0};
+	ds_plan p = hand_plan(g, order, 8, off), q, q2;
+	ds_figures f;
+	ds_err e;
+	assert_int_equal(ds_retime_by_need(g, &p, NULL, &q, &e), DS_OK);
+	must_replay(g, &q, &f);
+	assert_int_equal(f.makespan, 1100);
+	assert_int_equal(q.offset[1], 512);
+	assert_int_equal(ds_retime_by_need(g, &q, NULL, &q2, &e), DS_OK);
+	assert_memory_equal(q2.offset, q.offset, 2 * sizeof *q.offset);
+	ds_plan_free(g->heap, &q2);
+	ds_plan_free(g->heap, &q);
+	free_plan(&p);
+	ds_graph_free(g);
+	g = must_load(ready_graph);
+	const int32_t order2[] = {0, 4, 1, 5, 2, 6, 3, 7,
+				  8, 9, 12, 13, 10, 11, 14, 15};
+	const int64_t off2[] = {0, 512, 0, 512};
+	p = hand_plan(g, order2, 16, off2);
+	assert_int_equal(ds_retime_by_need(g, &p, NULL, &q, &e), DS_OK);
+	must_replay(g, &q, &f);
+	assert_int_equal(f.makespan, 1300);
+	assert_int_equal(q.offset[2], 512); /* B at X's addresses */
+	assert_int_equal(q.offset[3], 0);   /* D at A's */
+	ds_plan none = {0, NULL, NULL, 0, NULL}; /* no plan: refused */
+	assert_int_equal(ds_retime_by_need(g, &none, NULL, &q2, &e),
+			 DS_EINPUT);
+	ds_plan_free(g->heap, &q);
+	free_plan(&p);
+	ds_graph_free(g);
+}
+
 /* Z (UB, 512, loaded by a COPY_IN: a reload costs 512 bytes) is used at
  * the start and at the very end; A and B as above, B at A's addresses,
  * so UB is full while A is.  No window is free for B; evicting Z (its
@@ -600,6 +644,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(reuse_edge_leaves),
 		cmocka_unit_test(placed_by_readiness),
+		cmocka_unit_test(placed_by_need),
 		cmocka_unit_test(eviction_within_cap),
 		cmocka_unit_test(eviction_gain_too_small),
 		cmocka_unit_test(eviction_issued_early),
