@@ -917,19 +917,24 @@ static int rdy_keep_shorter(rt *r)
 
 /* cur replayed with memory m's occupancies at addresses of their own, m's
  * capacity lifted for that replay alone (a graph copy sharing g's
- * arrays): into tstart and tfin, *ok when it ran. */
+ * arrays): into tstart and tfin, *ok when it ran (not when m holds
+ * nothing, nor when its occupancies side by side would pass
+ * DS_VALUE_MAX bytes). */
 static int need_times(rt *r, int m, bool *ok)
 {
 	ds_graph g2 = *r->g;
 	int64_t off = 0;
+	*ok = false;
 	rt_plan_copy(r->g, &r->cur, &r->trial);
 	for (int32_t o = 0; o < r->nocc; o++)
 		if (r->g->buf_mem[r->oc_buf[o]] == m) {
+			int64_t size = r->g->buf_size[r->oc_buf[o]];
+			if (off > DS_VALUE_MAX - size)
+				return DS_OK;
 			*rt_occ_offset(r, &r->trial, r->oc_s[o]) = off;
-			off += r->g->buf_size[r->oc_buf[o]];
+			off += size;
 		}
-	*ok = false;
-	if (off == 0) /* m holds nothing */
+	if (off == 0)
 		return DS_OK;
 	if (off > g2.caps.cap[m])
 		g2.caps.cap[m] = off;

@@ -166,6 +166,57 @@ static void placed_by_need(void **state)
 	ds_graph_free(g);
 }
 
+/* 1,100 buffers of 2^53 bytes (DS_VALUE_MAX) in UB, one after another:
+ * side by side they would pass any int64_t, so the placement by need
+ * leaves UB as it is (the sanitizer build checks that nothing overflows
+ * on the way). */
+static void by_need_huge_buffers(void **state)
+{
+	(void)state;
+	enum { NB = 1100 };
+	size_t cap = (size_t)NB * 400 + 64, len = 0;
+	char *json = malloc(cap);
+	assert_non_null(json);
+	len += (size_t)snprintf(json + len, cap - len, "{\"Nodes\":[");
+	for (int b = 0; b < NB; b++)
+		len += (size_t)snprintf(
+			json + len, cap - len,
+			"%s{\"Id\":%d,\"Op\":\"ALLOC\",\"BufId\":%d,"
+			"\"Size\":9007199254740992,\"Type\":\"UB\"},"
+			"{\"Id\":%d,\"Op\":\"COPY_IN\",\"Pipe\":\"MTE2\","
+			"\"Cycles\":5,\"Bufs\":[%d]},{\"Id\":%d,\"Op\":"
+			"\"FREE\",\"BufId\":%d,\"Size\":9007199254740992,"
+			"\"Type\":\"UB\"}",
+			b ? "," : "", 3 * b, b, 3 * b + 1, b, 3 * b + 2, b);
+	len += (size_t)snprintf(json + len, cap - len, "],\"Edges\":[");
+	for (int b = 0; b < NB; b++)
+		len += (size_t)snprintf(json + len, cap - len, "%s[%d,%d],[%d,%d]",
+					b ? "," : "", 3 * b, 3 * b + 1,
+					3 * b + 1, 3 * b + 2);
+	assert_true(len + 3 <= cap); /* room was enough all along */
+	snprintf(json + len, cap - len, "]}");
+	ds_caps caps;
+	ds_caps_default(&caps);
+	caps.cap[DS_UB] = (int64_t)1 << 53;
+	ds_graph *g = NULL;
+	ds_err e;
+	assert_int_equal(load_caps(json, &caps, &g, &e), DS_OK);
+	free(json);
+	int32_t order[3 * NB];
+	int64_t off[NB];
+	for (int32_t v = 0; v < 3 * NB; v++)
+		order[v] = v;
+	memset(off, 0, sizeof off);
+	ds_plan p = hand_plan(g, order, 3 * NB, off), q;
+	assert_int_equal(ds_retime_by_need(g, &p, NULL, &q, &e), DS_OK);
+	ds_figures f;
+	must_replay(g, &q, &f);
+	assert_int_equal(f.makespan, 5 * NB);
+	ds_plan_free(g->heap, &q);
+	free_plan(&p);
+	ds_graph_free(g);
+}
+
 /* Z (UB, 512, loaded by a COPY_IN: a reload costs 512 bytes) is used at
  * the start and at the very end; A and B as above, B at A's addresses,
  * so UB is full while A is.  No window is free for B; evicting Z (its
@@ -645,6 +696,7 @@ int main(void)
 		cmocka_unit_test(reuse_edge_leaves),
 		cmocka_unit_test(placed_by_readiness),
 		cmocka_unit_test(placed_by_need),
+		cmocka_unit_test(by_need_huge_buffers),
 		cmocka_unit_test(eviction_within_cap),
 		cmocka_unit_test(eviction_gain_too_small),
 		cmocka_unit_test(eviction_issued_early),
