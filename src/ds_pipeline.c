@@ -557,6 +557,14 @@ static int group_floor(const ds_graph *g, const ds_run_opts *o,
 			       &took, e);
 }
 
+/* need_floor on graphs of at most this many nodes (the six bundled
+ * graphs have up to 36,086): on `dansched gen --kind matmul --nodes
+ * 1000000` it took the plan from 46.3 to 55.2 s for the same makespan
+ * (its replays with a memory's reuse edges lifted, about one per memory,
+ * cost far more than its work budget counts; 2026-12-07, both under the
+ * same load). */
+#define NEED_MAX_NODES 50000
+
 /* The finished plan's memories placed again by need (ds_retime.c,
  * ds_retime_by_need), kept where shorter: last, and not on a part of a
  * larger graph (whose plan the larger one's is built on), so that no
@@ -569,7 +577,8 @@ static int need_floor(const ds_graph *g, const ds_run_opts *o,
 		      const ds_figures *df, ds_plan *out, ds_figures *f,
 		      ds_err *e)
 {
-	if (o->part) /* the whole graph's plan gets it */
+	/* a part: the whole graph's plan gets it */
+	if (o->part || ds_run_size(g, o) > NEED_MAX_NODES)
 		return DS_OK;
 	ds_plan q;
 	int rc = ds_retime_by_need(g, out, &o->retime, &q, e);
