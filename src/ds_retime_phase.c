@@ -865,21 +865,28 @@ static int rdy_swap(rt *r)
 	return rt_refresh(r);
 }
 
+/* Memory m's offsets as rdy_memory placed them (d->off) into p, whose
+ * occupancies are cur's; true when one moved. */
+static bool rdy_write(rt *r, const rdy *d, int m, ds_plan *p)
+{
+	bool moved = false;
+	for (int32_t k = r->mem_off[m]; k < r->mem_off[m + 1]; k++) {
+		int32_t o = r->bymem[k];
+		int64_t *q = rt_occ_offset(r, p, r->oc_s[o]);
+		moved |= *q != d->off[o];
+		*q = d->off[o];
+	}
+	return moved;
+}
+
 /* The offsets of every memory placed by rdy_memory into p (whose
  * occupancies are cur's); true when one moved. */
 static bool rdy_offsets(rt *r, rdy *d, ds_plan *p)
 {
 	bool moved = false;
-	for (int m = 0; m < DS_NMEM; m++) {
-		if (!rdy_memory(r, d, m, r->fin, NULL))
-			continue;
-		for (int32_t o = 0; o < r->nocc; o++)
-			if (r->g->buf_mem[r->oc_buf[o]] == m) {
-				int64_t *q = rt_occ_offset(r, p, r->oc_s[o]);
-				moved |= *q != d->off[o];
-				*q = d->off[o];
-			}
-	}
+	for (int m = 0; m < DS_NMEM; m++)
+		if (rdy_memory(r, d, m, r->fin, NULL))
+			moved |= rdy_write(r, d, m, p);
 	return moved;
 }
 
@@ -926,14 +933,14 @@ static int need_times(rt *r, int m, bool *ok)
 	int64_t off = 0;
 	*ok = false;
 	rt_plan_copy(r->g, &r->cur, &r->trial);
-	for (int32_t o = 0; o < r->nocc; o++)
-		if (r->g->buf_mem[r->oc_buf[o]] == m) {
-			int64_t size = r->g->buf_size[r->oc_buf[o]];
-			if (off > DS_VALUE_MAX - size)
-				return DS_OK;
-			*rt_occ_offset(r, &r->trial, r->oc_s[o]) = off;
-			off += size;
-		}
+	for (int32_t k = r->mem_off[m]; k < r->mem_off[m + 1]; k++) {
+		int32_t o = r->bymem[k];
+		int64_t size = r->g->buf_size[r->oc_buf[o]];
+		if (off > DS_VALUE_MAX - size)
+			return DS_OK;
+		*rt_occ_offset(r, &r->trial, r->oc_s[o]) = off;
+		off += size;
+	}
 	if (off == 0)
 		return DS_OK;
 	if (off > g2.caps.cap[m])
@@ -977,20 +984,12 @@ static int need_memory(rt *r, rdy *d, int m)
 	int rc = need_times(r, m, &ok);
 	if (rc || !ok)
 		return rc;
-	for (int32_t o = 0; o < r->nocc; o++)
-		if (r->g->buf_mem[r->oc_buf[o]] == m)
-			d->need[o] = occ_need(r, o, r->tstart);
+	for (int32_t k = r->mem_off[m]; k < r->mem_off[m + 1]; k++)
+		d->need[r->bymem[k]] = occ_need(r, r->bymem[k], r->tstart);
 	if (!rdy_memory(r, d, m, r->tfin, d->need))
 		return DS_OK;
 	rt_plan_copy(r->g, &r->cur, &r->trial);
-	bool moved = false;
-	for (int32_t o = 0; o < r->nocc; o++)
-		if (r->g->buf_mem[r->oc_buf[o]] == m) {
-			int64_t *q = rt_occ_offset(r, &r->trial, r->oc_s[o]);
-			moved |= *q != d->off[o];
-			*q = d->off[o];
-		}
-	return moved ? rdy_keep_shorter(r) : DS_OK;
+	return rdy_write(r, d, m, &r->trial) ? rdy_keep_shorter(r) : DS_OK;
 }
 
 /* The scratch of the readiness phase and the placement by need, from the
