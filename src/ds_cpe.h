@@ -72,6 +72,12 @@
  * it waits for the frontier to come closer.  128: ms 2317869, s 1.52;
  * 512: ms 2317198, s 1.62. */
 #define CPE_MAX_RESERVED 256
+/* The gang mode (ds_cpe.c) runs on graphs of at most this many nodes:
+ * run at the default effort on the six bundled graphs, it cost Conv_Case1
+ * (36,086 nodes) 11 % more instructions and Matmul_Case1 (30,976) 7 %
+ * (callgrind, 2026-12-07), neither plan shorter for it; the generated
+ * graphs it shortened have 800 to 5,000 nodes. */
+#define CPE_GANG_MAX_NODES 20000
 
 /* edge types: order only, timed, the address-reuse edges of the fixed
  * mode (timed) */
@@ -104,6 +110,9 @@ typedef struct cpe {
 
 	/* constraint graph of the backbone, CSR by source and by target */
 	bool online; /* offsets chosen while scheduling, no reuse edges */
+	bool gang;   /* online, gang mode: see cl_gather_gang */
+	bool relax_now; /* placing a gang: windows of the memories that do
+			   not stay ignore the backbone's reservations */
 	int64_t ne, cape;
 	int32_t *es, *ed;
 	uint8_t *et;
@@ -152,6 +161,10 @@ typedef struct cpe {
 	int32_t *npend, *nparked;
 	int64_t *avail, *start, *fin;
 	int32_t *stack, *tmp;
+	/* gang mode: the operations of the gangs placed, issued first on
+	 * their pipes (cl_try_committed); the anchor of the gang gathered */
+	int32_t *commit, ncommit, gang_w;
+	uint8_t *committed;
 	ds_heapq *waiting, *ready; /* per pipe: by avail time, by rank */
 	int64_t *pfree;		   /* per pipe: when it is free again */
 	int32_t *fstack;	   /* reverse pass: nodes ready to go */
@@ -172,7 +185,8 @@ typedef struct cpe {
 	int32_t *occ_mark;
 	int64_t *vacated;    /* online: when a start's window was vacated */
 	int32_t *blocker;    /* online: what kept it off its backbone window */
-	int64_t *alt_ver;    /* online: mver when no other window was found */
+	int64_t *alt_ver;    /* online: 2 mver (+1 with the reservations
+				lifted) when no other window was found */
 	int64_t *alt_retry;  /* online: and when more memory gets vacated */
 	int64_t mver[DS_NMEM];	/* online: occupancies begun or ended */
 	int64_t mlast[DS_NMEM]; /* online: latest end time so far */

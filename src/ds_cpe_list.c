@@ -8,10 +8,13 @@
  * c->fin, with the guard's vstay within c->limit when c->guard_on; online,
  * also the offsets c->off, c->soff and the dropped spills c->elided (the
  * rules of ds_cpe_mem.c); or *ok false when stuck, which those rules rule
- * out.  cl_need_keys and cl_simulate_back only give priorities (c->key).
+ * out except in gang mode (see "gangs" below).  cl_need_keys and
+ * cl_simulate_back only give priorities (c->key).
  * Cost: per simulation O((N + E) log N), each decision trying at most
  * CPE_MAX_TRIES candidates (plus their placement, ds_cpe_mem.c); the
- * guard O(log N) per node issued. */
+ * guard O(log N) per node issued; in gang mode, per candidate, O(its
+ * gang's users and predecessors), and per decision O(the committed list,
+ * at most the operations of the gangs placed and not yet issued). */
 #include "ds_cpe.h"
 
 #include <string.h>
@@ -326,15 +329,146 @@ static void cl_gather_parked(cpe *c, int32_t v, int32_t *k)
 	}
 }
 
+/* ---- gangs ----
+ * The online mode keeps the backbone's next operation issuable by
+ * reserving, for each backbone occupancy still to start, its addresses
+ * against later ones (ds_cpe_mem.c).  In the small memories that do not
+ * stay (L0A/L0B/L0C here), that keeps their occupancies in the backbone's
+ * order: a product whose operands are loaded and whose result is needed
+ * waits behind an earlier one whose input is still being computed
+ * (generated attention graphs: the P.V products of one head, waiting for
+ * its softmax, hold back the next head's Q.K^T).  The gang mode lifts
+ * the reservations for a gang: an operation w that ends every occupancy
+ * of a memory that does not stay that candidate u starts (its last user
+ * in backbone order) and that can run as soon as memory allows (each
+ * predecessor issued, a parked ALLOC, u, or an operation ready but for
+ * its ALLOCs).  Then every such occupancy that w and those operations
+ * start is placed with u's, all or none, and they go first on their
+ * pipes.  Only memories that do not stay are taken ahead: with a gang's
+ * L1 accumulator placed early too, the vstay guard held back the loads
+ * its operation waited for, and most of Conv_Case0's passes got stuck.
+ * They can still get stuck (a gang holds what the frontier operation
+ * needs, which waits for memory the gang's operation needs): the pass
+ * then gives no plan. */
+
+/* Is operation s ready but for memory: every predecessor issued or a
+ * parked ALLOC? */
+static bool cl_ready_but_memory(const cpe *c, int32_t s)
+{
+	for (int32_t j = c->p_off[s]; j < c->p_off[s + 1]; j++) {
+		int32_t a = c->p_adj[j];
+		if (c->state[a] != S_ISSUED && c->state[a] != S_PARKED)
+			return false;
+	}
+	return true;
+}
+
+/* The last user, in backbone order, of buffer b. */
+static int32_t cl_last_user(const cpe *c, int32_t b)
+{
+	const ds_graph *g = c->g;
+	int32_t last = -1;
+	for (int32_t j = g->user_off[b]; j < g->user_off[b + 1]; j++)
+		if (last < 0 || c->pos[g->user[j]] > c->pos[last])
+			last = g->user[j];
+	return last;
+}
+
+/* The one operation that ends every occupancy of a memory that does not
+ * stay among the parked ALLOCs tmp[0..k), or -1 (none, or more than
+ * one). */
+static int32_t cl_gang_anchor(const cpe *c, int32_t k)
+{
+	int32_t w = -1;
+	for (int32_t i = 0; i < k; i++) {
+		int32_t a = c->tmp[i], b = c->nbuf[a];
+		if (c->kind[a] != K_ALLOC || ds_mem_stays(c->g->buf_mem[b]))
+			continue;
+		int32_t last = cl_last_user(c, b);
+		if (last < 0 || (w >= 0 && last != w))
+			return -1;
+		w = last;
+	}
+	return w;
+}
+
+/* Can anchor w run as soon as memory allows, once u is issued? */
+static bool cl_gang_ready(const cpe *c, int32_t u, int32_t w)
+{
+	for (int32_t j = c->p_off[w]; j < c->p_off[w + 1]; j++) {
+		int32_t a = c->p_adj[j];
+		if (a == u || c->state[a] == S_ISSUED || c->state[a] == S_PARKED)
+			continue;
+		if (c->kind[a] != K_OP || !cl_ready_but_memory(c, a))
+			return false;
+	}
+	return true;
+}
+
+/* Gang mode: u's gang's parked ALLOCs (its anchor's and those of the
+ * anchor's other predecessors not issued) join u's in tmp (from *k on),
+ * c->gang_w the anchor; true then.  False, *k as it was, when u has no
+ * gang or the gang would take memory that stays. */
+static bool cl_gather_gang(cpe *c, int32_t u, int32_t *k)
+{
+	if (!c->gang)
+		return false;
+	int32_t w = cl_gang_anchor(c, *k);
+	if (w < 0 || w == u || c->state[w] == S_ISSUED ||
+	    !cl_gang_ready(c, u, w))
+		return false;
+	const int32_t k0 = *k;
+	for (int32_t j = c->p_off[w]; j < c->p_off[w + 1]; j++) {
+		int32_t a = c->p_adj[j];
+		if (a != u && c->kind[a] == K_OP && c->state[a] != S_ISSUED)
+			cl_gather_parked(c, a, k);
+	}
+	cl_gather_parked(c, w, k);
+	for (int32_t i = k0; i < *k; i++) {
+		int32_t a = c->tmp[i];
+		if (c->kind[a] != K_ALLOC ||
+		    ds_mem_stays(c->g->buf_mem[c->nbuf[a]])) {
+			*k = k0;
+			return false;
+		}
+	}
+	c->gang_w = w;
+	return true;
+}
+
+/* v on the committed list, once. */
+static void cl_commit(cpe *c, int32_t v)
+{
+	if (c->committed[v])
+		return;
+	c->committed[v] = 1;
+	c->commit[c->ncommit++] = v;
+}
+
+/* A gang placed with u: its anchor and the anchor's other operations not
+ * issued yet go on the committed list. */
+static void cl_commit_gang(cpe *c, int32_t u)
+{
+	const int32_t w = c->gang_w;
+	for (int32_t j = c->p_off[w]; j < c->p_off[w + 1]; j++) {
+		int32_t a = c->p_adj[j];
+		if (a != u && c->kind[a] == K_OP && c->state[a] != S_ISSUED)
+			cl_commit(c, a);
+	}
+	cl_commit(c, w);
+}
+
 /* Can candidate u be issued at time t?  Its occupancy starts (its parked
  * ALLOCs, itself if a SPILL_IN) must pass the guard and, online, find
- * memory vacated by t, where they are then placed.  tmp[0..*k) gets the
- * parked ALLOCs in issue order. */
+ * memory vacated by t, where they are then placed; in gang mode with
+ * u's gang's (cl_gather_gang).  tmp[0..*k) gets the parked ALLOCs in
+ * issue order. */
 static int cl_try_candidate(cpe *c, int32_t u, int64_t t, int32_t *k, bool *ok)
 {
 	*k = 0;
 	c->stamp++;
 	cl_gather_parked(c, u, k);
+	const bool gang = cl_gather_gang(c, u, k);
 	/* in backbone order: a topological order of them too, and one that
 	 * does not depend on the order of the edges */
 	for (int32_t i = 1; i < *k; i++)
@@ -349,9 +483,14 @@ static int cl_try_candidate(cpe *c, int32_t u, int64_t t, int32_t *k, bool *ok)
 	if (c->kind[u] == K_SIN)
 		set[ns++] = u;
 	*ok = cl_guard_allows(c, set, ns);
-	if (*ok && c->online)
-		return cm_place_now(c, set, ns, t, ok);
-	return DS_OK;
+	if (!*ok || !c->online)
+		return DS_OK;
+	c->relax_now = gang;
+	int rc = cm_place_now(c, set, ns, t, ok);
+	c->relax_now = false;
+	if (rc == DS_OK && *ok && gang)
+		cl_commit_gang(c, u);
+	return rc;
 }
 
 /* The backbone's first operation not issued yet.  Everything before it in
@@ -546,6 +685,35 @@ static int cl_drop(cpe *c, int32_t v)
 	return cl_drain_frees(c);
 }
 
+/* Gang mode: of the committed operations of pipe p ready by time t, the
+ * first in backbone order that can be issued (*v, its parked ALLOCs in
+ * tmp[0..*k)), or *v -1; the issued ones leave the list. */
+static int cl_try_committed(cpe *c, int32_t p, int64_t t, int32_t *v,
+			    int32_t *k)
+{
+	int32_t n = 0, best = -1;
+	for (int32_t i = 0; i < c->ncommit; i++) {
+		int32_t a = c->commit[i];
+		if (c->state[a] == S_ISSUED)
+			continue;
+		c->commit[n++] = a;
+		if (c->pipe[a] == p && c->state[a] == S_QUEUED &&
+		    c->avail[a] <= t && (best < 0 || c->pos[a] < c->pos[best]))
+			best = a;
+	}
+	c->ncommit = n;
+	*v = -1;
+	if (best < 0)
+		return DS_OK;
+	bool ok, gang = c->gang;
+	c->gang = false; /* its gang is placed: no other */
+	int rc = cl_try_candidate(c, best, t, k, &ok);
+	c->gang = gang;
+	if (rc == DS_OK && ok)
+		*v = best;
+	return rc;
+}
+
 /* Tries to issue the best candidate of idle pipe p at time t (*done when
  * something was issued): the ready candidates in rank order, else the
  * frontier operation. */
@@ -553,6 +721,15 @@ static int cl_issue_on_pipe(cpe *c, int32_t p, int64_t t, bool *done)
 {
 	int rc;
 	cl_promote(c, p, t);
+	if (c->ncommit > 0) {
+		int32_t v, k;
+		if ((rc = cl_try_committed(c, p, t, &v, &k)))
+			return rc;
+		if (v >= 0) {
+			*done = true;
+			return cl_issue_picked(c, p, t, v, k);
+		}
+	}
 	cl_pick pk = {.g = cl_frontier_op(c), .v = -1, .k = 0, .drop = -1};
 	if ((rc = cl_scan_ready(c, &c->ready[p], t, &pk)))
 		return rc;
@@ -579,7 +756,9 @@ static void cl_reset(cpe *c)
 		c->mark[v] = 0;
 		c->blocker[v] = -1;
 		c->alt_ver[v] = -1;
+		c->committed[v] = 0;
 	}
+	c->ncommit = 0;
 	c->stamp = 0;
 	for (int32_t p = 0; p < c->npipes; p++) {
 		c->waiting[p].n = 0;
@@ -630,7 +809,8 @@ static int64_t cl_next_event(const cpe *c, int64_t t)
 /* Non-delay list scheduling of the whole plan over the backbone's
  * constraint graph: c->out gets the order, c->start and c->fin the times
  * (the replay's, or later ones), online also c->off and c->soff.  *ok is
- * false if the simulation gets stuck, which the rules above rule out. */
+ * false if the simulation gets stuck, which the rules above rule out but
+ * in gang mode. */
 int cl_simulate(cpe *c, bool *ok)
 {
 	const int32_t T = c->total;
@@ -659,7 +839,7 @@ int cl_simulate(cpe *c, bool *ok)
 			break;
 		t = cl_next_event(c, t);
 		if (t == INT64_MAX)
-			c->stuck = true; /* cannot happen; refused if it does */
+			c->stuck = true; /* gang mode only; refused */
 	}
 	*ok = !c->stuck;
 	return DS_OK;

@@ -317,10 +317,18 @@ static int32_t cm_unstarted_until(cpe *c, int m, int32_t until)
 	return k;
 }
 
+/* Are the backbone's reservations lifted for v's memory?  While a gang
+ * is placed (cl_gather_gang), for the memories that do not stay. */
+static bool cm_lifted(const cpe *c, int32_t v)
+{
+	return c->relax_now && !ds_mem_stays(c->g->buf_mem[c->nbuf[v]]);
+}
+
 /* Online: may the occupancy v starts take its backbone window at time t?
  * The window must be free and vacated by t, and no backbone occupancy
  * that comes before v's and overlaps it may be still to start (that one
- * needs the window first). */
+ * needs the window first), unless the reservations are lifted
+ * (cm_lifted). */
 bool cm_bb_window_ok(cpe *c, int32_t v, int64_t t, int64_t *last)
 {
 	int m = c->g->buf_mem[c->nbuf[v]];
@@ -328,6 +336,8 @@ bool cm_bb_window_ok(cpe *c, int32_t v, int64_t t, int64_t *last)
 	int64_t lo = c->bo_lo[me], hi = c->bo_hi[me];
 	if (!cm_window_at(c, &c->sm[m], lo, hi - lo, last) || *last > t)
 		return false;
+	if (cm_lifted(c, v))
+		return true;
 	/* the occupancy that stood in the way last time often still does */
 	int32_t bl = c->blocker[v], seen = 0;
 	if (bl >= 0 && !c->bo_started[bl])
@@ -484,7 +494,8 @@ static int64_t cm_alt_window(cpe *c, int32_t v, const ds_segmap *s,
 			     int64_t *last_out)
 {
 	int32_t n = cm_free_runs(c, s, size);
-	n = cm_minus_reserved(c, v, n, size, until);
+	if (!cm_lifted(c, v))
+		n = cm_minus_reserved(c, v, n, size, until);
 	return n < 0 ? -1 : cm_tightest(c, s, n, size, t, last_out);
 }
 
@@ -537,13 +548,17 @@ static int64_t cm_window_for(cpe *c, int32_t v, int64_t t, int64_t *last)
 	if (cm_bb_window_ok(c, v, t, last))
 		return c->bo_lo[me];
 	/* no other window either, unless memory m changed or time vacated
-	 * more of it since the last try */
+	 * more of it since the last try, or the last try was not as free
+	 * (alt_ver is 2 mver, plus 1 when it lifted the reservations) */
+	const bool lifted = cm_lifted(c, v);
+	const int64_t seen = c->alt_ver[v]; /* -1: no try yet */
 	int64_t x = -1;
-	if (c->alt_ver[v] != c->mver[m] || t >= c->alt_retry[v])
+	if (seen < 0 || seen / 2 != c->mver[m] || t >= c->alt_retry[v] ||
+	    (lifted && seen % 2 == 0))
 		x = cm_alt_window(c, v, &c->sm[m], g->buf_size[b], t,
 				  c->bo_e[me], last);
 	if (x < 0) {
-		c->alt_ver[v] = c->mver[m];
+		c->alt_ver[v] = 2 * c->mver[m] + lifted;
 		c->alt_retry[v] = c->mlast[m] > t ? c->mlast[m] : INT64_MAX;
 	}
 	return x;
