@@ -8,8 +8,10 @@
  * Guarantees: an occupancy placed online is free and vacated when it
  * starts, and clear of the addresses backbone occupancies still to start
  * need before it ends (cm_bb_window_ok, cm_alt_window, cm_can_elide), so
- * the backbone's next operation stays issuable; cm_replace gives every
- * occupancy of the order built a free window, or *ok false.
+ * the backbone's next operation stays issuable, except that while a gang
+ * is placed (cm_lifted, ds_cpe_list.c) the memories that do not stay are
+ * only free and vacated; cm_replace gives every occupancy of the order
+ * built a free window, or *ok false.
  * Cost: per online placement attempt O(R D + S^2) (R <= CPE_MAX_RESERVED
  * backbone occupancies still to start, D their disjoint address
  * intervals, S the address segments of the memory); O(R) per spill
