@@ -389,7 +389,8 @@ MUTATIONS = [
     ("cpe: a gang's windows keep the backbone's reservations",
      "src/ds_cpe_mem.c",
      "\treturn c->relax_now && !ds_mem_stays(c->g->buf_mem[c->nbuf[v]]);",
-     "\treturn c->relax_now && 0;", ["test_pipeline"]),
+     "\treturn c->relax_now && !ds_mem_stays(c->g->buf_mem[c->nbuf[v]])"
+     " && 0;", ["test_pipeline"]),
     ("cpe: a gang's operations not issued first", "src/ds_cpe_list.c",
      "\tif (c->ncommit > 0) {", "\tif (c->ncommit > 0 && 0) {",
      ["test_pipeline"]),
