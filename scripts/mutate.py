@@ -396,7 +396,7 @@ MUTATIONS = [
      ["test_pipeline"]),
     ("cpe: a gang takes memory that stays too", "src/ds_cpe_list.c",
      "\t\tif (c->kind[a] != K_ALLOC ||\n\t\t    ds_mem_stays(",
-     "\t\tif (c->kind[a] != K_ALLOC ||\n\t\t    0 * ds_mem_stays(",
+     "\t\tif (c->kind[a] != K_ALLOC &&\n\t\t    ds_mem_stays(",
      ["test_pipeline"]),
     ("pipeline: the finished plan never placed by need", "src/ds_pipeline.c",
      "\tif (o->part || ds_run_size(g, o) > NEED_MAX_NODES)",
