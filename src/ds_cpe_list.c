@@ -405,6 +405,13 @@ static bool cl_gang_ready(const cpe *c, int32_t u, int32_t w)
 	return true;
 }
 
+/* Is a, a predecessor of u's gang's anchor, one of the gang's operations
+ * still to issue (u aside)? */
+static bool cl_gang_op(const cpe *c, int32_t u, int32_t a)
+{
+	return a != u && c->kind[a] == K_OP && c->state[a] != S_ISSUED;
+}
+
 /* Gang mode: u's gang's parked ALLOCs (its anchor's and those of the
  * anchor's other predecessors not issued) join u's in tmp (from *k on),
  * c->gang_w the anchor; true then.  False, *k as it was, when u has no
@@ -420,7 +427,7 @@ static bool cl_gather_gang(cpe *c, int32_t u, int32_t *k)
 	const int32_t k0 = *k;
 	for (int32_t j = c->p_off[w]; j < c->p_off[w + 1]; j++) {
 		int32_t a = c->p_adj[j];
-		if (a != u && c->kind[a] == K_OP && c->state[a] != S_ISSUED)
+		if (cl_gang_op(c, u, a))
 			cl_gather_parked(c, a, k);
 	}
 	cl_gather_parked(c, w, k);
@@ -452,7 +459,7 @@ static void cl_commit_gang(cpe *c, int32_t u)
 	const int32_t w = c->gang_w;
 	for (int32_t j = c->p_off[w]; j < c->p_off[w + 1]; j++) {
 		int32_t a = c->p_adj[j];
-		if (a != u && c->kind[a] == K_OP && c->state[a] != S_ISSUED)
+		if (cl_gang_op(c, u, a))
 			cl_commit(c, a);
 	}
 	cl_commit(c, w);
