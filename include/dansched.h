@@ -194,10 +194,9 @@ typedef struct dansched_options {
 				      times this, 0 to DANSCHED_EFFORT_MAX
 				      (0 or 1: the default); above 1, CPE
 				      also runs from the second-best
-				      backbone plan and runs its gang
-				      mode, and the default's plan is
-				      made too: the shorter is kept,
-				      never a longer one */
+				      backbone plan, and the default's
+				      plan is made too: the shorter is
+				      kept, never a longer one */
 	double traffic_budget_pct; /* the final plan may have this % more
 				      extra DDR traffic than DLR's, spent
 				      where it shortens the makespan

@@ -49,25 +49,25 @@
  *  - Fixed-mode orders are also re-placed afterwards (offsets whose
  *    previous occupants ended earliest), which takes reuse edges off the
  *    critical path for the next round.
- *  - With more effort (effort > 1), a third mode, "gang"
- *    (ds_cpe_list.c): online, but where an operation could run as soon
- *    as its operands in the memories that do not stay are placed, those
- *    occupancies are placed together past the backbone's reservations,
- *    so that products whose inputs are ready overtake earlier ones whose
- *    inputs are still being computed.  It runs in a call's first round,
- *    then in the next only after a round where it gave the best plan, on
- *    graphs of up to CPE_GANG_MAX_NODES.  Run at the default effort
+ *  - A third mode, "gang" (ds_cpe_list.c): online, but where an
+ *    operation could run as soon as its operands in the memories that
+ *    do not stay are placed, those occupancies are placed together past
+ *    the backbone's reservations, so that products whose inputs are
+ *    ready overtake earlier ones whose inputs are still being computed.
+ *    It runs in a call's first round, then in the next only after a
+ *    round where it gave the best plan, on graphs of up to
+ *    CPE_GANG_MAX_NODES.  Measured against the pipeline without it
  *    (2026-12-07, `dansched gen`, four kinds, 800 to 5,000 nodes, 60
- *    graphs, 96 runs at the default capacities and L1=2048,UB=768), it
- *    made 28 final plans shorter (matmul 3,000 seed 2 73,187 -> 70,162
- *    cycles, random 1,000 seed 1 20,036 -> 19,250) and 2 longer (up to
- *    0.34 %); also random 1,500 seed 6 27,731 -> 28,346 (the
- *    spill-separated uses pulled together, ds_window.c, no longer paid
- *    there) and Matmul_Case0 85,347 -> 85,415, the other five bundled
- *    graphs the same, for 6.5 % more instructions on the six (callgrind):
- *    beyond the six graphs' time limit (3.5 s, issue 14) and not never
- *    worse, so it runs with more effort, where the default's plan is
- *    made too and the shorter kept.
+ *    graphs, 96 runs at the default capacities and L1=2048,UB=768): 30
+ *    final plans shorter (matmul 3,000 seed 2 73,187 -> 70,074 cycles,
+ *    random 1,000 seed 1 20,036 -> 19,250, random 800 seed 6 at
+ *    L1=2048,UB=768 20,173 -> 19,450) and 2 longer (0.14 and 0.34 %);
+ *    also random 1,500 seed 6 27,731 -> 28,346 (CPE's plan is shorter,
+ *    28,406 -> 28,346, but the spill-separated uses pulled together,
+ *    ds_window.c, no longer pay there) and Matmul_Case0 85,347 -> 85,415
+ *    at 256 bytes less traffic, the other five bundled graphs the same;
+ *    2.4 % more instructions on the six (callgrind, 42.38 -> 43.38 G:
+ *    the two over CPE_GANG_MAX_NODES do not run it).
  * Every candidate is checked with ds_replay; the best valid one is kept.
  *
  * Cost, per pass: O((N + E) log N) for the constraint graph and the list
@@ -689,9 +689,8 @@ int ds_cpe(const ds_graph *g, const ds_plan *in, const ds_cpe_opts *o,
 	if (rc)
 		return rc;
 	cpe_budgets(&b, o);
-	b.gang_on = cpe_effort(o) > 1 &&
-		    ds_size_nodes(g, o ? o->size_nodes : 0) <=
-			    CPE_GANG_MAX_NODES;
+	b.gang_on = ds_size_nodes(g, o ? o->size_nodes : 0) <=
+		    CPE_GANG_MAX_NODES;
 	b.gang_due = true;
 
 	cpe c;
