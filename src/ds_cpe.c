@@ -62,10 +62,11 @@
  *    final plans shorter (matmul 3,000 seed 2 73,187 -> 70,074 cycles,
  *    random 1,000 seed 1 20,036 -> 19,250, random 800 seed 6 at
  *    L1=2048,UB=768 20,173 -> 19,450) and 2 longer (0.14 and 0.34 %);
- *    also random 1,500 seed 6 27,731 -> 28,346 (CPE's plan is shorter,
- *    28,406 -> 28,346, but the spill-separated uses pulled together,
- *    ds_window.c, no longer pay there) and Matmul_Case0 85,347 -> 85,415
- *    at 256 bytes less traffic, the other five bundled graphs the same;
+ *    also random 1,500 seed 6 27,731 -> 28,346 (its plan is its parts':
+ *    on the largest, the spill-separated uses pulled together,
+ *    ds_window.c, took CPE's 23,621 cycles to 23,328, and find nothing
+ *    on the gang mode's 23,422) and Matmul_Case0 85,347 -> 85,415 at 256
+ *    bytes less traffic, the other five bundled graphs the same;
  *    2.4 % more instructions on the six (callgrind, 42.38 -> 43.38 G:
  *    the two over CPE_GANG_MAX_NODES do not run it).
  * Every candidate is checked with ds_replay; the best valid one is kept.
