@@ -58,7 +58,7 @@
  *    round where it gave the best plan, on graphs of up to
  *    CPE_GANG_MAX_NODES.  Measured against the pipeline without it
  *    (2026-12-07, `dansched gen`, four kinds, 800 to 5,000 nodes, 60
- *    graphs, 96 runs at the default capacities and L1=2048,UB=768): 30
+ *    graphs, 120 runs at the default capacities and L1=2048,UB=768): 30
  *    final plans shorter (matmul 3,000 seed 2 73,187 -> 70,074 cycles,
  *    random 1,000 seed 1 20,036 -> 19,250, random 800 seed 6 at
  *    L1=2048,UB=768 20,173 -> 19,450) and 2 longer (0.14 and 0.34 %);
