@@ -459,7 +459,10 @@ static int keep_capped(const ds_graph *g, const ds_run_opts *o,
  * only a plan with no more traffic and spills than the final one:
  * Conv_Case0 at L1=4416 kept 434,583 cycles at 39,556 bytes (418,650
  * after the tail's search) against the chain's 404,941 at 39,936 at
- * budget 0, 380 bytes more but 2,211 under the cap; now 390,044.  The
+ * budget 0, 380 bytes more but 2,211 under the cap (it needs the rule
+ * no longer, since DLR's stage runs more starts in full); test_pipeline
+ * holds `--kind random --nodes 1000 --seed 7` at L1=1536,UB=640: 23,808
+ * cycles at 3,888 bytes, budget 0's plan, against 24,220 at 3,664.  The
  * floor runs after the parts (ds_parts_plan): kept in place of the
  * chain's plan alone, a shorter one lost to the plan of the parts that
  * the chain's own plan had yielded to (`--nodes 2000 --seed 4`: 49,004
