@@ -78,8 +78,9 @@
  * 196,554 at 27, 193,182 at 28, 189,810 at 29, 186,438 at 30; --peak 9
  * gives the same at 27 and 28 (2026-12-06, session 43).  Each late spill
  * costs 1,536 bytes, so the 546 bytes the plan leaves under the cap
- * (43,554, 5 % over DLR's 41,480) buy none: a 27th or 28th needs the
- * first layers' traffic (4,608 bytes) cut to 2,082 or 546.
+ * (43,554, 5 % over DLR's 41,480) buy none, and a 27th would need the
+ * first layers' traffic (4,608 bytes) cut to 2,082, below the 3,072 any
+ * plan spends there (README, "Figures").
  * dansched's plan spans 205,168 with 25 (187,942 to 393,110) and ends at
  * 394,888 (the last COPY_OUT).  The plan at 25 of --one-chain, run in a
  * full plan by scripts/late_layers_plan.py after the first layers of
