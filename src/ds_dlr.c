@@ -6,7 +6,10 @@
  * spill nodes inserted, one offset per buffer, the spills with their new
  * offsets), or DS_EINPUT when some operation's buffers cannot fit together
  * in a memory at all (ds_check_fits).  The plan is a pure function of the
- * graph and the input order; node Ids only break exact ties.
+ * graph and the input order; node Ids only break exact ties.  So with a
+ * memo (o->memo, made for g) an order asked again gets a copy of the plan
+ * made before, in O(N) (with asserts on, each entry's first reuse makes
+ * the plan again and checks that it is the same).
  *
  * Placement and spilling are ds_place's: best fit, so a buffer coming back
  * with SPILL_IN may land at a new offset (that is how the layout repacks);
@@ -364,6 +367,141 @@ static int dlr_run(dlr *d, ds_err *e)
 	return d->lite ? DS_OK : dlr_sched(d, e);
 }
 
+/* ---- the memo ---- */
+
+/* Entries kept at most; past it plans are made and not kept.  A run on
+ * Conv_Case0 keeps 62; the pipeline makes a memo for graphs of up to
+ * DS_FLOOR_MAX_NODES nodes (ds_pipeline.c), so that it holds 128 copies
+ * of an order and a plan of 20,000 nodes at most. */
+#define MEMO_MAX 128
+
+struct ds_dlr_memo {
+	const ds_graph *g;
+	int32_t n;
+	struct memo_entry {
+		uint64_t hash;
+		int64_t effort, size_nodes;
+		bool lite;
+		int32_t *order; /* the input order, n nodes */
+		ds_plan plan;
+#ifndef NDEBUG
+		bool checked; /* made again at its first reuse, and compared */
+#endif
+	} e[MEMO_MAX];
+};
+
+ds_dlr_memo *ds_dlr_memo_new(const ds_graph *g)
+{
+	ds_dlr_memo *m = ds_alloc(g->heap, 1, sizeof *m);
+	if (m)
+		m->g = g;
+	return m;
+}
+
+void ds_dlr_memo_free(ds_dlr_memo *m)
+{
+	if (!m)
+		return;
+	const ds_heap *h = m->g->heap;
+	for (int32_t i = 0; i < m->n; i++) {
+		ds_free(h, m->e[i].order);
+		ds_plan_free(h, &m->e[i].plan);
+	}
+	ds_free(h, m);
+}
+
+/* FNV-1a over the order's node ids. */
+static uint64_t memo_hash(const ds_graph *g, const int32_t *order)
+{
+	uint64_t h = UINT64_C(14695981039346656037);
+	for (int32_t i = 0; i < g->n; i++)
+		h = (h ^ (uint32_t)order[i]) * UINT64_C(1099511628211);
+	return h;
+}
+
+/* The entry for order under d's options (hash h), NULL when none. */
+static struct memo_entry *memo_find(ds_dlr_memo *m, const dlr *d,
+				    const int32_t *order, uint64_t h)
+{
+	for (int32_t i = 0; i < m->n; i++) {
+		struct memo_entry *x = &m->e[i];
+		if (x->hash == h && x->effort == d->effort &&
+		    x->size_nodes == d->size_nodes && x->lite == d->lite &&
+		    memcmp(x->order, order, (size_t)m->g->n * sizeof *order) == 0)
+			return x;
+	}
+	return NULL;
+}
+
+/* A copy of plan p kept for order (hash h) while there is room;
+ * DS_ENOMEM when the copy cannot be had (as every allocation failure is
+ * reported, test_api). */
+static int memo_put(ds_dlr_memo *m, const dlr *d, const int32_t *order,
+		    uint64_t h, const ds_plan *p, ds_err *e)
+{
+	const ds_graph *g = m->g;
+	if (m->n >= MEMO_MAX)
+		return DS_OK;
+	struct memo_entry *x = &m->e[m->n];
+	memset(x, 0, sizeof *x);
+	x->order = ds_alloc(g->heap, (size_t)g->n, sizeof *x->order);
+	int rc = x->order ? ds_plan_copy(g, p, &x->plan, e)
+			  : ds_fail(e, DS_ENOMEM, "out of memory");
+	if (rc) {
+		ds_free(g->heap, x->order);
+		return rc;
+	}
+	memcpy(x->order, order, (size_t)g->n * sizeof *order);
+	x->hash = h;
+	x->effort = d->effort;
+	x->size_nodes = d->size_nodes;
+	x->lite = d->lite;
+	m->n++;
+	return DS_OK;
+}
+
+#ifndef NDEBUG
+/* Are plans p and q the same?  (The spills field by field: ds_spill
+ * has padding.) */
+static bool plan_same(const ds_graph *g, const ds_plan *p, const ds_plan *q)
+{
+	if (p->len != q->len || p->nspill != q->nspill ||
+	    memcmp(p->order, q->order, (size_t)p->len * sizeof *p->order) ||
+	    memcmp(p->offset, q->offset, (size_t)g->nbuf * sizeof *p->offset))
+		return false;
+	for (int32_t k = 0; k < p->nspill; k++)
+		if (p->spill[k].buf != q->spill[k].buf ||
+		    p->spill[k].offset != q->spill[k].offset)
+			return false;
+	return true;
+}
+#endif
+
+static int dlr_make(dlr d, ds_plan *out, ds_err *e);
+
+/* The memo's copy of x's plan into *out; with asserts on, the first reuse
+ * of an entry makes the plan again and checks that it is the same (the
+ * memo rests on ds_dlr being a pure function). */
+static int memo_get(const dlr *d, struct memo_entry *x, ds_plan *out,
+		    ds_err *e)
+{
+	const ds_graph *g = d->g;
+#ifndef NDEBUG
+	if (!x->checked) {
+		x->checked = true;
+		ds_plan again;
+		int rc = dlr_make(*d, &again, e);
+		if (rc)
+			return rc;
+		DS_ASSERT(plan_same(g, &again, &x->plan));
+		ds_plan_free(g->heap, &again);
+	}
+#endif
+	return ds_plan_copy(g, &x->plan, out, e);
+}
+
+/* ---- the entry ---- */
+
 int ds_dlr(const ds_graph *g, const int32_t *order, const ds_dlr_opts *o,
 	   ds_plan *out, ds_err *e)
 {
@@ -373,14 +511,33 @@ int ds_dlr(const ds_graph *g, const int32_t *order, const ds_dlr_opts *o,
 		rc = ds_check_fits(g, e);
 	if (rc)
 		return rc;
-	const size_t n = (size_t)g->n, nb = (size_t)g->nbuf;
-	ds_arena a;
-	ds_arena_init(&a, g->heap);
 	dlr d = {.g = g,
 		 .order = order,
 		 .effort = o && o->effort > 0 ? o->effort : 1,
 		 .size_nodes = o ? o->size_nodes : 0,
 		 .lite = o && o->lite};
+	ds_dlr_memo *m = o && o->memo && o->memo->g == g ? o->memo : NULL;
+	if (!m)
+		return dlr_make(d, out, e);
+	const uint64_t h = memo_hash(g, order);
+	struct memo_entry *x = memo_find(m, &d, order, h);
+	if (x)
+		return memo_get(&d, x, out, e);
+	rc = dlr_make(d, out, e);
+	if (rc == DS_OK && (rc = memo_put(m, &d, order, h, out, e)))
+		ds_plan_free(g->heap, out);
+	return rc;
+}
+
+/* ds_dlr's plan made for d's graph, order and options (its other fields
+ * zero): the scratch from one arena, freed in one call. */
+static int dlr_make(dlr d, ds_plan *out, ds_err *e)
+{
+	const ds_graph *g = d.g;
+	const int32_t *order = d.order;
+	const size_t n = (size_t)g->n, nb = (size_t)g->nbuf;
+	ds_arena a;
+	ds_arena_init(&a, g->heap);
 	d.pos1 = ds_arena_alloc(&a, n, sizeof *d.pos1);
 	d.ord = ds_arena_alloc(&a, n, sizeof *d.ord);
 	d.anchor = ds_arena_alloc(&a, n, sizeof *d.anchor);
@@ -396,7 +553,8 @@ int ds_dlr(const ds_graph *g, const int32_t *order, const ds_dlr_opts *o,
 		d.pos1[order[i]] = i;
 	for (size_t i = 0; i < 2 * nb + 2; i++)
 		d.turns[i] = -1;
-	if ((rc = dlr_run(&d, e)) == DS_OK) {
+	int rc = dlr_run(&d, e);
+	if (rc == DS_OK) {
 		*out = d.b.plan;
 		d.b.have = false;
 	}

@@ -142,6 +142,7 @@ typedef struct dan_run {
 	ds_memo zero;		/* chain_final at budget 0 */
 	ds_memo timely;		/* DLR's timely plan (timely_offer) */
 	ds_memo stage[DS_NLADDER]; /* cpe_stage at ds_budget_ladder[i] */
+	ds_dlr_memo *dlr_memo; /* DLR's plans in this run (NULL: none) */
 } dan_run;
 
 static void dan_free(const ds_graph *g, dan_run *d)
@@ -155,6 +156,7 @@ static void dan_free(const ds_graph *g, dan_run *d)
 	ds_plan_free(g->heap, &d->timely.plan);
 	for (int i = 0; i < DS_NLADDER; i++)
 		ds_plan_free(g->heap, &d->stage[i].plan);
+	ds_dlr_memo_free(d->dlr_memo);
 }
 
 /* The one-live peak of order, INT64_MAX when it breaks the rule. */
@@ -784,12 +786,23 @@ static int floor_opts(const ds_run_opts *o, ds_run_opts alt[FLOORS_MAX])
 	return n;
 }
 
-/* MPAS, DLR and CPE with o (no floors), stopping after o's stage. */
-static int dan_chain(const ds_graph *g, const ds_run_opts *o, ds_plan *out,
-		     ds_figures *fig, ds_err *e)
+/* MPAS, DLR and CPE with o (no floors), stopping after o's stage; on
+ * graphs where the floors run, DLR's plans kept in the run's memo
+ * (d.dlr_memo): the backbones of CPE's chain and of the budget floor's
+ * place the same orders (Conv_Case0: 45 of 105 DLR runs; the six
+ * bundled graphs' plans in 42.28 G instructions instead of 43.37 G,
+ * callgrind, the same plans, 2026-12-07). */
+static int dan_chain(const ds_graph *g, const ds_run_opts *run_o,
+		     ds_plan *out, ds_figures *fig, ds_err *e)
 {
 	dan_run d;
 	memset(&d, 0, sizeof d);
+	if (ds_run_size(g, run_o) <= DS_FLOOR_MAX_NODES &&
+	    !(d.dlr_memo = ds_dlr_memo_new(g)))
+		return ds_fail(e, DS_ENOMEM, "out of memory");
+	ds_run_opts memo_o = *run_o;
+	memo_o.dlr.memo = d.dlr_memo;
+	const ds_run_opts *o = &memo_o;
 	ds_plan dlr;
 	memset(&dlr, 0, sizeof dlr);
 	int rc = dan_mpas(g, o, &d, fig, e);

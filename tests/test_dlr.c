@@ -15,7 +15,7 @@
  * the traffic under a measured bound, renumbered too, and plans one whose
  * chains read no inputs.  DLR's stage search (ds_dlr_stage.c) keeps no
  * more traffic than its one start's plan and refuses a start count out
- * of range. */
+ * of range.  DLR's memo gives back the plans DLR makes without it. */
 #include "test_util.h"
 
 #include "ds_dlr_stage.h"
@@ -1249,6 +1249,94 @@ static void out_of_memory(void **state)
 	free(json);
 }
 
+/* Are plans p and q the same, array for array? */
+static void assert_same_plan(const ds_graph *g, const ds_plan *p,
+			     const ds_plan *q)
+{
+	assert_int_equal(p->len, q->len);
+	assert_int_equal(p->nspill, q->nspill);
+	assert_memory_equal(p->order, q->order,
+			    (size_t)p->len * sizeof *p->order);
+	assert_memory_equal(p->offset, q->offset,
+			    (size_t)g->nbuf * sizeof *p->offset);
+	for (int32_t k = 0; k < p->nspill; k++) { /* ds_spill has padding */
+		assert_int_equal(p->spill[k].buf, q->spill[k].buf);
+		assert_int_equal(p->spill[k].offset, q->spill[k].offset);
+	}
+}
+
+/* ds_dlr with opts o (memo as given) into *p, which must equal ref when
+ * ref is not NULL. */
+static void dlr_with(const ds_graph *g, const int32_t *ord, ds_dlr_opts o,
+		     ds_dlr_memo *memo, const ds_plan *ref, ds_plan *p)
+{
+	ds_err e;
+	o.memo = memo;
+	if (ds_dlr(g, ord, &o, p, &e))
+		fail_msg("ds_dlr failed: %s", e.msg);
+	if (ref)
+		assert_same_plan(g, ref, p);
+}
+
+/* The memo: a plan asked again is the plan made without it (full and
+ * lite runs kept apart); a memo made for another graph is not used; out
+ * of memory, a run with a memo fails with DS_ENOMEM, leaking nothing, or
+ * returns the plan. */
+static void memo_same_plans(void **state)
+{
+	(void)state;
+	char *json = tiled_matmul_json(4, 4, 4, 512);
+	ds_graph *g = must_load(json), *other = must_load(chains_json);
+	int32_t *ord = free_first(g), *ord2 = free_first(other);
+	ds_dlr_opts full = {0}, lite = {.lite = true};
+	ds_plan ref, ref_lite, ref2, p;
+	dlr_with(g, ord, full, NULL, NULL, &ref);
+	dlr_with(g, ord, lite, NULL, NULL, &ref_lite);
+	dlr_with(other, ord2, full, NULL, NULL, &ref2);
+	ds_dlr_memo *memo = ds_dlr_memo_new(g);
+	assert_non_null(memo);
+	for (int k = 0; k < 3; k++) { /* made, then copied twice */
+		dlr_with(g, ord, full, memo, &ref, &p);
+		ds_plan_free(g->heap, &p);
+		dlr_with(g, ord, lite, memo, &ref_lite, &p);
+		ds_plan_free(g->heap, &p);
+		dlr_with(other, ord2, full, memo, &ref2, &p);
+		ds_plan_free(other->heap, &p);
+	}
+	ds_dlr_memo_free(memo);
+	for (long k = 1;; k++) { /* failures while made, kept and copied */
+		ds_faulty st = {k, 0, 0};
+		ds_heap fh = ds_heap_faulty(&st);
+		const ds_heap *keep = g->heap;
+		g->heap = &fh;
+		memo = ds_dlr_memo_new(g);
+		ds_dlr_opts o = {.memo = memo};
+		int rc = memo ? DS_OK : DS_ENOMEM;
+		for (int r = 0; r < 2 && rc == DS_OK; r++) {
+			ds_err e;
+			rc = ds_dlr(g, ord, &o, &p, &e);
+			if (rc == DS_OK) {
+				assert_same_plan(g, &ref, &p);
+				ds_plan_free(&fh, &p);
+			}
+		}
+		ds_dlr_memo_free(memo);
+		g->heap = keep;
+		assert_int_equal(st.live, 0);
+		if (rc == DS_OK)
+			break;
+		assert_int_equal(rc, DS_ENOMEM);
+	}
+	ds_plan_free(g->heap, &ref);
+	ds_plan_free(g->heap, &ref_lite);
+	ds_plan_free(other->heap, &ref2);
+	free(ord);
+	free(ord2);
+	ds_graph_free(g);
+	ds_graph_free(other);
+	free(json);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1265,6 +1353,7 @@ int main(void)
 		cmocka_unit_test(relay_groups),
 		cmocka_unit_test(cannot_be_placed),
 		cmocka_unit_test(out_of_memory),
+		cmocka_unit_test(memo_same_plans),
 		cmocka_unit_test(stage_search_starts),
 		cmocka_unit_test(effort_never_worse),
 		cmocka_unit_test(pilot_on_generated_matmul),
