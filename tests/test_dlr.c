@@ -1279,20 +1279,26 @@ static void dlr_with(const ds_graph *g, const int32_t *ord, ds_dlr_opts o,
 }
 
 /* The memo: a plan asked again is the plan made without it (full and
- * lite runs kept apart); a memo made for another graph is not used; out
- * of memory, a run with a memo fails with DS_ENOMEM, leaking nothing, or
- * returns the plan. */
+ * lite runs kept apart); a memo made for another graph (here one of the
+ * same nodes and order, with larger tiles) is not used; out of memory, a
+ * run with a memo fails with DS_ENOMEM, leaking nothing, or returns the
+ * plan. */
 static void memo_same_plans(void **state)
 {
 	(void)state;
-	char *json = tiled_matmul_json(4, 4, 4, 512);
-	ds_graph *g = must_load(json), *other = must_load(chains_json);
+	/* other: the same nodes, Ids and order, larger L1 tiles */
+	char *json = tiled_matmul_json(4, 4, 4, 512),
+	     *json2 = tiled_matmul_json(4, 4, 4, 768);
+	ds_graph *g = must_load(json), *other = must_load(json2);
 	int32_t *ord = free_first(g), *ord2 = free_first(other);
+	assert_int_equal(g->n, other->n);
+	assert_memory_equal(ord, ord2, (size_t)g->n * sizeof *ord);
 	ds_dlr_opts full = {0}, lite = {.lite = true};
 	ds_plan ref, ref_lite, ref2, p;
 	dlr_with(g, ord, full, NULL, NULL, &ref);
 	dlr_with(g, ord, lite, NULL, NULL, &ref_lite);
 	dlr_with(other, ord2, full, NULL, NULL, &ref2);
+	assert_true(ref.nspill != ref2.nspill); /* g's plan is not other's */
 	ds_dlr_memo *memo = ds_dlr_memo_new(g);
 	assert_non_null(memo);
 	for (int k = 0; k < 3; k++) { /* made, then copied twice */
@@ -1335,6 +1341,7 @@ static void memo_same_plans(void **state)
 	ds_graph_free(g);
 	ds_graph_free(other);
 	free(json);
+	free(json2);
 }
 
 int main(void)
