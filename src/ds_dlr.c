@@ -370,7 +370,7 @@ static int dlr_run(dlr *d, ds_err *e)
 /* ---- the memo ---- */
 
 /* Entries kept at most; past it plans are made and not kept.  A run on
- * Conv_Case0 keeps 62; the pipeline makes a memo for graphs of up to
+ * Conv_Case0 keeps 60; the pipeline makes a memo for graphs of up to
  * DS_FLOOR_MAX_NODES nodes (ds_pipeline.c), so that it holds 128 copies
  * of an order and a plan of 20,000 nodes at most. */
 #define MEMO_MAX 128
