@@ -396,6 +396,9 @@ void ds_plan_keep(const ds_heap *h, bool take, ds_plan *cur,
  * cannot be had (*out then empty). */
 int ds_plan_copy(const ds_graph *g, const ds_plan *p, ds_plan *out,
 		 ds_err *e);
+/* Do plans a and b of g have the same order, offsets (or both none) and
+ * spills?  The spills field by field: ds_spill has padding bytes. */
+bool ds_plan_same(const ds_graph *g, const ds_plan *a, const ds_plan *b);
 
 typedef struct ds_replay_opts {
 	bool q1; /* at most one live buffer in each of L0A, L0B, L0C */

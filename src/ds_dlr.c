@@ -460,23 +460,6 @@ static int memo_put(ds_dlr_memo *m, const dlr *d, const int32_t *order,
 	return DS_OK;
 }
 
-#ifndef NDEBUG
-/* Are plans p and q the same?  (The spills field by field: ds_spill
- * has padding.) */
-static bool plan_same(const ds_graph *g, const ds_plan *p, const ds_plan *q)
-{
-	if (p->len != q->len || p->nspill != q->nspill ||
-	    memcmp(p->order, q->order, (size_t)p->len * sizeof *p->order) ||
-	    memcmp(p->offset, q->offset, (size_t)g->nbuf * sizeof *p->offset))
-		return false;
-	for (int32_t k = 0; k < p->nspill; k++)
-		if (p->spill[k].buf != q->spill[k].buf ||
-		    p->spill[k].offset != q->spill[k].offset)
-			return false;
-	return true;
-}
-#endif
-
 static int dlr_make(dlr d, ds_plan *out, ds_err *e);
 
 /* The memo's copy of x's plan into *out; with asserts on, the first reuse
@@ -493,7 +476,7 @@ static int memo_get(const dlr *d, struct memo_entry *x, ds_plan *out,
 		int rc = dlr_make(*d, &again, e);
 		if (rc)
 			return rc;
-		DS_ASSERT(plan_same(g, &again, &x->plan));
+		DS_ASSERT(ds_plan_same(g, &again, &x->plan));
 		ds_plan_free(g->heap, &again);
 	}
 #endif

@@ -70,6 +70,25 @@ int ds_plan_copy(const ds_graph *g, const ds_plan *p, ds_plan *out,
 	return DS_OK;
 }
 
+bool ds_plan_same(const ds_graph *g, const ds_plan *a, const ds_plan *b)
+{
+	if (a->len != b->len || a->nspill != b->nspill ||
+	    memcmp(a->order, b->order, (size_t)a->len * sizeof *a->order))
+		return false;
+	if (!a->offset || !b->offset) {
+		if (a->offset != b->offset)
+			return false;
+	} else if (memcmp(a->offset, b->offset,
+			  (size_t)g->nbuf * sizeof *a->offset)) {
+		return false;
+	}
+	for (int32_t k = 0; k < a->nspill; k++)
+		if (a->spill[k].buf != b->spill[k].buf ||
+		    a->spill[k].offset != b->spill[k].offset)
+			return false;
+	return true;
+}
+
 /* Reads a decimal integer (optional sign) at *s, skipping blanks first;
  * false when there is none or it does not fit DS_VALUE_MAX. */
 static bool read_int(const char **s, int64_t *out)

@@ -8,21 +8,6 @@
 
 #include "ds_pipeline.h"
 
-static bool same_plan(const ds_plan *a, const ds_plan *b, int32_t nbuf)
-{
-	if (a->len != b->len || a->nspill != b->nspill ||
-	    memcmp(a->order, b->order, (size_t)a->len * sizeof *a->order))
-		return false;
-	if (!a->offset || !b->offset)
-		return a->offset == b->offset;
-	for (int32_t k = 0; k < a->nspill; k++)
-		if (a->spill[k].buf != b->spill[k].buf ||
-		    a->spill[k].offset != b->spill[k].offset)
-			return false;
-	return memcmp(a->offset, b->offset, (size_t)nbuf * sizeof *a->offset) ==
-	       0;
-}
-
 static void check_bundled(const char *name, const char *path, ds_graph *g,
 			  void *ud)
 {
@@ -54,7 +39,7 @@ static void check_bundled(const char *name, const char *path, ds_graph *g,
 			fail_msg("%s, %s: makespan %lld under lb_any %lld",
 				 path, ds_sched_names[s], (long long)f.makespan,
 				 (long long)bd.any);
-		if (!same_plan(&a, &b, g->nbuf))
+		if (!ds_plan_same(g, &a, &b))
 			fail_msg("%s, %s: two runs differ", path,
 				 ds_sched_names[s]);
 		/* free-first, lpmf and vpux gate L0 ALLOCs: their order alone

@@ -65,7 +65,7 @@ static void check_cpe_opts(const ds_graph *g, const ds_plan *p,
 	/* determinism: the same input, the same plan */
 	ds_plan q2;
 	assert_int_equal(ds_cpe(g, p, &o, &q2, &e), DS_OK);
-	assert_true(plans_equal(g, &q, &q2));
+	assert_true(ds_plan_same(g, &q, &q2));
 	ds_plan_free(g->heap, &q);
 	ds_plan_free(g->heap, &q2);
 	*out = f;

@@ -463,7 +463,7 @@ static void budget_honoured(void **state)
 			last = f.makespan;
 			if (k == 1) { /* the same bytes out twice */
 				retime_ok(g, &p, cap, &q2, &f2);
-				assert_true(plans_equal(g, &q, &q2));
+				assert_true(ds_plan_same(g, &q, &q2));
 				ds_plan_free(g->heap, &q2);
 			}
 			ds_plan_free(g->heap, &q);

@@ -486,20 +486,6 @@ static inline void must_replay(const ds_graph *g, const ds_plan *p,
 		fail_msg("%s: replay refuses the plan: %s", g->source, e.msg);
 }
 
-/* Do the full plans a and b of g (offsets set) have the same order,
- * offsets and spills? */
-static inline bool plans_equal(const ds_graph *g, const ds_plan *a,
-			       const ds_plan *b)
-{
-	return a->len == b->len && a->nspill == b->nspill &&
-	       !memcmp(a->order, b->order, (size_t)a->len * sizeof *a->order) &&
-	       !memcmp(a->offset, b->offset,
-		       (size_t)g->nbuf * sizeof *a->offset) &&
-	       (a->nspill == 0 ||
-		!memcmp(a->spill, b->spill,
-			(size_t)a->nspill * sizeof *a->spill));
-}
-
 
 /* The same for a case name ("Conv_Case0"). */
 static inline ds_graph *load_bundled_case(const char *name)
