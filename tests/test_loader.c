@@ -416,6 +416,39 @@ static void bufs_not_array(void **state)
 	       "Id 1", "\"Bufs\"");
 }
 
+/* The item and the value a message names, in full: the names are made
+ * only when a message is written (ds_json.c's item_name). */
+static void messages_name_item_and_value(void **state)
+{
+	(void)state;
+	refuse(GRAPH(ALLOC(0, 7, 16, UB) ",{\"Id\":1,\"Op\":\"EXP\",\"Pipe\":"
+					 "\"VECTOR\",\"Cycles\":60,\"Bufs\":[7,"
+					 "\"7\"]}," FREE(2, 7, 16, UB),
+		     "[0,1],[1,2]"),
+	       "t.json: node at index 1 (Id 1): element 1 of \"Bufs\" must "
+	       "be a non-negative integer, got the string \"7\"");
+	refuse(GRAPH("{\"Op\":\"ALLOC\",\"BufId\":7,\"Size\":16,"
+		     "\"Type\":\"UB\"}",
+		     "[0,1]"),
+	       "t.json: node at index 0: missing key \"Id\"");
+	refuse(GRAPH(ALLOC(0, 7, 16, UB) "," OP(1, EXP, VECTOR, 60, "7") "," FREE(
+			     2, 7, 16, UB),
+		     "[0,1],[\"1\",2]"),
+	       "t.json: edge at index 1: its source must be a non-negative "
+	       "integer");
+	refuse(GRAPH(ALLOC(0, 7, 16, UB) "," OP(1, EXP, VECTOR, 60, "7") "," FREE(
+			     2, 7, 16, UB),
+		     "[0,1],[1,2.5]"),
+	       "t.json: edge at index 1: its destination must be a "
+	       "non-negative integer, got 2.5");
+	refuse(GRAPH(ALLOC(0, 7, 16, UB) "," OP(1, EXP, VECTOR, -60, "7") "," FREE(
+			     2, 7, 16, UB),
+		     "[0,1],[1,2]"),
+	       "t.json: node at index 1 (Id 1): \"Cycles\" must be a "
+	       "non-negative integer, got -60");
+	refuse("[]", "t.json: the top level must be an object");
+}
+
 static void nodes_not_array(void **state)
 {
 	(void)state;
@@ -1166,6 +1199,7 @@ int main(void)
 		cmocka_unit_test(value_2_53_accepted),
 		cmocka_unit_test(cycles_string),
 		cmocka_unit_test(bufs_not_array),
+		cmocka_unit_test(messages_name_item_and_value),
 		cmocka_unit_test(nodes_not_array),
 		cmocka_unit_test(top_level_array),
 		cmocka_unit_test(missing_key),
