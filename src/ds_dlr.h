@@ -156,7 +156,10 @@ typedef struct pilot {
 	int32_t *cioff, *civ;	/* chain -> its distinct inputs */
 	int32_t *siv;		/* step inputs, each step's in the order of
 				   the operations reading them (stage 1) */
-	int32_t *uoff, *uv;	/* buffer -> chains reading it */
+	int32_t *uoff, *uv;	/* buffer -> chains reading it, those not
+				   started first (ds_dlr_greedy.c) */
+	int32_t *upos;	/* per civ entry: its chain's place in uv */
+	int32_t *ukof;	/* per uv entry: its civ entry */
 	int32_t *first;		/* chain -> stage 1 place of its first step */
 	int64_t reserve[DS_NMEM]; /* chain buffers' peak bytes per memory */
 	/* layout and evaluation */
@@ -171,15 +174,16 @@ typedef struct pilot {
 	int32_t *rpos;	/* per buffer: its place in rl[] */
 	int32_t *ins, nins; /* the distinct inputs */
 	/* the greedy */
-	int64_t *miss;	/* per chain: input bytes neither resident nor claimed
-			   (plus ds_dlr_greedy.c's RG_GONE once started) */
+	int64_t *miss;	/* per chain not started: input bytes neither
+			   resident nor claimed */
 	uint8_t *started;
 	uint8_t *have;	/* per buffer: resident or claimed (rg_have) */
 	int32_t *bysz;	/* the chains by memory, then chain buffer size */
 	int32_t byoff[DS_NMEM + 1]; /* each memory's part of bysz */
 	int32_t byat[DS_NMEM];	    /* there, the first not started */
 	int32_t *claim; /* per buffer: reads left by running chains */
-	int32_t *left;	/* per buffer: chains not started reading it */
+	int32_t *left;	/* per buffer: chains not started reading it (the
+			   first left[b] of its part of uv) */
 	int64_t *last;	/* per buffer: last use tick */
 	int64_t *red;	/* per chain: scratch for the completion count */
 	int32_t *redst, *touch, redstamp;

@@ -406,6 +406,8 @@ static bool pl_alloc(pilot *p, ds_arena *a, int32_t **takers, ds_hkey **keys)
 	p->siv = ds_arena_alloc(a, nacc + 1, sizeof *p->siv);
 	p->uoff = ds_arena_alloc(a, nb + 1, sizeof *p->uoff);
 	p->uv = ds_arena_alloc(a, nacc + 1, sizeof *p->uv);
+	p->upos = ds_arena_alloc(a, nacc + 1, sizeof *p->upos);
+	p->ukof = ds_arena_alloc(a, nacc + 1, sizeof *p->ukof);
 	p->first = ds_arena_alloc(a, nch, sizeof *p->first);
 	p->steps = ds_arena_alloc(a, nsteps, sizeof *p->steps);
 	p->acc = ds_arena_alloc(a, nacc + 1, sizeof *p->acc);
@@ -505,8 +507,12 @@ static void pl_index(pilot *p)
 	for (int32_t b = 0; b < nb; b++)
 		p->left[b] = p->uoff[b];
 	for (int32_t ch = 0; ch < nch; ch++)
-		for (int32_t k = p->cioff[ch]; k < p->cioff[ch + 1]; k++)
-			p->uv[p->left[p->civ[k]]++] = ch;
+		for (int32_t k = p->cioff[ch]; k < p->cioff[ch + 1]; k++) {
+			int32_t at = p->left[p->civ[k]]++;
+			p->uv[at] = ch;
+			p->upos[k] = at;
+			p->ukof[at] = k;
+		}
 	int64_t cused[DS_NMEM] = {0};
 	for (int32_t ch = 0; ch < nch; ch++) {
 		int32_t b = c->cbuf[ch];
