@@ -8,8 +8,10 @@
  * in a memory at all (ds_check_fits).  The plan is a pure function of the
  * graph and the input order; node Ids only break exact ties.  So with a
  * memo (o->memo, made for g) an order asked again gets a copy of the plan
- * made before, in O(N) (with asserts on, each entry's first reuse makes
- * the plan again and checks that it is the same).
+ * made before, in O(N), and so does a candidate order placed again with
+ * the same options, within a run or across runs (with asserts on, each
+ * entry's first reuse makes the plan again and checks that it is the
+ * same).
  *
  * Placement and spilling are ds_place's: best fit, so a buffer coming back
  * with SPILL_IN may land at a new offset (that is how the layout repacks);
@@ -68,7 +70,11 @@ typedef struct best {
 	ds_figures f;
 	bool have;
 	int64_t last; /* least extra_ddr of the last dlr_try's plans */
+	ds_dlr_memo *memo; /* the placements are looked up in (NULL: none) */
 } best;
+
+static int memo_place(ds_dlr_memo *m, const int32_t *order,
+		      const ds_place_opts *o, ds_plan *out, ds_err *e);
 
 /* The figures the candidates are compared by, extra_ddr and spills, read
  * off plan p's spill table in O(S): ds_place's plans are valid by
@@ -101,7 +107,8 @@ static int dlr_place(const ds_graph *g, const int32_t *order,
 		     const ds_place_opts *o, best *b, ds_err *e)
 {
 	ds_plan p;
-	int rc = ds_place(g, order, o, &p, e);
+	int rc = b->memo ? memo_place(b->memo, order, o, &p, e)
+			 : ds_place(g, order, o, &p, e);
 	if (rc)
 		return rc;
 	ds_figures f;
@@ -374,6 +381,12 @@ static int dlr_run(dlr *d, ds_err *e)
  * DS_FLOOR_MAX_NODES nodes (ds_pipeline.c), so that it holds 128 copies
  * of an order and a plan of 20,000 nodes at most. */
 #define MEMO_MAX 128
+/* Placements kept, the latest ones.  Measured (a log of ds_place's
+ * orders, session 53): of the schedule's 627 placements on Conv_Case0,
+ * 277 repeat an earlier one, 244 of them within the 64 distinct ones
+ * before it (FlashAttention_Case0: 54 of 78; the other graphs, all of
+ * their 12, 16 and 2). */
+#define PLACE_KEEP 64
 
 struct ds_dlr_memo {
 	const ds_graph *g;
@@ -388,6 +401,16 @@ struct ds_dlr_memo {
 		bool checked; /* made again at its first reuse, and compared */
 #endif
 	} e[MEMO_MAX];
+	int32_t np, pnext; /* placements kept; the next to replace */
+	struct place_entry {
+		uint64_t hash;
+		ds_place_opts o;
+		int32_t *order;
+		ds_plan plan;
+#ifndef NDEBUG
+		bool checked;
+#endif
+	} pl[PLACE_KEEP];
 };
 
 ds_dlr_memo *ds_dlr_memo_new(const ds_graph *g)
@@ -406,6 +429,10 @@ void ds_dlr_memo_free(ds_dlr_memo *m)
 	for (int32_t i = 0; i < m->n; i++) {
 		ds_free(h, m->e[i].order);
 		ds_plan_free(h, &m->e[i].plan);
+	}
+	for (int32_t i = 0; i < m->np; i++) {
+		ds_free(h, m->pl[i].order);
+		ds_plan_free(h, &m->pl[i].plan);
 	}
 	ds_free(h, m);
 }
@@ -483,6 +510,78 @@ static int memo_get(const dlr *d, struct memo_entry *x, ds_plan *out,
 	return ds_plan_copy(g, &x->plan, out, e);
 }
 
+/* The placement kept for order under o (hash h), NULL when none. */
+static struct place_entry *place_find(ds_dlr_memo *m, const int32_t *order,
+				      const ds_place_opts *o, uint64_t h)
+{
+	for (int32_t i = 0; i < m->np; i++) {
+		struct place_entry *x = &m->pl[i];
+		if (x->hash == h && x->o.fit == o->fit &&
+		    x->o.victim == o->victim && x->o.tie_pct == o->tie_pct &&
+		    memcmp(x->order, order, (size_t)m->g->n * sizeof *order) == 0)
+			return x;
+	}
+	return NULL;
+}
+
+/* A copy of plan p kept for order under o (hash h), in place of the
+ * oldest when PLACE_KEEP are kept. */
+static int place_put(ds_dlr_memo *m, const int32_t *order,
+		     const ds_place_opts *o, uint64_t h, const ds_plan *p,
+		     ds_err *e)
+{
+	const ds_graph *g = m->g;
+	struct place_entry *x = &m->pl[m->pnext];
+	if (m->pnext < m->np) {
+		ds_plan_free(g->heap, &x->plan);
+	} else {
+		x->order = ds_alloc(g->heap, (size_t)g->n, sizeof *x->order);
+		if (!x->order)
+			return ds_fail(e, DS_ENOMEM, "out of memory");
+		m->np++;
+	}
+	memcpy(x->order, order, (size_t)g->n * sizeof *order);
+	x->hash = h;
+	x->o = *o;
+#ifndef NDEBUG
+	x->checked = false;
+#endif
+	int rc = ds_plan_copy(g, p, &x->plan, e);
+	if (rc) /* an entry no order matches */
+		x->hash = ~h;
+	m->pnext = (m->pnext + 1) % PLACE_KEEP;
+	return rc;
+}
+
+/* ds_place's plan of order under o for m's graph, a copy of the kept one
+ * where there is one; with asserts on, an entry's first reuse places the
+ * order again and checks that the plan is the same. */
+static int memo_place(ds_dlr_memo *m, const int32_t *order,
+		      const ds_place_opts *o, ds_plan *out, ds_err *e)
+{
+	const ds_graph *g = m->g;
+	const uint64_t h = memo_hash(g, order);
+	struct place_entry *x = place_find(m, order, o, h);
+	if (x) {
+#ifndef NDEBUG
+		if (!x->checked) {
+			x->checked = true;
+			ds_plan again;
+			int rc = ds_place(g, order, o, &again, e);
+			if (rc)
+				return rc;
+			DS_ASSERT(ds_plan_same(g, &again, &x->plan));
+			ds_plan_free(g->heap, &again);
+		}
+#endif
+		return ds_plan_copy(g, &x->plan, out, e);
+	}
+	int rc = ds_place(g, order, o, out, e);
+	if (rc == DS_OK && (rc = place_put(m, order, o, h, out, e)))
+		ds_plan_free(g->heap, out);
+	return rc;
+}
+
 /* ---- the entry ---- */
 
 int ds_dlr(const ds_graph *g, const int32_t *order, const ds_dlr_opts *o,
@@ -494,12 +593,13 @@ int ds_dlr(const ds_graph *g, const int32_t *order, const ds_dlr_opts *o,
 		rc = ds_check_fits(g, e);
 	if (rc)
 		return rc;
+	ds_dlr_memo *m = o && o->memo && o->memo->g == g ? o->memo : NULL;
 	dlr d = {.g = g,
 		 .order = order,
 		 .effort = o && o->effort > 0 ? o->effort : 1,
 		 .size_nodes = o ? o->size_nodes : 0,
-		 .lite = o && o->lite};
-	ds_dlr_memo *m = o && o->memo && o->memo->g == g ? o->memo : NULL;
+		 .lite = o && o->lite,
+		 .b = {.memo = m}};
 	if (!m)
 		return dlr_make(d, out, e);
 	const uint64_t h = memo_hash(g, order);
