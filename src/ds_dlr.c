@@ -489,25 +489,36 @@ static int memo_put(ds_dlr_memo *m, const dlr *d, const int32_t *order,
 
 static int dlr_make(dlr d, ds_plan *out, ds_err *e);
 
-/* The memo's copy of x's plan into *out; with asserts on, the first reuse
- * of an entry makes the plan again and checks that it is the same (the
- * memo rests on ds_dlr being a pure function). */
+#ifndef NDEBUG
+/* With asserts on, at an entry's first reuse: again, the plan made anew
+ * (rc its status), must be the kept one (the memo rests on ds_dlr and
+ * ds_place being pure functions); again is freed. */
+static int memo_same(const ds_graph *g, int rc, ds_plan *again,
+		     const ds_plan *kept)
+{
+	if (rc)
+		return rc;
+	DS_ASSERT(ds_plan_same(g, again, kept));
+	ds_plan_free(g->heap, again);
+	return DS_OK;
+}
+#endif
+
+/* The memo's copy of x's plan into *out (made again and compared at its
+ * first reuse, memo_same). */
 static int memo_get(const dlr *d, struct memo_entry *x, ds_plan *out,
 		    ds_err *e)
 {
 	const ds_graph *g = d->g;
+	int rc = DS_OK;
 #ifndef NDEBUG
+	ds_plan again;
 	if (!x->checked) {
 		x->checked = true;
-		ds_plan again;
-		int rc = dlr_make(*d, &again, e);
-		if (rc)
-			return rc;
-		DS_ASSERT(ds_plan_same(g, &again, &x->plan));
-		ds_plan_free(g->heap, &again);
+		rc = memo_same(g, dlr_make(*d, &again, e), &again, &x->plan);
 	}
 #endif
-	return ds_plan_copy(g, &x->plan, out, e);
+	return rc ? rc : ds_plan_copy(g, &x->plan, out, e);
 }
 
 /* The placement kept for order under o (hash h), NULL when none. */
@@ -562,21 +573,19 @@ static int memo_place(ds_dlr_memo *m, const int32_t *order,
 	const ds_graph *g = m->g;
 	const uint64_t h = memo_hash(g, order);
 	struct place_entry *x = place_find(m, order, o, h);
+	int rc = DS_OK;
 	if (x) {
 #ifndef NDEBUG
+		ds_plan again;
 		if (!x->checked) {
 			x->checked = true;
-			ds_plan again;
-			int rc = ds_place(g, order, o, &again, e);
-			if (rc)
-				return rc;
-			DS_ASSERT(ds_plan_same(g, &again, &x->plan));
-			ds_plan_free(g->heap, &again);
+			rc = memo_same(g, ds_place(g, order, o, &again, e),
+				       &again, &x->plan);
 		}
 #endif
-		return ds_plan_copy(g, &x->plan, out, e);
+		return rc ? rc : ds_plan_copy(g, &x->plan, out, e);
 	}
-	int rc = ds_place(g, order, o, out, e);
+	rc = ds_place(g, order, o, out, e);
 	if (rc == DS_OK && (rc = place_put(m, order, o, h, out, e)))
 		ds_plan_free(g->heap, out);
 	return rc;
