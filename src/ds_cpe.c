@@ -135,7 +135,9 @@ static void cpe_arrays(cpe *c, size_t t, size_t nb, size_t ns, size_t np)
 	c->bo_started = ds_arena_alloc(a, no, 1);
 	c->skip = ds_arena_alloc(a, no + DS_NMEM, i32);
 	c->bo_fen = ds_arena_alloc(a, no + DS_NMEM + 1, i32);
-	c->resv = ds_arena_alloc(a, 2 * no, i64);
+	/* free runs: one more than the occupancies that part them */
+	c->resv = ds_arena_alloc(a, 2 * no + 2, i64);
+	c->fr = ds_arena_alloc(a, 2 * no + 2, i64);
 	/* the guard */
 	c->guard.mx = ds_arena_alloc(a, tree, i64);
 	c->guard.ad = ds_arena_alloc(a, tree, i64);

@@ -181,6 +181,13 @@ typedef struct cpe {
 	int32_t nocc;
 	int32_t *cur_occ;    /* per buffer: its current occupancy */
 	int64_t *occ_endt;   /* end time, INT64_MAX while live */
+	uint64_t endver;     /* bumped at every write of occ_endt */
+	/* the free runs of one map (cm_free_runs), all sizes, as they were
+	   at its version fr_ver and endver fr_endver */
+	int64_t *fr;
+	int32_t nfr;
+	const ds_segmap *fr_map;
+	uint64_t fr_ver, fr_endver;
 	int32_t *occ_end;    /* ending node (reuse edges) */
 	int32_t *occ_mark;
 	int64_t *vacated;    /* online: when a start's window was vacated */

@@ -274,6 +274,7 @@ static void cl_issue(cpe *c, int32_t v, int64_t start)
 		if ((c->kind[v] == K_FREE || c->kind[v] == K_SOUT) &&
 		    !dropped) {
 			c->occ_endt[c->cur_occ[c->nbuf[v]]] = c->fin[v];
+			c->endver++;
 			if (c->fin[v] > c->mlast[m])
 				c->mlast[m] = c->fin[v];
 		}

@@ -235,6 +235,7 @@ int cm_occupy(cpe *c, int32_t v, int64_t x)
 	int32_t b = c->nbuf[v], o = c->nocc++;
 	DS_ASSERT(o < c->g->nbuf + c->nspill);
 	c->occ_endt[o] = INT64_MAX;
+	c->endver++;
 	c->cur_occ[b] = o;
 	if (c->kind[v] == K_ALLOC)
 		c->off[b] = x;
@@ -398,11 +399,11 @@ static void cm_resv_cut(cpe *c, int32_t *n, int64_t lo, int64_t hi,
 	*n = i + np + tail;
 }
 
-/* The runs of segments of s free of started occupancies that are size
- * bytes long or more, into c->resv as [lo, hi) pairs; how many. */
-static int32_t cm_free_runs(cpe *c, const ds_segmap *s, int64_t size)
+/* Into r as [lo, hi) pairs, the runs of segments of s free of started
+ * occupancies (all of them: each ends at one or at the map's end); how
+ * many. */
+static int32_t cm_runs(const cpe *c, const ds_segmap *s, int64_t *r)
 {
-	int64_t *r = c->resv;
 	int32_t n = 0;
 	for (int32_t i = 0; i < s->n; i++) {
 		int32_t o = s->occ[i];
@@ -413,12 +414,37 @@ static int32_t cm_free_runs(cpe *c, const ds_segmap *s, int64_t size)
 		       (s->occ[j + 1] < 0 ||
 			c->occ_endt[s->occ[j + 1]] != INT64_MAX))
 			j++;
-		if (ds_segmap_hi(s, j) - s->lo[i] >= size) {
-			r[2 * n] = s->lo[i];
-			r[2 * n++ + 1] = ds_segmap_hi(s, j);
-		}
+		r[2 * n] = s->lo[i];
+		r[2 * n++ + 1] = ds_segmap_hi(s, j);
 		i = j;
 	}
+	return n;
+}
+
+/* The runs of segments of s free of started occupancies that are size
+ * bytes long or more, into c->resv as [lo, hi) pairs; how many.  The
+ * runs of all sizes are kept (c->fr) while neither s nor an occupancy's
+ * end changes: the candidates tried between two issues ask again of the
+ * same map (with asserts on, a kept list is checked against a new one). */
+static int32_t cm_free_runs(cpe *c, const ds_segmap *s, int64_t size)
+{
+	if (c->fr_map != s || c->fr_ver != s->ver ||
+	    c->fr_endver != c->endver) {
+		c->nfr = cm_runs(c, s, c->fr);
+		c->fr_map = s;
+		c->fr_ver = s->ver;
+		c->fr_endver = c->endver;
+	} else {
+		DS_ASSERT(cm_runs(c, s, c->resv) == c->nfr &&
+			  memcmp(c->resv, c->fr,
+				 (size_t)c->nfr * 2 * sizeof *c->fr) == 0);
+	}
+	int32_t n = 0;
+	for (int32_t q = 0; q < c->nfr; q++)
+		if (c->fr[2 * q + 1] - c->fr[2 * q] >= size) {
+			c->resv[2 * n] = c->fr[2 * q];
+			c->resv[2 * n++ + 1] = c->fr[2 * q + 1];
+		}
 	return n;
 }
 
@@ -675,6 +701,7 @@ int cm_replace(cpe *c, bool *ok)
 		int32_t b = c->nbuf[v];
 		if (!st) {
 			c->occ_endt[c->cur_occ[b]] = c->fin[v];
+			c->endver++;
 			continue;
 		}
 		int64_t x = cm_earliest_window(c, &c->sm[g->buf_mem[b]],

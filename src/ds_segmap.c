@@ -27,6 +27,7 @@ int ds_segmap_init(ds_segmap *m, ds_arena *a, int64_t size)
 
 void ds_segmap_reset(ds_segmap *m)
 {
+	m->ver++;
 	m->n = 1;
 	m->lo[0] = 0;
 	m->occ[0] = -1;
@@ -131,6 +132,7 @@ int ds_segmap_set_at(ds_segmap *m, int32_t s, int64_t x, int64_t size,
 	for (int k = 0; k < np; k++)
 		m->lo[i0 + k] = pl[k], m->occ[i0 + k] = po[k];
 	m->n = nn;
+	m->ver++;
 #ifndef NDEBUG
 	if (m->nset <= DS_SEGMAP_LOG)
 		sm_log(m, x, end, o);
@@ -146,6 +148,7 @@ int ds_segmap_copy(ds_segmap *dst, const ds_segmap *src)
 	memcpy(dst->occ, src->occ, (size_t)src->n * sizeof *src->occ);
 	dst->n = src->n;
 	dst->size = src->size;
+	dst->ver++; /* not src's: dst's versions only grow */
 #ifndef NDEBUG
 	dst->nset = src->nset;
 	int32_t k = src->nset <= DS_SEGMAP_LOG ? src->nset : 0;
