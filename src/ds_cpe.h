@@ -183,7 +183,8 @@ typedef struct cpe {
 	int64_t *occ_endt;   /* end time, INT64_MAX while live */
 	uint64_t endver;     /* bumped at every write of occ_endt */
 	/* the free runs of one map (cm_free_runs), all sizes, as they were
-	   at its version fr_ver and endver fr_endver */
+	   at its version fr_ver and endver fr_endver (none: fr_map NULL,
+	   as cpe_init leaves it) */
 	int64_t *fr;
 	int32_t nfr;
 	const ds_segmap *fr_map;

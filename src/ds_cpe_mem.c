@@ -399,8 +399,8 @@ static void cm_resv_cut(cpe *c, int32_t *n, int64_t lo, int64_t hi,
 	*n = i + np + tail;
 }
 
-/* Into r as [lo, hi) pairs, the runs of segments of s free of started
- * occupancies (all of them: each ends at one or at the map's end); how
+/* Into r as [lo, hi) pairs, every run of segments of s free of started
+ * occupancies (each ends at a started one or at the map's end); how
  * many. */
 static int32_t cm_runs(const cpe *c, const ds_segmap *s, int64_t *r)
 {

@@ -22,8 +22,9 @@ typedef struct ds_segmap {
 	int32_t n, cap;
 	int64_t size;
 	ds_arena *arena;
-	uint64_t ver; /* bumped by every change, never reset: one map's
-			 contents are the same while its ver is */
+	uint64_t ver; /* bumped by every change after ds_segmap_init (a
+			 reset or a copy too): one map's contents are the
+			 same while its ver is */
 #ifndef NDEBUG
 	int32_t nset; /* sets since the reset; DS_SEGMAP_LOG + 1: too many */
 	int64_t set_lo[DS_SEGMAP_LOG], set_hi[DS_SEGMAP_LOG];
