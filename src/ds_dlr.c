@@ -388,28 +388,28 @@ static int dlr_run(dlr *d, ds_err *e)
  * their 12, 16 and 2). */
 #define PLACE_KEEP 64
 
+/* A plan kept for an order (its hash; the options are the entry's). */
+typedef struct kept {
+	uint64_t hash;
+	int32_t *order; /* the order, n nodes */
+	ds_plan plan;
+#ifndef NDEBUG
+	bool checked; /* made again at its first reuse, and compared */
+#endif
+} kept;
+
 struct ds_dlr_memo {
 	const ds_graph *g;
 	int32_t n;
 	struct memo_entry {
-		uint64_t hash;
+		kept k; /* ds_dlr's plan of the input order */
 		int64_t effort, size_nodes;
 		bool lite;
-		int32_t *order; /* the input order, n nodes */
-		ds_plan plan;
-#ifndef NDEBUG
-		bool checked; /* made again at its first reuse, and compared */
-#endif
 	} e[MEMO_MAX];
 	int32_t np, pnext; /* placements kept; the next to replace */
 	struct place_entry {
-		uint64_t hash;
+		kept k; /* ds_place's plan of a candidate order */
 		ds_place_opts o;
-		int32_t *order;
-		ds_plan plan;
-#ifndef NDEBUG
-		bool checked;
-#endif
 	} pl[PLACE_KEEP];
 };
 
@@ -427,12 +427,12 @@ void ds_dlr_memo_free(ds_dlr_memo *m)
 		return;
 	const ds_heap *h = m->g->heap;
 	for (int32_t i = 0; i < m->n; i++) {
-		ds_free(h, m->e[i].order);
-		ds_plan_free(h, &m->e[i].plan);
+		ds_free(h, m->e[i].k.order);
+		ds_plan_free(h, &m->e[i].k.plan);
 	}
 	for (int32_t i = 0; i < m->np; i++) {
-		ds_free(h, m->pl[i].order);
-		ds_plan_free(h, &m->pl[i].plan);
+		ds_free(h, m->pl[i].k.order);
+		ds_plan_free(h, &m->pl[i].k.plan);
 	}
 	ds_free(h, m);
 }
@@ -446,40 +446,63 @@ static uint64_t memo_hash(const ds_graph *g, const int32_t *order)
 	return h;
 }
 
+/* Is k kept for order (hash h)? */
+static bool kept_is(const ds_graph *g, const kept *k, const int32_t *order,
+		    uint64_t h)
+{
+	return k->hash == h &&
+	       memcmp(k->order, order, (size_t)g->n * sizeof *order) == 0;
+}
+
+/* k becomes a copy of plan p for order (hash h), its order array reused
+ * when it has one; DS_ENOMEM (as every allocation failure is reported,
+ * test_api) leaves k as it was. */
+static int kept_set(const ds_graph *g, kept *k, const int32_t *order,
+		    uint64_t h, const ds_plan *p, ds_err *e)
+{
+	ds_plan copy;
+	int rc = ds_plan_copy(g, p, &copy, e);
+	if (rc)
+		return rc;
+	if (!k->order &&
+	    !(k->order = ds_alloc(g->heap, (size_t)g->n, sizeof *k->order))) {
+		ds_plan_free(g->heap, &copy);
+		return ds_fail(e, DS_ENOMEM, "out of memory");
+	}
+	ds_plan_free(g->heap, &k->plan);
+	k->plan = copy;
+	memcpy(k->order, order, (size_t)g->n * sizeof *order);
+	k->hash = h;
+#ifndef NDEBUG
+	k->checked = false;
+#endif
+	return DS_OK;
+}
+
 /* The entry for order under d's options (hash h), NULL when none. */
 static struct memo_entry *memo_find(ds_dlr_memo *m, const dlr *d,
 				    const int32_t *order, uint64_t h)
 {
 	for (int32_t i = 0; i < m->n; i++) {
 		struct memo_entry *x = &m->e[i];
-		if (x->hash == h && x->effort == d->effort &&
-		    x->size_nodes == d->size_nodes && x->lite == d->lite &&
-		    memcmp(x->order, order, (size_t)m->g->n * sizeof *order) == 0)
+		if (x->effort == d->effort && x->size_nodes == d->size_nodes &&
+		    x->lite == d->lite && kept_is(m->g, &x->k, order, h))
 			return x;
 	}
 	return NULL;
 }
 
-/* A copy of plan p kept for order (hash h) while there is room;
- * DS_ENOMEM when the copy cannot be had (as every allocation failure is
- * reported, test_api). */
+/* A copy of plan p kept for order (hash h) while there is room. */
 static int memo_put(ds_dlr_memo *m, const dlr *d, const int32_t *order,
 		    uint64_t h, const ds_plan *p, ds_err *e)
 {
-	const ds_graph *g = m->g;
 	if (m->n >= MEMO_MAX)
 		return DS_OK;
 	struct memo_entry *x = &m->e[m->n];
 	memset(x, 0, sizeof *x);
-	x->order = ds_alloc(g->heap, (size_t)g->n, sizeof *x->order);
-	int rc = x->order ? ds_plan_copy(g, p, &x->plan, e)
-			  : ds_fail(e, DS_ENOMEM, "out of memory");
-	if (rc) {
-		ds_free(g->heap, x->order);
+	int rc = kept_set(m->g, &x->k, order, h, p, e);
+	if (rc)
 		return rc;
-	}
-	memcpy(x->order, order, (size_t)g->n * sizeof *order);
-	x->hash = h;
 	x->effort = d->effort;
 	x->size_nodes = d->size_nodes;
 	x->lite = d->lite;
@@ -513,12 +536,12 @@ static int memo_get(const dlr *d, struct memo_entry *x, ds_plan *out,
 	int rc = DS_OK;
 #ifndef NDEBUG
 	ds_plan again;
-	if (!x->checked) {
-		x->checked = true;
-		rc = memo_same(g, dlr_make(*d, &again, e), &again, &x->plan);
+	if (!x->k.checked) {
+		x->k.checked = true;
+		rc = memo_same(g, dlr_make(*d, &again, e), &again, &x->k.plan);
 	}
 #endif
-	return rc ? rc : ds_plan_copy(g, &x->plan, out, e);
+	return rc ? rc : ds_plan_copy(g, &x->k.plan, out, e);
 }
 
 /* The placement kept for order under o (hash h), NULL when none. */
@@ -527,41 +550,29 @@ static struct place_entry *place_find(ds_dlr_memo *m, const int32_t *order,
 {
 	for (int32_t i = 0; i < m->np; i++) {
 		struct place_entry *x = &m->pl[i];
-		if (x->hash == h && x->o.fit == o->fit &&
-		    x->o.victim == o->victim && x->o.tie_pct == o->tie_pct &&
-		    memcmp(x->order, order, (size_t)m->g->n * sizeof *order) == 0)
+		if (x->o.fit == o->fit && x->o.victim == o->victim &&
+		    x->o.tie_pct == o->tie_pct && kept_is(m->g, &x->k, order, h))
 			return x;
 	}
 	return NULL;
 }
 
 /* A copy of plan p kept for order under o (hash h), in place of the
- * oldest when PLACE_KEEP are kept. */
+ * oldest when PLACE_KEEP are kept (that one stays when the copy cannot
+ * be had). */
 static int place_put(ds_dlr_memo *m, const int32_t *order,
 		     const ds_place_opts *o, uint64_t h, const ds_plan *p,
 		     ds_err *e)
 {
-	const ds_graph *g = m->g;
 	struct place_entry *x = &m->pl[m->pnext];
-	if (m->pnext < m->np) {
-		ds_plan_free(g->heap, &x->plan);
-	} else {
-		x->order = ds_alloc(g->heap, (size_t)g->n, sizeof *x->order);
-		if (!x->order)
-			return ds_fail(e, DS_ENOMEM, "out of memory");
-		m->np++;
-	}
-	memcpy(x->order, order, (size_t)g->n * sizeof *order);
-	x->hash = h;
+	int rc = kept_set(m->g, &x->k, order, h, p, e);
+	if (rc)
+		return rc;
 	x->o = *o;
-#ifndef NDEBUG
-	x->checked = false;
-#endif
-	int rc = ds_plan_copy(g, p, &x->plan, e);
-	if (rc) /* an entry no order matches */
-		x->hash = ~h;
+	if (m->pnext == m->np)
+		m->np++;
 	m->pnext = (m->pnext + 1) % PLACE_KEEP;
-	return rc;
+	return DS_OK;
 }
 
 /* ds_place's plan of order under o for m's graph, a copy of the kept one
@@ -577,13 +588,13 @@ static int memo_place(ds_dlr_memo *m, const int32_t *order,
 	if (x) {
 #ifndef NDEBUG
 		ds_plan again;
-		if (!x->checked) {
-			x->checked = true;
+		if (!x->k.checked) {
+			x->k.checked = true;
 			rc = memo_same(g, ds_place(g, order, o, &again, e),
-				       &again, &x->plan);
+				       &again, &x->k.plan);
 		}
 #endif
-		return rc ? rc : ds_plan_copy(g, &x->plan, out, e);
+		return rc ? rc : ds_plan_copy(g, &x->k.plan, out, e);
 	}
 	rc = ds_place(g, order, o, out, e);
 	if (rc == DS_OK && (rc = place_put(m, order, o, h, out, e)))
